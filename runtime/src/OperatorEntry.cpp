@@ -1,0 +1,337 @@
+#include "dscope/OperatorEntry.h"
+
+#include <cstring>
+
+#include "dscope/Device.h"
+#include "dscope/Dispatcher.h"
+
+namespace dscope::impl {
+
+namespace {
+
+// Sentinels every table slot can point at; never freed.
+const AnnotatedKernel& missingKernel() {
+  static const AnnotatedKernel k{KernelFunction::makeMissing(), "", nullptr, DispatchKey::Undefined, nullptr};
+  return k;
+}
+const AnnotatedKernel& ambiguousAutogradOtherKernel() {
+  static const AnnotatedKernel k{KernelFunction::makeAmbiguousAutogradOther(), "ambiguous_autogradother", nullptr,
+                                 DispatchKey::Undefined, nullptr};
+  return k;
+}
+
+bool isIncludedInAlias(DispatchKey k, DispatchKey alias) {
+  return k != DispatchKey::Undefined && runtimeDispatchKeySetHas(alias, k);
+}
+
+// Undefined, then the 137 runtime keys in slot order.
+template <class F>
+void forEachRuntimeKey(F&& f) {
+  f(DispatchKey::Undefined);
+  for (DispatchKey k : DispatchKeySet(DispatchKeySet::FULL)) f(k);
+}
+
+}  // namespace
+
+const char* copyToHeap(std::string_view s) {
+  char* p = new char[s.size() + 1];
+  std::memcpy(p, s.data(), s.size());
+  p[s.size()] = '\0';
+  return p;
+}
+
+const char* toString(TableEntrySource s) {
+  switch (s) {
+    case TableEntrySource::Missing: return "missing";
+    case TableEntrySource::Kernel: return "kernel";
+    case TableEntrySource::DefaultBackendKernel: return "default backend kernel";
+    case TableEntrySource::NestedKernel: return "nested kernel";
+    case TableEntrySource::AmbiguousAutogradOther: return "ambiguous autogradother";
+    case TableEntrySource::MathKernel: return "math kernel";
+    case TableEntrySource::AutogradKernel: return "autograd kernel";
+    case TableEntrySource::BatchedKernel: return "batched kernel";
+    case TableEntrySource::BackendFallback: return "backend fallback";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------- DispatchKeyExtractor
+
+DispatchKeyExtractor::DispatchKeyExtractor() : nonFallthroughKeys_(DispatchKeySet(DispatchKeySet::FULL).raw_repr()) {
+  for (auto& m : nonFallthroughKeysPerBackend_) m.store(DispatchKeySet(DispatchKeySet::FULL).raw_repr());
+}
+
+void DispatchKeyExtractor::registerSchema(const FunctionSchema& schema) {
+  DSCOPE_CHECK(schema.arguments.size() <= 64, "operator " + schema.op.full() + " has more than 64 arguments");
+  uint64_t bits = 0;
+  size_t n = schema.arguments.size();
+  for (size_t i = 0; i < n; ++i)
+    if (schema.arguments[i].isTensorLike()) bits |= 1ULL << (n - 1 - i);
+  dispatch_arg_indices_reverse_ = bits;
+}
+
+DispatchKeySet DispatchKeyExtractor::getDispatchKeySetBoxed(const Stack* stack) const {
+  DispatchKeySet ks;
+  for (uint64_t bits = dispatch_arg_indices_reverse_; bits; bits &= bits - 1) {
+    size_t from_end = std::countr_zero(bits);
+    DSCOPE_CHECK(from_end < stack->size(), "boxed call: the stack holds fewer arguments than the schema");
+    const IValue& v = (*stack)[stack->size() - 1 - from_end];
+    if (v.isTensor()) ks = ks | v.toTensor().key_set();
+    else if (v.isTensorList())
+      for (const auto& t : v.toTensorList()) ks = ks | t.key_set();
+  }
+  return computeDispatchKeySet(ks);
+}
+
+void DispatchKeyExtractor::setOperatorHasFallthroughForKey(DispatchKey k, bool has_fallthrough) {
+  auto update = [&](std::atomic<uint64_t>& word) {
+    auto ks = DispatchKeySet(DispatchKeySet::RAW, word.load(std::memory_order_relaxed));
+    word.store((has_fallthrough ? ks.remove(k) : ks.add(k)).raw_repr(), std::memory_order_relaxed);
+  };
+  update(nonFallthroughKeys_);
+  if (isPerBackendFunctionalityKey(toFunctionalityKey(k))) {
+    // Only this backend's mask changes; per-backend masks are consulted only when they differ.
+    update(nonFallthroughKeysPerBackend_[static_cast<uint8_t>(toBackendComponent(k)) - 1]);
+    bool differ = false;
+    for (size_t i = 0; i + 1 < num_backends; ++i)
+      differ |= nonFallthroughKeysPerBackend_[i].load(std::memory_order_relaxed) !=
+                nonFallthroughKeysPerBackend_[i + 1].load(std::memory_order_relaxed);
+    requiresBitsetPerBackend_.store(differ, std::memory_order_relaxed);
+  } else {
+    for (auto& word : nonFallthroughKeysPerBackend_) update(word);
+  }
+}
+
+std::string DispatchKeyExtractor::dumpState() const {
+  std::string out;
+  for (int i = 0; i < 64; ++i) out += (dispatch_arg_indices_reverse_ >> i) & 1 ? '1' : '0';
+  return out + " " + toString(nonFallthroughKeys()) + "\n";
+}
+
+// ---------------------------------------------------------------- OperatorEntry
+
+OperatorEntry::OperatorEntry(OperatorName name, const Dispatcher& d)
+    : name_(std::move(name)), full_name_(copyToHeap(name_.full())) {
+  for (auto& slot : dispatchTable_) slot.store(&missingKernel(), std::memory_order_relaxed);
+  // Pick up the backend fallbacks registered before this operator existed.
+  updateDispatchTableFull_(d);
+}
+
+const FunctionSchema& OperatorEntry::schema() const {
+  DSCOPE_CHECK(schema_, "operator " + name_.full() + " has no schema (no def() registered it)");
+  return *schema_;
+}
+
+void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug) {
+  DSCOPE_CHECK(!schema_, "Tried to register an operator (" + schema.text +
+                             ") with the same name and overload name multiple times. Each overload's schema should "
+                             "only be registered with a single call to def(). Duplicate registration: " + debug +
+                             ". Original registration: " + std::string(schema_debug_ ? schema_debug_ : ""));
+  for (auto* k = kernels_; k; k = k->next) checkSchemaMatches(*k);
+  extractor_.registerSchema(schema);
+  schema_text_ = copyToHeap(schema.text);
+  schema_debug_ = copyToHeap(debug);
+  schema_ = std::make_unique<FunctionSchema>(std::move(schema));
+}
+
+void OperatorEntry::deregisterSchema() {
+  // Keep the old schema object alive: a reader may still hold a reference. Strings leak (tiny).
+  (void)schema_.release();
+  schema_text_ = nullptr;
+  schema_debug_ = nullptr;
+}
+
+void OperatorEntry::checkSchemaMatches(const AnnotatedKernel& k) const {
+  if (!schema_ || !k.inferred_schema) return;
+  // Compare argument and return counts: the inferred schema lists one "_i" per C++ parameter.
+  std::string_view inferred = k.inferred_schema;
+  auto count = [](std::string_view s) {
+    if (s.find('_') == std::string_view::npos) return size_t{0};
+    size_t n = 1;
+    for (char c : s) n += c == ',';
+    return n;
+  };
+  auto arrow = inferred.find(") -> ");
+  size_t args = count(inferred.substr(0, arrow));
+  size_t rets = count(inferred.substr(arrow + 5));
+  DSCOPE_CHECK(args == schema_->arguments.size() && rets == schema_->returns.size(),
+               "Inferred operator schema for a C++ kernel function doesn't match the expected function schema.\n"
+               "  operator: " + name_.full() + "\n  expected schema: " + schema_->text +
+                   "\n  inferred schema: " + std::string(inferred) + "\n  kernel " + k.debug);
+}
+
+void OperatorEntry::assertSignatureIsCorrect(const CppSignature& call_signature) const {
+  if (!cpp_signature_) return;  // no unboxed kernel yet: any caller signature is fine for boxed kernels
+  DSCOPE_CHECK(*cpp_signature_ == call_signature,
+               "\nTried to access or call an operator with a wrong signature.\n  operator: " + name_.full() +
+                   "\n  correct signature:  " + cpp_signature_->name() + "\n    " + cpp_signature_debug_ +
+                   "\n  accessed/called as: " + call_signature.name());
+}
+
+AnnotatedKernel* OperatorEntry::registerKernel(const Dispatcher& d, std::optional<DispatchKey> key, KernelFunction kernel,
+                                               std::string debug) {
+  if (kernel.signature_) {
+    if (cpp_signature_) {
+      DSCOPE_CHECK(*cpp_signature_ == *kernel.signature_,
+                   "\nMismatch in kernel C++ signatures\n  operator: " + name_.full() + "\n    " + cpp_signature_debug_ +
+                       "\n  kernel 1: " + cpp_signature_->name() + "\n  kernel 2: " + kernel.signature_->name() +
+                       "\n    " + debug + "\n");
+    } else {
+      cpp_signature_ = kernel.signature_;
+      cpp_signature_debug_ = debug;
+    }
+  }
+  // A catch-all kernel (no key) is a CompositeImplicitAutograd kernel, as in c10.
+  DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
+  auto* a = new AnnotatedKernel{std::move(kernel), copyToHeap(debug), nullptr, k, kernels_};
+  if (a->kernel.inferred_schema_) a->inferred_schema = copyToHeap(*a->kernel.inferred_schema_);
+  checkSchemaMatches(*a);
+  kernels_ = a;
+  ++num_kernels_;
+  if (key) updateDispatchTable_(d, k);
+  else updateDispatchTableFull_(d);
+  return a;
+}
+
+void OperatorEntry::deregisterKernel(const Dispatcher& d, AnnotatedKernel* a) {
+  for (AnnotatedKernel** p = &kernels_; *p; p = &(*p)->next) {
+    if (*p != a) continue;
+    *p = a->next;
+    --num_kernels_;
+    a->next = retired_;
+    retired_ = a;
+    break;
+  }
+  updateDispatchTable_(d, a->key);
+}
+
+void OperatorEntry::updateFallback(const Dispatcher& d, DispatchKey k) {
+  for (DispatchKey rk : getRuntimeDispatchKeySet(k)) updateDispatchTableEntry_(d, rk);
+}
+
+void OperatorEntry::updateDispatchTable_(const Dispatcher& d, DispatchKey k) {
+  if (k == DispatchKey::Undefined) {
+    updateDispatchTableEntry_(d, k);
+    return;
+  }
+  for (DispatchKey rk : getRuntimeDispatchKeySet(k)) updateDispatchTableEntry_(d, rk);
+  if (k == DispatchKey::CompositeImplicitAutograd || k == DispatchKey::CompositeExplicitAutograd ||
+      k == DispatchKey::CompositeExplicitAutogradNonFunctional)
+    updateDispatchTableEntry_(d, DispatchKey::Undefined);
+  // A backend kernel changes what its Autograd<backend> entry resolves to (has_backend).
+  // c10 also "refreshes" AutogradUndefined for backend-less keys such as MkldnnCPU, which
+  // writes slot 97 with the wrong key; we skip that case.
+  if (isBackendDispatchKey(k) && toBackendComponent(k) != BackendComponent::InvalidBit)
+    updateDispatchTableEntry_(d, getAutogradKeyFromBackend(toBackendComponent(k)));
+}
+
+void OperatorEntry::updateDispatchTableEntry_(const Dispatcher& d, DispatchKey k) {
+  int slot = getDispatchTableIndexForDispatchKey(k);
+  auto [kernel, source] = computeDispatchTableEntry(d, k);
+  dispatchTableSource_[slot] = source;
+  dispatchTable_[slot].store(kernel, std::memory_order_release);
+  extractor_.setOperatorHasFallthroughForKey(k, kernel->kernel.isFallthrough());
+}
+
+void OperatorEntry::updateDispatchTableFull_(const Dispatcher& d) {
+  forEachRuntimeKey([&](DispatchKey k) { updateDispatchTableEntry_(d, k); });
+}
+
+const AnnotatedKernel* OperatorEntry::newestKernelAt(DispatchKey k) const {
+  for (auto* a = kernels_; a; a = a->next)
+    if (a->key == k) return a;
+  return nullptr;
+}
+
+bool OperatorEntry::hasKernelForAnyDispatchKey(DispatchKeySet ks) const {
+  for (auto* a = kernels_; a; a = a->next)
+    if (!isAliasDispatchKey(a->key) && ks.has(a->key)) return true;
+  return false;
+}
+
+// c10's computeDispatchTableEntryWithDebug: the first rule that matches wins.
+std::pair<const AnnotatedKernel*, TableEntrySource> OperatorEntry::computeDispatchTableEntry(const Dispatcher& d,
+                                                                                            DispatchKey k) const {
+  using K = DispatchKey;
+  using S = TableEntrySource;
+  // 1. A kernel registered directly to k.
+  if (k != K::Undefined)
+    if (auto* a = newestKernelAt(k)) return {a, S::Kernel};
+  // 2-3. CompositeExplicitAutogradNonFunctional, then CompositeExplicitAutograd.
+  for (K alias : {K::CompositeExplicitAutogradNonFunctional, K::CompositeExplicitAutograd})
+    if (k == K::Undefined || isIncludedInAlias(k, alias))
+      if (auto* a = newestKernelAt(alias)) return {a, S::DefaultBackendKernel};
+  // A backend kernel (or CEA) for this key means a CIA kernel must not shadow it at Autograd<X>.
+  bool has_backend_kernel = hasKernelForAnyDispatchKey(getBackendKeySetFromAutograd(k)) ||
+                            newestKernelAt(K::CompositeExplicitAutograd) != nullptr;
+  // 4. CompositeImplicitAutogradNestedTensor.
+  if (isIncludedInAlias(k, K::CompositeImplicitAutogradNestedTensor))
+    if (auto* a = newestKernelAt(K::CompositeImplicitAutogradNestedTensor)) return {a, S::NestedKernel};
+  // 5. CompositeImplicitAutograd.
+  if (k == K::Undefined || isIncludedInAlias(k, K::CompositeImplicitAutograd)) {
+    if (auto* a = newestKernelAt(K::CompositeImplicitAutograd)) {
+      if (k == K::AutogradOther && hasKernelForAnyDispatchKey(autogradother_backends))
+        return {&ambiguousAutogradOtherKernel(), S::AmbiguousAutogradOther};
+      if (!has_backend_kernel) return {a, S::MathKernel};
+    }
+  }
+  // 6. Autograd.
+  if (isIncludedInAlias(k, K::Autograd))
+    if (auto* a = newestKernelAt(K::Autograd)) return {a, S::AutogradKernel};
+  // 7. FuncTorchBatchedDecomposition.
+  if (isIncludedInAlias(k, K::FuncTorchBatchedDecomposition))
+    if (auto* a = newestKernelAt(K::FuncTorchBatchedDecomposition)) return {a, S::BatchedKernel};
+  // 8. The global backend fallback at this slot.
+  if (auto* fb = d.backendFallbackKernel(getDispatchTableIndexForDispatchKey(k))) return {fb, S::BackendFallback};
+  // 9. Missing.
+  return {&missingKernel(), S::Missing};
+}
+
+bool OperatorEntry::hasKernelForDispatchKey(DispatchKey k) const { return newestKernelAt(k) != nullptr; }
+
+bool OperatorEntry::hasComputedKernelForDispatchKey(DispatchKey k) const {
+  DSCOPE_CHECK(!isAliasDispatchKey(k), std::string("expected a runtime dispatch key, got alias key ") + toString(k));
+  return !lookup(DispatchKeySet(k)).kernel.isMissing();  // Undefined reads slot 0
+}
+
+format::OperatorSnapshot OperatorEntry::snapshot() const {
+  format::OperatorSnapshot s;
+  s.name = full_name_;
+  if (schema_) {
+    s.has_schema = true;
+    s.schema = schema_text_;
+    s.debug = schema_debug_;
+    s.alias_analysis = toString(schema_->alias_analysis);
+  }
+  for (auto* a = kernels_; a; a = a->next) {
+    s.kernels.push_back({a->key, a->debug, a->inferred_schema ? a->inferred_schema : "", a->kernel.isFallthrough(),
+                         a->kernel.hasBoxed(), a->kernel.hasUnboxed()});
+  }
+  forEachRuntimeKey([&](DispatchKey k) {
+    int slot = getDispatchTableIndexForDispatchKey(k);
+    const AnnotatedKernel* a = dispatchTable_[slot].load(std::memory_order_acquire);
+    if (a->kernel.isMissing()) return;
+    s.table.push_back({k, a->debug, toString(dispatchTableSource_[slot]), a->kernel.isFallthrough()});
+  });
+  return s;
+}
+
+std::string OperatorEntry::dumpState() const { return format::dumpState(snapshot()); }
+std::string OperatorEntry::dumpComputedTable() const { return format::dumpComputedTable(snapshot()); }
+std::string OperatorEntry::listAllDispatchKeys() const { return format::listAllDispatchKeys(snapshot()); }
+
+void OperatorEntry::checkInvariants() const {
+  forEachRuntimeKey([&](DispatchKey k) {
+    int slot = getDispatchTableIndexForDispatchKey(k);
+    auto expected = computeDispatchTableEntry(Dispatcher::singleton(), k).first;
+    DSCOPE_CHECK(dispatchTable_[slot].load() == expected,
+                 "Canonical state\n~~~~~~~~~~~\n" + dumpState() + "\n\nComputed table:\n~~~~~~~~~~~\n" +
+                     dumpComputedTable() + "\nthe table entry for " + toString(k) + " is out of date");
+  });
+}
+
+void OperatorEntry::reportError(DispatchKey k) const {
+  throw NotImplementedError(format::missingKernelMessage(snapshot(), k, get_privateuse1_backend()));
+}
+
+}  // namespace dscope::impl
