@@ -158,17 +158,18 @@ Ret popReturn(Stack* stack) {
 
 // Calls f (a function pointer or functor) with or without the leading DispatchKeySet.
 template <class F, class... Args>
-decltype(auto) invokeKernel(F& f, DispatchKeySet ks, Args&&... args) {
-  if constexpr (std::is_invocable_v<F&, DispatchKeySet, Args&&...>)
-    return f(ks, std::forward<Args>(args)...);
+decltype(auto) invokeKernel(F&& f, DispatchKeySet ks, Args&&... args) {
+  if constexpr (std::is_invocable_v<F&&, DispatchKeySet, Args&&...>)
+    return std::forward<F>(f)(ks, std::forward<Args>(args)...);
   else
-    return f(std::forward<Args>(args)...);
+    return std::forward<F>(f)(std::forward<Args>(args)...);
 }
 
-// Functor storage: a function pointer is stored as itself, anything else as a heap object.
+// Functor storage: a function pointer is stored as itself (returned by value), anything else
+// as a heap object (returned by reference).
 template <class F>
-F& functorRef(void* functor) {
-  if constexpr (std::is_pointer_v<F>) return *reinterpret_cast<F*>(&functor);
+decltype(auto) functorRef(void* functor) {
+  if constexpr (std::is_pointer_v<F>) return reinterpret_cast<F>(functor);
   else return *static_cast<F*>(functor);
 }
 
