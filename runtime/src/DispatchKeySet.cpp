@@ -25,6 +25,7 @@ DispatchKeySet getRuntimeDispatchKeySet(DispatchKey t) {
     case DispatchKey::CompositeImplicitAutogradNestedTensor: return nested_dispatch_keyset;
     case DispatchKey::CompositeExplicitAutograd: return backend_dispatch_keyset;
     case DispatchKey::CompositeExplicitAutogradNonFunctional: return non_functional_backend_dispatch_keyset;
+    case DispatchKey::FuncTorchBatchedDecomposition: return DispatchKeySet(DispatchKey::FuncTorchBatched);
     default: return DispatchKeySet(t);
   }
 }
@@ -72,8 +73,13 @@ DispatchKeySet getAutogradRelatedKeySetFromBackend(BackendComponent b) {
     case BackendComponent::VEBit:
       return inplace_or_view | DispatchKeySet(DispatchKey::AutogradOther);
     default:
-      return inplace_or_view | DispatchKeySet(getAutogradKeyFromBackend(b));
+      return inplace_or_view |
+             DispatchKeySet(toRuntimePerBackendFunctionalityKey(DispatchKey::AutogradFunctionality, b));
   }
+}
+
+DispatchKey getAutogradKeyFromBackend(BackendComponent b) {
+  return getAutogradRelatedKeySetFromBackend(b).highestPriorityTypeId();
 }
 
 DispatchKeySet getAutocastRelatedKeySetFromBackend(BackendComponent b) {

@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 namespace dscope {
@@ -47,6 +48,35 @@ void ambiguousAutogradOtherKernel(void*, const OperatorHandle& op, DispatchKeySe
               "to override CompositeImplicitAutograd, please open an issue to request a dedicated Autograd "
               "dispatch key for the backend.\nCanonical state\n~~~~~~~~~~~\n" + op.entry().dumpState());
 }
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- trace
+
+namespace detail {
+
+namespace {
+bool readTraceFlag() {
+  const char* v = std::getenv("DSCOPE_SHOW_DISPATCH_TRACE");
+  if (!v || std::string_view(v) == "0") return false;
+  if (std::string_view(v) == "1") return true;
+  std::fprintf(stderr, "ignoring invalid value for DSCOPE_SHOW_DISPATCH_TRACE: %s valid values are 0 or 1.\n", v);
+  return false;
+}
+thread_local int64_t dispatch_trace_depth DSCOPE_TLS_INITIAL_EXEC;
+}  // namespace
+
+const bool show_dispatch_trace = readTraceFlag();
+
+DispatchTraceScope::DispatchTraceScope(const char* label, const impl::OperatorEntry& op, DispatchKeySet ks) {
+  ++dispatch_trace_depth;
+  // One write per line so that lines of concurrent threads do not interleave.
+  std::string line(static_cast<size_t>(dispatch_trace_depth), ' ');
+  line += std::string(label) + " op=[" + op.name_cstr() + "], key=[" + toString(ks.highestPriorityTypeId()) + "]\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+DispatchTraceScope::~DispatchTraceScope() { --dispatch_trace_depth; }
 
 }  // namespace detail
 
@@ -178,10 +208,14 @@ Dispatcher::Deregister Dispatcher::registerFallback(DispatchKey key, KernelFunct
 
 void Dispatcher::callBoxed(const OperatorHandle& op, Stack* stack) const {
   DispatchKeySet ks = op.entry().dispatchKeyExtractor().getDispatchKeySetBoxed(stack);
+  std::optional<detail::DispatchTraceScope> trace;
+  if (detail::show_dispatch_trace) trace.emplace("[callBoxed]", op.entry(), ks);
   op.entry().lookup(ks).kernel.callBoxed(op, ks, stack);
 }
 
 void Dispatcher::redispatchBoxed(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) const {
+  std::optional<detail::DispatchTraceScope> trace;
+  if (detail::show_dispatch_trace) trace.emplace("[redispatchBoxed]", op.entry(), ks);
   op.entry().lookup(ks).kernel.callBoxed(op, ks, stack);
 }
 

@@ -218,11 +218,9 @@ void OperatorEntry::updateDispatchTable_(const Dispatcher& d, DispatchKey k) {
   if (k == DispatchKey::CompositeImplicitAutograd || k == DispatchKey::CompositeExplicitAutograd ||
       k == DispatchKey::CompositeExplicitAutogradNonFunctional)
     updateDispatchTableEntry_(d, DispatchKey::Undefined);
-  // A backend kernel changes what its Autograd<backend> entry resolves to (has_backend).
-  // c10 also "refreshes" AutogradUndefined for backend-less keys such as MkldnnCPU, which
-  // writes slot 97 with the wrong key; we skip that case.
-  if (isBackendDispatchKey(k) && toBackendComponent(k) != BackendComponent::InvalidBit)
-    updateDispatchTableEntry_(d, getAutogradKeyFromBackend(toBackendComponent(k)));
+  // A backend kernel changes what its autograd key resolves to (has_backend); backend-less
+  // keys such as FPGA or MkldnnCPU map to AutogradOther.
+  if (isBackendDispatchKey(k)) updateDispatchTableEntry_(d, getAutogradKeyFromBackend(toBackendComponent(k)));
 }
 
 void OperatorEntry::updateDispatchTableEntry_(const Dispatcher& d, DispatchKey k) {

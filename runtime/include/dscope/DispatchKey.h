@@ -158,10 +158,6 @@ constexpr DispatchKey toRuntimePerBackendFunctionalityKey(DispatchKey functional
                                   static_cast<uint8_t>(b));
 }
 
-constexpr DispatchKey getAutogradKeyFromBackend(BackendComponent b) {
-  return toRuntimePerBackendFunctionalityKey(DispatchKey::AutogradFunctionality, b);
-}
-
 // c10's toString: "CPU", "AutogradMeta", "QuantizedUndefined" for StartOf*, "UnknownUnknown"
 // for 48 and anything past the alias keys.
 const char* toString(DispatchKey k);

@@ -296,6 +296,9 @@ DispatchKeySet getBackendKeySetFromAutograd(DispatchKey t);
 bool isBackendDispatchKey(DispatchKey t);
 // ADInplaceOrView + Autograd<b> (AutogradOther for HIP, VE and no backend).
 DispatchKeySet getAutogradRelatedKeySetFromBackend(BackendComponent b);
+// The autograd key in front of backend b: Autograd<b>, or AutogradOther for HIP, VE and none
+// (c10 defines it as the highest key of the set above).
+DispatchKey getAutogradKeyFromBackend(BackendComponent b);
 // Autocast<b> where PyTorch has one, else empty.
 DispatchKeySet getAutocastRelatedKeySetFromBackend(BackendComponent b);
 

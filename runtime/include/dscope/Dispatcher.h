@@ -24,6 +24,20 @@ namespace dscope {
 template <class Sig>
 class TypedOperatorHandle;
 
+namespace detail {
+// DSCOPE_SHOW_DISPATCH_TRACE=1: read once when the runtime loads (PyTorch caches it too).
+extern const bool show_dispatch_trace;
+// Prints " [call] op=[aten::mm], key=[AutogradCPU]" to stderr (one more leading space per
+// nesting level) and keeps the nesting depth for the lifetime of the scope.
+class DispatchTraceScope {
+ public:
+  DispatchTraceScope(const char* label, const impl::OperatorEntry& op, DispatchKeySet ks);
+  ~DispatchTraceScope();
+  DispatchTraceScope(const DispatchTraceScope&) = delete;
+  DispatchTraceScope& operator=(const DispatchTraceScope&) = delete;
+};
+}  // namespace detail
+
 class OperatorHandle {
  public:
   explicit OperatorHandle(impl::OperatorEntry* e) : entry_(e) {}
@@ -56,13 +70,21 @@ class TypedOperatorHandle<Ret(Args...)> final : public OperatorHandle {
   // Inline on purpose: this is the whole dispatch fast path.
   Ret call(Args... args) const {
     DispatchKeySet ks = entry_->dispatchKeyExtractor().getDispatchKeySetUnboxed(args...);
-    const KernelFunction& kernel = entry_->lookup(ks).kernel;
-    return kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+    if (detail::show_dispatch_trace) [[unlikely]]
+      return traced("[call]", ks, std::forward<Args>(args)...);
+    return entry_->lookup(ks).kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
   // The key set is used as given: no argument extraction, no TLS, no fallthrough mask.
   Ret redispatch(DispatchKeySet ks, Args... args) const {
-    const KernelFunction& kernel = entry_->lookup(ks).kernel;
-    return kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+    if (detail::show_dispatch_trace) [[unlikely]]
+      return traced("[redispatch]", ks, std::forward<Args>(args)...);
+    return entry_->lookup(ks).kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+  }
+
+ private:
+  [[gnu::noinline]] Ret traced(const char* label, DispatchKeySet ks, Args... args) const {
+    detail::DispatchTraceScope scope(label, *entry_, ks);
+    return entry_->lookup(ks).kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
 };
 

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every test: set up, then build and ctest each preset (release, debug, asan, tsan) and
+# check that clang 14 builds everything. Usage: scripts/test.sh [preset ...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/ensure-packages.sh
+
+presets=("$@")
+[ ${#presets[@]} -eq 0 ] && presets=(release debug asan tsan clang)
+
+for p in "${presets[@]}"; do
+  echo "== preset $p"
+  cmake --preset "$p" >/dev/null
+  cmake --build --preset "$p"
+  ctest --preset "$p" -j2
+done

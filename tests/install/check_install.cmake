@@ -1,0 +1,22 @@
+# ctest: install the build tree into a scratch prefix, then configure, build and run a
+# consumer project that uses find_package(DispatchScope). Inputs: BUILD_DIR, SOURCE_DIR, WORK_DIR.
+file(REMOVE_RECURSE "${WORK_DIR}")
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(LAST_OUTPUT "${out}" PARENT_SCOPE)
+endfunction()
+run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
+if(NOT EXISTS "${WORK_DIR}/prefix/lib/libdscope_runtime.so")
+  message(FATAL_ERROR "libdscope_runtime.so was not installed")
+endif()
+run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/install/consumer" -B "${WORK_DIR}/build" -G Ninja
+    -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_RPATH=${WORK_DIR}/prefix/lib)
+run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
+run("${WORK_DIR}/build/consumer")
+if(NOT LAST_OUTPUT MATCHES "consumer::twice=12 keys=DispatchKeySet\\(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU\\)")
+  message(FATAL_ERROR "unexpected consumer output: ${LAST_OUTPUT}")
+endif()
+message(STATUS "${LAST_OUTPUT}")
