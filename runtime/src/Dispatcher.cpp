@@ -201,6 +201,8 @@ Dispatcher::Deregister Dispatcher::registerFallback(DispatchKey key, KernelFunct
   for (auto* e = operators_head_; e; e = e->next_) e->updateFallback(*this, key);
   return [this, key, slot] {
     std::lock_guard lock(mutex_);
+    backendFallbackKernels_[slot]->next = retired_fallbacks_;
+    retired_fallbacks_ = backendFallbackKernels_[slot];
     backendFallbackKernels_[slot] = nullptr;
     for (auto* e = operators_head_; e; e = e->next_) e->updateFallback(*this, key);
   };

@@ -119,32 +119,30 @@ OperatorEntry::OperatorEntry(OperatorName name, const Dispatcher& d)
 
 const FunctionSchema& OperatorEntry::schema() const {
   DSCOPE_CHECK(schema_, "operator " + name_.full() + " has no schema (no def() registered it)");
-  return *schema_;
+  return schema_->schema;
 }
 
 void OperatorEntry::registerSchema(FunctionSchema schema, std::string debug) {
   DSCOPE_CHECK(!schema_, "Tried to register an operator (" + schema.text +
                              ") with the same name and overload name multiple times. Each overload's schema should "
                              "only be registered with a single call to def(). Duplicate registration: " + debug +
-                             ". Original registration: " + std::string(schema_debug_ ? schema_debug_ : ""));
-  for (auto* k = kernels_; k; k = k->next) checkSchemaMatches(*k);
+                             ". Original registration: " + std::string(schema_ ? schema_->debug : ""));
+  for (auto* k = kernels_; k; k = k->next)
+    if (k->inferred_schema) checkSchemaMatches(schema, k->inferred_schema, k->debug);
   extractor_.registerSchema(schema);
-  schema_text_ = copyToHeap(schema.text);
-  schema_debug_ = copyToHeap(debug);
-  schema_ = std::make_unique<FunctionSchema>(std::move(schema));
+  const char* text = copyToHeap(schema.text);
+  schema_ = new RegisteredSchema{std::move(schema), text, copyToHeap(debug)};
 }
 
 void OperatorEntry::deregisterSchema() {
-  // Keep the old schema object alive: a reader may still hold a reference. Strings leak (tiny).
-  (void)schema_.release();
-  schema_text_ = nullptr;
-  schema_debug_ = nullptr;
+  schema_->next_retired = retired_schemas_;
+  retired_schemas_ = schema_;
+  schema_ = nullptr;
 }
 
-void OperatorEntry::checkSchemaMatches(const AnnotatedKernel& k) const {
-  if (!schema_ || !k.inferred_schema) return;
+void OperatorEntry::checkSchemaMatches(const FunctionSchema& expected, std::string_view inferred,
+                                       std::string_view debug) const {
   // Compare argument and return counts: the inferred schema lists one "_i" per C++ parameter.
-  std::string_view inferred = k.inferred_schema;
   auto count = [](std::string_view s) {
     if (s.find('_') == std::string_view::npos) return size_t{0};
     size_t n = 1;
@@ -154,10 +152,10 @@ void OperatorEntry::checkSchemaMatches(const AnnotatedKernel& k) const {
   auto arrow = inferred.find(") -> ");
   size_t args = count(inferred.substr(0, arrow));
   size_t rets = count(inferred.substr(arrow + 5));
-  DSCOPE_CHECK(args == schema_->arguments.size() && rets == schema_->returns.size(),
+  DSCOPE_CHECK(args == expected.arguments.size() && rets == expected.returns.size(),
                "Inferred operator schema for a C++ kernel function doesn't match the expected function schema.\n"
-               "  operator: " + name_.full() + "\n  expected schema: " + schema_->text +
-                   "\n  inferred schema: " + std::string(inferred) + "\n  kernel " + k.debug);
+               "  operator: " + name_.full() + "\n  expected schema: " + expected.text +
+                   "\n  inferred schema: " + std::string(inferred) + "\n  kernel " + std::string(debug));
 }
 
 void OperatorEntry::assertSignatureIsCorrect(const CppSignature& call_signature) const {
@@ -170,6 +168,8 @@ void OperatorEntry::assertSignatureIsCorrect(const CppSignature& call_signature)
 
 AnnotatedKernel* OperatorEntry::registerKernel(const Dispatcher& d, std::optional<DispatchKey> key, KernelFunction kernel,
                                                std::string debug) {
+  // Check everything before changing anything, so a rejected kernel leaves no trace.
+  if (schema_ && kernel.inferred_schema_) checkSchemaMatches(schema_->schema, *kernel.inferred_schema_, debug);
   if (kernel.signature_) {
     if (cpp_signature_) {
       DSCOPE_CHECK(*cpp_signature_ == *kernel.signature_,
@@ -185,7 +185,6 @@ AnnotatedKernel* OperatorEntry::registerKernel(const Dispatcher& d, std::optiona
   DispatchKey k = key.value_or(DispatchKey::CompositeImplicitAutograd);
   auto* a = new AnnotatedKernel{std::move(kernel), copyToHeap(debug), nullptr, k, kernels_};
   if (a->kernel.inferred_schema_) a->inferred_schema = copyToHeap(*a->kernel.inferred_schema_);
-  checkSchemaMatches(*a);
   kernels_ = a;
   ++num_kernels_;
   if (key) updateDispatchTable_(d, k);
@@ -297,9 +296,9 @@ format::OperatorSnapshot OperatorEntry::snapshot() const {
   s.name = full_name_;
   if (schema_) {
     s.has_schema = true;
-    s.schema = schema_text_;
-    s.debug = schema_debug_;
-    s.alias_analysis = toString(schema_->alias_analysis);
+    s.schema = schema_->text;
+    s.debug = schema_->debug;
+    s.alias_analysis = toString(schema_->schema.alias_analysis);
   }
   for (auto* a = kernels_; a; a = a->next) {
     s.kernels.push_back({a->key, a->debug, a->inferred_schema ? a->inferred_schema : "", a->kernel.isFallthrough(),

@@ -8,7 +8,9 @@
 // runtime ships its own default fallback, our debug path.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <memory>
+#include <set>
 
 #include "dscope/Library.h"
 #include "test_util.h"
@@ -16,6 +18,7 @@
 using namespace dscope;
 using dscope::testing::dumpExampleSections;
 using dscope::testing::joinLines;
+using K = DispatchKey;
 
 namespace {
 
@@ -181,5 +184,49 @@ TEST_SUITE("dispatch_table") {
     }
     auto names = Dispatcher::singleton().getAllOpNames();
     CHECK(std::find(names.begin(), names.end(), "torchgone::mm") == names.end());
+  }
+
+  TEST_CASE("our own aten::mm is laid out like PyTorch's: same keys in the same order, same labels") {
+    auto sections = dumpExampleSections();
+    auto mm = Dispatcher::singleton().findSchemaOrThrow("aten::mm", "");
+    // _dispatch_dump_table: every key we resolve appears in PyTorch's table, in the same order,
+    // with the same label and fallthrough-ness. Where PyTorch registers kernels we do not have
+    // (autocast for other devices, a CompositeExplicitAutogradNonFunctional fallback for every
+    // other backend), we show the runtime default instead, so those keys are listed here.
+    const std::set<DispatchKey> ours_differ = {K::AutocastMTIA, K::AutocastMAIA, K::AutocastXPU, K::AutocastMPS, K::AutocastCUDA};
+    std::vector<TableLine> theirs;
+    for (const auto& l : sections.at("_dispatch_dump_table('aten::mm')")) theirs.push_back(parseTableLine(l));
+    size_t pos = 0;
+    int compared = 0;
+    for (const auto& line : dscope::testing::splitLines(mm.entry().dumpComputedTable())) {
+      auto t = parseTableLine(line);
+      auto it = std::find_if(theirs.begin() + pos, theirs.end(), [&](const TableLine& x) { return x.key == t.key; });
+      REQUIRE_MESSAGE(it != theirs.end(), "key " << toString(t.key) << " is missing from PyTorch's table or out of order");
+      pos = it - theirs.begin() + 1;
+      if (ours_differ.count(t.key)) continue;
+      CHECK_MESSAGE(t.label == it->label, toString(t.key));
+      CHECK_MESSAGE(t.fallthrough == it->fallthrough, toString(t.key));
+      ++compared;
+    }
+    // CPU, Meta, BackendSelect, ADInplaceOrView, AutogradOther, the 16 Autograd<backend>,
+    // AutogradNestedTensor, AutocastCPU.
+    CHECK(compared >= 23);
+    // _dispatch_dump: our registrations are a subset of PyTorch's, with the same inferred
+    // schema and kinds, in the same key order.
+    std::vector<DumpLine> their_kernels;
+    const auto& dump = sections.at("_dispatch_dump('aten::mm')");
+    for (size_t i = 4; i < dump.size(); ++i) their_kernels.push_back(parseDumpLine(dump[i]));
+    auto our_dump = dscope::testing::splitLines(mm.entry().dumpState());
+    CHECK(our_dump.at(0) == dump.at(0));  // name: aten::mm
+    CHECK(our_dump.at(1) == dump.at(1));  // schema: aten::mm(Tensor self, Tensor mat2) -> Tensor
+    CHECK(our_dump.at(3) == dump.at(3));  // alias analysis kind: FROM_SCHEMA
+    for (size_t i = 4; i < our_dump.size(); ++i) {
+      auto k = parseDumpLine(our_dump[i]);
+      bool found = std::any_of(their_kernels.begin(), their_kernels.end(), [&](const DumpLine& x) {
+        return x.key == k.key && x.schema == "(Tensor _0, Tensor _1) -> Tensor _0" && k.schema == x.schema && k.flags == x.flags;
+      });
+      CHECK_MESSAGE(found, our_dump[i]);
+    }
+    CHECK(our_dump.size() >= 4 + 4);  // CPU, Meta, AutocastCPU, Autograd[alias]
   }
 }

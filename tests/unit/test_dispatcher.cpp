@@ -7,6 +7,7 @@
 #include <atomic>
 #include <thread>
 
+#include "dscope/Introspection.h"
 #include "dscope/Library.h"
 #include "test_util.h"
 
@@ -324,7 +325,11 @@ TEST_SUITE("dispatcher") {
     CHECK_THROWS_WITH_AS(op.impls.impl("sig", dispatch(K::Meta, [](const Tensor& t) { return t; })),
                          doctest::Contains("Mismatch in kernel C++ signatures"), Error);
     CHECK_THROWS_WITH_AS(op.impls.impl("sig", dispatch(K::Meta, [](const Tensor&, const Tensor&) -> int64_t { return 0; })),
-                         doctest::Contains("Mismatch in kernel C++ signatures"), Error);
+                         doctest::Contains("Inferred operator schema for a C++ kernel function doesn't match the expected "
+                                           "function schema"),
+                         Error);
+    // Rejected kernels leave no trace.
+    CHECK(!op.entry().hasKernelForDispatchKey(K::Meta));
   }
 
   TEST_CASE("library rules: one DEF per namespace, no duplicate def, namespaces must match, bad schemas") {
@@ -362,6 +367,13 @@ TEST_SUITE("dispatcher") {
     CHECK(std::find(cea.begin(), cea.end(), "tst::intro") != cea.end());
     auto names = Dispatcher::singleton().getAllOpNames();
     CHECK(std::find(names.begin(), names.end(), "tst::intro") != names.end());
+    // The torch._C-style functions by name agree.
+    CHECK(has_kernel_for_dispatch_key("tst::intro", K::CPU));
+    CHECK(dump("tst::intro") == op.entry().dumpState());
+    CHECK(dump_table("tst::intro") == op.entry().dumpComputedTable());
+    CHECK(all_op_names() == names);
+    CHECK(registrations_for_dispatch_key(K::CPU) == regs);
+    CHECK_THROWS_WITH_AS(dump("tst::no_such_op"), "unknown operator: tst::no_such_op", Error);
   }
 }
 

@@ -127,7 +127,8 @@ class Dispatcher final {
   uint32_t num_operators_ = 0;
   std::unordered_map<std::string, impl::OperatorEntry*> lookup_;  // in-process index only
   std::unordered_map<std::string, std::string> libraries_;        // namespace -> def debug
-  const impl::AnnotatedKernel* backendFallbackKernels_[num_runtime_entries] = {};
+  impl::AnnotatedKernel* backendFallbackKernels_[num_runtime_entries] = {};
+  impl::AnnotatedKernel* retired_fallbacks_ = nullptr;  // deregistered, kept alive (chained by next)
 };
 
 }  // namespace dscope

@@ -36,6 +36,15 @@ struct AnnotatedKernel {
   AnnotatedKernel* next = nullptr;   // next older registration of the same operator
 };
 
+// A def(): the parsed schema plus heap copies of its text and debug string for outside readers.
+// Never freed once published (a caller may hold a reference); deregistered ones are retired.
+struct RegisteredSchema {
+  FunctionSchema schema;
+  const char* text;   // "aten::mm(Tensor self, Tensor mat2) -> Tensor"
+  const char* debug;  // "registered at FILE:LINE"
+  RegisteredSchema* next_retired = nullptr;
+};
+
 // How a computed table entry was resolved (the label dumpComputedTable prints).
 enum class TableEntrySource : uint8_t {
   Missing = 0,
@@ -145,13 +154,12 @@ class OperatorEntry {
                                                                                 DispatchKey k) const;
   const AnnotatedKernel* newestKernelAt(DispatchKey k) const;
   bool hasKernelForAnyDispatchKey(DispatchKeySet ks) const;
-  void checkSchemaMatches(const AnnotatedKernel& k) const;
+  void checkSchemaMatches(const FunctionSchema& expected, std::string_view inferred, std::string_view debug) const;
 
   OperatorName name_;
   const char* full_name_;                 // "aten::add.Tensor" (heap)
-  std::unique_ptr<FunctionSchema> schema_;
-  const char* schema_text_ = nullptr;     // heap copies for outside readers
-  const char* schema_debug_ = nullptr;
+  RegisteredSchema* schema_ = nullptr;   // null: no def() (yet, or any more)
+  RegisteredSchema* retired_schemas_ = nullptr;
   AnnotatedKernel* kernels_ = nullptr;    // newest first
   uint32_t num_kernels_ = 0;
   AnnotatedKernel* retired_ = nullptr;    // deregistered kernels, kept alive (see file comment)
