@@ -59,7 +59,7 @@ namespace {
 bool readTraceFlag() {
   const char* v = std::getenv("DSCOPE_SHOW_DISPATCH_TRACE");
   if (!v || std::string_view(v) == "0") return false;
-  if (std::string_view(v) == "1") return true;
+  if (std::string_view(v) == "1") return (dscope_debug_descriptor.trace_enabled = 1);
   std::fprintf(stderr, "ignoring invalid value for DSCOPE_SHOW_DISPATCH_TRACE: %s valid values are 0 or 1.\n", v);
   return false;
 }
@@ -68,11 +68,12 @@ thread_local int64_t dispatch_trace_depth DSCOPE_TLS_INITIAL_EXEC;
 
 const bool show_dispatch_trace = readTraceFlag();
 
-DispatchTraceScope::DispatchTraceScope(const char* label, const impl::OperatorEntry& op, DispatchKeySet ks) {
+DispatchTraceScope::DispatchTraceScope(dscope_record_kind kind, const impl::OperatorEntry& op, DispatchKeySet ks) {
+  static const char* labels[] = {"", "[call]", "[redispatch]", "[callBoxed]", "[redispatchBoxed]"};
   ++dispatch_trace_depth;
   // One write per line so that lines of concurrent threads do not interleave.
   std::string line(static_cast<size_t>(dispatch_trace_depth), ' ');
-  line += std::string(label) + " op=[" + op.name_cstr() + "], key=[" + toString(ks.highestPriorityTypeId()) + "]\n";
+  line += std::string(labels[kind]) + " op=[" + op.name_cstr() + "], key=[" + toString(ks.highestPriorityTypeId()) + "]\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
@@ -92,7 +93,11 @@ void OperatorHandle::redispatchBoxed(DispatchKeySet ks, Stack* stack) const {
 
 Dispatcher& Dispatcher::singleton() {
   // Never destroyed: static destructors of other libraries may still deregister kernels.
-  static Dispatcher* d = new Dispatcher();
+  static Dispatcher* d = [] {
+    auto* created = new Dispatcher();
+    dscope_debug_descriptor.dispatcher = created;
+    return created;
+  }();
   return *d;
 }
 
@@ -208,17 +213,24 @@ Dispatcher::Deregister Dispatcher::registerFallback(DispatchKey key, KernelFunct
   };
 }
 
-void Dispatcher::callBoxed(const OperatorHandle& op, Stack* stack) const {
-  DispatchKeySet ks = op.entry().dispatchKeyExtractor().getDispatchKeySetBoxed(stack);
+// The boxed twin of TypedOperatorHandle::dispatch.
+static void dispatchBoxed(dscope_record_kind kind, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
+  const impl::AnnotatedKernel& k = op.entry().lookup(ks);
+  debug::RecordScope record(&op.entry(), &k, ks, kind);
+  if (debug::breakFilterArmed()) [[unlikely]]
+    debug::checkBreakFilter(op.entry(), ks);
   std::optional<detail::DispatchTraceScope> trace;
-  if (detail::show_dispatch_trace) trace.emplace("[callBoxed]", op.entry(), ks);
-  op.entry().lookup(ks).kernel.callBoxed(op, ks, stack);
+  if (detail::show_dispatch_trace) [[unlikely]]
+    trace.emplace(kind, op.entry(), ks);
+  k.kernel.callBoxed(op, ks, stack);
+}
+
+void Dispatcher::callBoxed(const OperatorHandle& op, Stack* stack) const {
+  dispatchBoxed(DSCOPE_RECORD_CALL_BOXED, op, op.entry().dispatchKeyExtractor().getDispatchKeySetBoxed(stack), stack);
 }
 
 void Dispatcher::redispatchBoxed(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) const {
-  std::optional<detail::DispatchTraceScope> trace;
-  if (detail::show_dispatch_trace) trace.emplace("[redispatchBoxed]", op.entry(), ks);
-  op.entry().lookup(ks).kernel.callBoxed(op, ks, stack);
+  dispatchBoxed(DSCOPE_RECORD_REDISPATCH_BOXED, op, ks, stack);
 }
 
 }  // namespace dscope

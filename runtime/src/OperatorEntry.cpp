@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "dscope/DebugInterface.h"
 #include "dscope/Device.h"
 #include "dscope/Dispatcher.h"
 
@@ -111,7 +112,10 @@ std::string DispatchKeyExtractor::dumpState() const {
 // ---------------------------------------------------------------- OperatorEntry
 
 OperatorEntry::OperatorEntry(OperatorName name, const Dispatcher& d)
-    : name_(std::move(name)), full_name_(copyToHeap(name_.full())) {
+    : name_(std::move(name)),
+      full_name_(copyToHeap(name_.full())),
+      name_hash_(dscope_fnv1a64(full_name_)),
+      base_name_hash_(dscope_fnv1a64(name_.name.c_str())) {
   for (auto& slot : dispatchTable_) slot.store(&missingKernel(), std::memory_order_relaxed);
   // Pick up the backend fallbacks registered before this operator existed.
   updateDispatchTableFull_(d);

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "dscope/DispatchRecords.h"
 #include "dscope/OperatorEntry.h"
 
 namespace dscope {
@@ -31,7 +32,7 @@ extern const bool show_dispatch_trace;
 // nesting level) and keeps the nesting depth for the lifetime of the scope.
 class DispatchTraceScope {
  public:
-  DispatchTraceScope(const char* label, const impl::OperatorEntry& op, DispatchKeySet ks);
+  DispatchTraceScope(dscope_record_kind kind, const impl::OperatorEntry& op, DispatchKeySet ks);
   ~DispatchTraceScope();
   DispatchTraceScope(const DispatchTraceScope&) = delete;
   DispatchTraceScope& operator=(const DispatchTraceScope&) = delete;
@@ -70,21 +71,29 @@ class TypedOperatorHandle<Ret(Args...)> final : public OperatorHandle {
   // Inline on purpose: this is the whole dispatch fast path.
   Ret call(Args... args) const {
     DispatchKeySet ks = entry_->dispatchKeyExtractor().getDispatchKeySetUnboxed(args...);
-    if (detail::show_dispatch_trace) [[unlikely]]
-      return traced("[call]", ks, std::forward<Args>(args)...);
-    return entry_->lookup(ks).kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+    return dispatch(DSCOPE_RECORD_CALL, ks, std::forward<Args>(args)...);
   }
   // The key set is used as given: no argument extraction, no TLS, no fallthrough mask.
   Ret redispatch(DispatchKeySet ks, Args... args) const {
-    if (detail::show_dispatch_trace) [[unlikely]]
-      return traced("[redispatch]", ks, std::forward<Args>(args)...);
-    return entry_->lookup(ks).kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+    return dispatch(DSCOPE_RECORD_REDISPATCH, ks, std::forward<Args>(args)...);
   }
 
  private:
-  [[gnu::noinline]] Ret traced(const char* label, DispatchKeySet ks, Args... args) const {
-    detail::DispatchTraceScope scope(label, *entry_, ks);
-    return entry_->lookup(ks).kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+  // What every dispatch does: look up, push a record, check the break filter and the trace
+  // flag (one predictable branch each while off), run the kernel.
+  Ret dispatch(dscope_record_kind kind, DispatchKeySet ks, Args... args) const {
+    const impl::AnnotatedKernel& k = entry_->lookup(ks);
+    debug::RecordScope record(entry_, &k, ks, kind);
+    if (debug::breakFilterArmed()) [[unlikely]]
+      debug::checkBreakFilter(*entry_, ks);
+    if (detail::show_dispatch_trace) [[unlikely]]
+      return traced(kind, k, ks, std::forward<Args>(args)...);
+    return k.kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
+  }
+  [[gnu::noinline]] Ret traced(dscope_record_kind kind, const impl::AnnotatedKernel& k, DispatchKeySet ks,
+                               Args... args) const {
+    detail::DispatchTraceScope scope(kind, *entry_, ks);
+    return k.kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);
   }
 };
 
@@ -118,6 +127,7 @@ class Dispatcher final {
   const impl::AnnotatedKernel* backendFallbackKernel(int slot) const { return backendFallbackKernels_[slot]; }
 
  private:
+  friend struct debug::Layout;
   Dispatcher() = default;
   impl::OperatorEntry& findOrRegisterName_(const OperatorName& name);
 

@@ -25,6 +25,9 @@
 namespace dscope {
 
 class OperatorHandle;
+namespace debug {
+struct Layout;
+}
 
 using BoxedKernelFunction = void(void* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack);
 // The two signatures a user may give a boxed kernel (c10's).
@@ -302,6 +305,7 @@ class KernelFunction {
     reinterpret_cast<BoxedFunctionWithKeySet*>(f)(op, ks, s);
   }
 
+  friend struct debug::Layout;
   void* functor_ = nullptr;
   BoxedKernelFunction* boxed_fn_ = nullptr;
   void* unboxed_fn_ = nullptr;

@@ -103,6 +103,7 @@ class DispatchKeyExtractor {
     } else return {};
   }
 
+  friend struct ::dscope::debug::Layout;
   std::atomic<uint64_t> nonFallthroughKeys_;
   std::atomic<uint64_t> nonFallthroughKeysPerBackend_[num_backends];
   std::atomic<bool> requiresBitsetPerBackend_{false};
@@ -117,6 +118,9 @@ class OperatorEntry {
 
   const OperatorName& operator_name() const { return name_; }
   const char* name_cstr() const { return full_name_; }
+  // FNV-1a 64 of "ns::name.overload" and of "ns::name": what break filter entries hold.
+  uint64_t name_hash() const { return name_hash_; }
+  uint64_t base_name_hash() const { return base_name_hash_; }
   bool hasSchema() const { return schema_ != nullptr; }
   const FunctionSchema& schema() const;  // throws when the operator has no def
 
@@ -139,6 +143,7 @@ class OperatorEntry {
 
  private:
   friend class ::dscope::Dispatcher;
+  friend struct ::dscope::debug::Layout;
 
   // All of these run under the Dispatcher's registration lock.
   void registerSchema(FunctionSchema schema, std::string debug);
@@ -158,6 +163,8 @@ class OperatorEntry {
 
   OperatorName name_;
   const char* full_name_;                 // "aten::add.Tensor" (heap)
+  uint64_t name_hash_;
+  uint64_t base_name_hash_;
   RegisteredSchema* schema_ = nullptr;   // null: no def() (yet, or any more)
   RegisteredSchema* retired_schemas_ = nullptr;
   AnnotatedKernel* kernels_ = nullptr;    // newest first

@@ -1,0 +1,108 @@
+/* The runtime <-> tools contract (docs/DEBUG-INTERFACE.md): what a debugger, a core-file
+ * reader or an in-process crash handler reads, as plain C structs.
+ *
+ * Entry point: the exported global `dscope_debug_descriptor` (in .dynsym, so it survives
+ * `strip --strip-debug` and is in every core). A reader checks `magic`, `version` and
+ * `layout_hash` first and decodes nothing on a mismatch.
+ *
+ * Every dispatching thread owns one `dscope_thread_records` block (the "shadow stack"),
+ * linked from the descriptor. Each call/redispatch pushes a record at index `depth` and pops
+ * it on return or exception, so the block always describes the live dispatch chain:
+ *   first[d]      for d < DSCOPE_RECORDS_FIRST   (where the chain started)
+ *   ring[d % M]   for the last M depths            (the top of the chain: what repeats)
+ * Records of depths >= `depth` are stale leftovers and must be ignored.
+ */
+#ifndef DSCOPE_DEBUG_INTERFACE_H
+#define DSCOPE_DEBUG_INTERFACE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bump DSCOPE_DEBUG_INTERFACE_VERSION whenever the meaning of a field changes or a field is
+ * added/removed here; the layout hash additionally changes by itself whenever the size or an
+ * offset of any struct the tools read changes (runtime C++ classes included). */
+#define DSCOPE_DEBUG_INTERFACE_VERSION 1u
+#define DSCOPE_DEBUG_MAGIC "DSCOPEDD"
+#define DSCOPE_THREAD_RECORDS_MAGIC 0x5344524f43455244ull /* "DRECORDS" little endian */
+
+#define DSCOPE_RECORDS_FIRST 64  /* records kept from the bottom of each chain */
+#define DSCOPE_RECORDS_RING 256  /* records kept from the top of each chain (power of two) */
+#define DSCOPE_MAX_BREAKS 16     /* break filter entries */
+#define DSCOPE_BREAK_ANY_KEY 0xffffu
+
+enum dscope_record_kind {
+  DSCOPE_RECORD_CALL = 1,             /* TypedOperatorHandle::call          "[call]"            */
+  DSCOPE_RECORD_REDISPATCH = 2,       /* TypedOperatorHandle::redispatch    "[redispatch]"      */
+  DSCOPE_RECORD_CALL_BOXED = 3,       /* OperatorHandle::callBoxed          "[callBoxed]"       */
+  DSCOPE_RECORD_REDISPATCH_BOXED = 4  /* OperatorHandle::redispatchBoxed    "[redispatchBoxed]" */
+};
+
+enum dscope_thread_state { DSCOPE_THREAD_ALIVE = 1, DSCOPE_THREAD_DEAD = 2 };
+
+/* One dispatch: 32 bytes. */
+struct dscope_dispatch_record {
+  const void* op;      /* dscope::impl::OperatorEntry* */
+  const void* kernel;  /* dscope::impl::AnnotatedKernel* the table slot held (what ran) */
+  uint64_t keyset;     /* DispatchKeySet::raw_repr() used for the lookup */
+  uint16_t key;        /* DispatchKey: keyset's highestPriorityTypeId() */
+  uint8_t kind;        /* enum dscope_record_kind */
+  uint8_t reserved[5];
+};
+
+struct dscope_thread_records {
+  uint64_t magic;                      /* DSCOPE_THREAD_RECORDS_MAGIC */
+  struct dscope_thread_records* next;  /* registry list, newest block first */
+  int32_t tid;                         /* gettid() of the owner (of the last owner when dead) */
+  uint32_t state;                      /* enum dscope_thread_state; dead blocks are reused */
+  const void* tls;                     /* the owner's dscope::impl::PODLocalDispatchKeySet (XOR-stored) */
+  uint64_t depth;                      /* dispatches active now */
+  uint64_t total;                      /* dispatches pushed since the block was claimed */
+  uint64_t depth_limit;                /* DSCOPE_MAX_DISPATCH_DEPTH, or UINT64_MAX */
+  struct dscope_dispatch_record first[DSCOPE_RECORDS_FIRST];
+  struct dscope_dispatch_record ring[DSCOPE_RECORDS_RING];
+};
+
+struct dscope_break_entry {
+  uint64_t name_hash; /* FNV-1a 64 of "ns::name.overload" or of the base name "ns::name" */
+  uint16_t key;       /* DispatchKey the dispatch must go to, or DSCOPE_BREAK_ANY_KEY */
+  uint8_t reserved[6];
+};
+
+struct dscope_debug_descriptor {
+  char magic[8];        /* DSCOPE_DEBUG_MAGIC, not NUL-terminated */
+  uint32_t version;     /* DSCOPE_DEBUG_INTERFACE_VERSION */
+  uint32_t pointer_size;
+  uint64_t layout_hash; /* dscope::debug::layoutHash() of the build that wrote it */
+  const void* dispatcher;                        /* dscope::Dispatcher* (set when created) */
+  struct dscope_thread_records* thread_records;  /* registry head (lock-free push) */
+  uint32_t thread_records_count;                 /* blocks in the registry */
+  uint32_t records_first;                        /* DSCOPE_RECORDS_FIRST */
+  uint32_t records_ring;                         /* DSCOPE_RECORDS_RING */
+  uint8_t records_enabled;                       /* 0 in DSCOPE_DISPATCH_RECORDS=OFF builds */
+  uint8_t trace_enabled;                         /* DSCOPE_SHOW_DISPATCH_TRACE=1 */
+  uint8_t reserved[2];
+  /* Break filter, written by the debugger. The runtime reads break_count on every dispatch
+   * (0: nothing else is read) and calls dscope_debug_break_hook on a match. */
+  uint32_t break_count;
+  uint32_t break_hits;  /* times the hook was called */
+  struct dscope_break_entry breaks[DSCOPE_MAX_BREAKS];
+};
+
+/* The exported, never-stripped entry point for tools. Writable: debuggers arm the break filter. */
+extern struct dscope_debug_descriptor dscope_debug_descriptor;
+
+/* Called on a dispatch matching the break filter; a debugger puts its breakpoint here.
+ * op: dscope::impl::OperatorEntry*, keyset: raw key set, key: the chosen DispatchKey. */
+void dscope_debug_break_hook(const void* op, uint64_t keyset, uint16_t key);
+
+/* FNV-1a 64 of a NUL-terminated string (how break entries name operators). */
+uint64_t dscope_fnv1a64(const char* s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DSCOPE_DEBUG_INTERFACE_H */

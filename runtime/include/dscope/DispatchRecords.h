@@ -1,0 +1,147 @@
+// Per-thread dispatch records (the shadow stack of docs/DEBUG-INTERFACE.md) and the break
+// filter check: the two things every dispatch does for outside readers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "dscope/DebugInterface.h"
+#include "dscope/DispatchKeySet.h"
+#include "dscope/LocalDispatchKeySet.h"
+
+// 0 only to measure what the records cost (CMake option DSCOPE_DISPATCH_RECORDS=OFF).
+#ifndef DSCOPE_DISPATCH_RECORDS
+#define DSCOPE_DISPATCH_RECORDS 1
+#endif
+
+namespace dscope::impl {
+class OperatorEntry;
+struct AnnotatedKernel;
+}  // namespace dscope::impl
+
+namespace dscope::debug {
+
+static_assert((DSCOPE_RECORDS_RING & (DSCOPE_RECORDS_RING - 1)) == 0, "the ring size must be a power of two");
+
+// This thread's block; null until the thread's first dispatch.
+extern thread_local dscope_thread_records* current_thread_records DSCOPE_TLS_INITIAL_EXEC;
+// Claims a dead block or allocates a new one, and links it into the registry (lock-free).
+dscope_thread_records* registerCurrentThread();
+// DSCOPE_MAX_DISPATCH_DEPTH exceeded: throws dscope::Error naming the repeating dispatch.
+[[noreturn]] void dispatchDepthExceeded(const dscope_thread_records& r);
+
+// The record at depth d of a chain of `depth` records, if the block still holds it.
+inline const dscope_dispatch_record* recordAt(const dscope_thread_records& r, uint64_t d) {
+  if (d >= r.depth) return nullptr;
+  if (d + DSCOPE_RECORDS_RING >= r.depth) return &r.ring[d % DSCOPE_RECORDS_RING];
+  if (d < DSCOPE_RECORDS_FIRST) return &r.first[d];
+  return nullptr;  // in the middle of a very deep chain: overwritten
+}
+
+// Pushes one record for the lifetime of a dispatch; popped on return and on exception.
+class RecordScope {
+ public:
+  RecordScope(const impl::OperatorEntry* op, const impl::AnnotatedKernel* kernel, DispatchKeySet ks,
+              dscope_record_kind kind) {
+#if DSCOPE_DISPATCH_RECORDS
+    r_ = current_thread_records;
+    if (!r_) [[unlikely]] r_ = registerCurrentThread();
+    uint64_t d = r_->depth;
+    if (d >= r_->depth_limit) [[unlikely]] dispatchDepthExceeded(*r_);
+    dscope_dispatch_record rec{op, kernel, ks.raw_repr(), static_cast<uint16_t>(ks.highestPriorityTypeId()),
+                               static_cast<uint8_t>(kind), {}};
+    r_->ring[d % DSCOPE_RECORDS_RING] = rec;
+    if (d < DSCOPE_RECORDS_FIRST) r_->first[d] = rec;
+    r_->depth = d + 1;
+    ++r_->total;
+#else
+    (void)op, (void)kernel, (void)ks, (void)kind;
+#endif
+  }
+  ~RecordScope() {
+#if DSCOPE_DISPATCH_RECORDS
+    --r_->depth;
+#endif
+  }
+  RecordScope(const RecordScope&) = delete;
+  RecordScope& operator=(const RecordScope&) = delete;
+
+ private:
+#if DSCOPE_DISPATCH_RECORDS
+  dscope_thread_records* r_;
+#endif
+};
+
+// The break filter: one relaxed load and one branch per dispatch while it is empty.
+inline bool breakFilterArmed() {
+  return std::atomic_ref<uint32_t>(dscope_debug_descriptor.break_count).load(std::memory_order_relaxed) != 0;
+}
+// Calls dscope_debug_break_hook when (op, chosen key) matches an entry.
+void checkBreakFilter(const impl::OperatorEntry& op, DispatchKeySet ks);
+
+// In-process arming of the break filter (what a debugger does by writing the descriptor).
+// Returns false when the table is full. name: "aten::mm" or "aten::add.Tensor".
+bool addBreak(const std::string& name, std::optional<DispatchKey> key = std::nullopt);
+void clearBreaks();
+
+// ---- the repeating part of a dispatch chain ----
+
+struct DispatchCycle {
+  uint64_t period = 0;       // records per repetition; 0: no repetition found
+  uint64_t start_depth = 0;  // depth of the first record of the first repetition
+  uint64_t repeats = 0;      // whole repetitions from start_depth to the top
+  bool start_in_gap = false; // the loop began in the overwritten middle: start_depth is a bound
+};
+
+// Two records describe the same dispatch (same op, kernel, key set and kind).
+inline bool sameDispatch(const dscope_dispatch_record& a, const dscope_dispatch_record& b) {
+  return a.op == b.op && a.kernel == b.kernel && a.keyset == b.keyset && a.kind == b.kind;
+}
+
+// Finds the shortest period p such that the top `window` records repeat with period p
+// (at least 3 repetitions), then walks down to where the repetition starts. `at(d)` returns
+// the record at depth d or null; `depth` is the chain length. Pure: runs in-process (crash
+// handler, max-depth error) and out of process (inspect library) alike. Bounded by
+// max_period * window + depth comparisons.
+template <class At>
+DispatchCycle findDispatchCycle(uint64_t depth, At&& at, uint64_t window = DSCOPE_RECORDS_RING,
+                                uint64_t max_period = DSCOPE_RECORDS_RING / 3) {
+  DispatchCycle c;
+  if (window > depth) window = depth;
+  for (uint64_t p = 1; p <= max_period && 3 * p <= window; ++p) {
+    bool ok = true;
+    for (uint64_t d = depth - window + p; d < depth && ok; ++d) {
+      const dscope_dispatch_record *a = at(d), *b = at(d - p);
+      ok = a && b && sameDispatch(*a, *b);
+    }
+    if (!ok) continue;
+    // Extend downwards while the records we still have keep the pattern.
+    uint64_t start = depth - window;
+    while (start > 0) {
+      const dscope_dispatch_record *a = at(start - 1), *b = at(start - 1 + p);
+      if (!a || !b || !sameDispatch(*a, *b)) break;
+      --start;
+    }
+    if (start > 0 && !at(start - 1)) {
+      // A gap (the chain is deeper than first + ring): look for the start in the bottom records,
+      // comparing each with the top record of the same phase.
+      uint64_t top = depth - p;
+      auto samePhase = [&](uint64_t d) { return at(top + ((d % p) + p - (top % p)) % p); };
+      uint64_t end = 0;
+      while (end < start && at(end)) ++end;
+      uint64_t d0 = end;
+      while (d0 > 0 && sameDispatch(*at(d0 - 1), *samePhase(d0 - 1))) --d0;
+      if (end > 0 && d0 < end) start = d0;
+      else c.start_in_gap = true;
+    }
+    c.period = p;
+    c.start_depth = start;
+    c.repeats = (depth - start) / p;
+    return c;
+  }
+  return c;
+}
+
+}  // namespace dscope::debug
