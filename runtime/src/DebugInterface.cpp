@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "dscope/CrashHandler.h"
 #include "dscope/Dispatcher.h"
 #include "dscope/DispatchRecords.h"
 #include "dscope/Error.h"
@@ -117,6 +118,7 @@ dscope_thread_records* registerCurrentThread() {
   }
   owner.block = block;
   current_thread_records = block;
+  detail::onThreadRegistered();
   return block;
 }
 
