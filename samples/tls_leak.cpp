@@ -12,6 +12,7 @@
 // debugger can show the thread's TLS (`keyset --tls`) in the core.
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "dscope/LocalDispatchKeySet.h"
 #include "dscope/aten/Functions.h"
@@ -25,7 +26,7 @@ namespace {
 // The bug: a manual exclude with no matching restore.
 void fast_path_without_autograd() { impl::tls_set_dispatch_key_excluded(DispatchKey::AutogradCPU, true); }
 
-const char* gradFnName(const Tensor& t) { return t.grad_fn() ? t.grad_fn()->name().c_str() : "(none)"; }
+std::string gradFnName(const Tensor& t) { return t.grad_fn() ? t.grad_fn()->name() : "(none)"; }
 
 }  // namespace
 
@@ -33,14 +34,14 @@ int main(int argc, char** argv) {
   sample::start(argc, argv);
   Tensor a = at::randn({2, 2}, TensorOptions().requires_grad(true));
   Tensor before = at::mm(a, a);
-  std::printf("before: grad_fn=%s\n", gradFnName(before));
+  std::printf("before: grad_fn=%s\n", gradFnName(before).c_str());
 
   fast_path_without_autograd();
   Tensor after = at::mm(a, a);
-  std::printf("after: grad_fn=%s (autograd was skipped)\n", gradFnName(after));
+  std::printf("after: grad_fn=%s (autograd was skipped)\n", gradFnName(after).c_str());
   std::printf("tls exclude set: %s = 0x%llx\n", toString(tls_local_exclude_set()).c_str(),
               static_cast<unsigned long long>(tls_local_exclude_set().raw_repr()));
   sample::sample_checkpoint("after the leaked exclude");
   if (sample::hasFlag(argc, argv, "--core")) std::abort();
-  return after.grad_fn() ? 0 : 3;
+  return 0;
 }

@@ -100,11 +100,11 @@ inline bool sameDispatch(const dscope_dispatch_record& a, const dscope_dispatch_
   return a.op == b.op && a.kernel == b.kernel && a.keyset == b.keyset && a.kind == b.kind;
 }
 
-// Finds the shortest period p such that the top `window` records repeat with period p
-// (at least 3 repetitions), then walks down to where the repetition starts. `at(d)` returns
-// the record at depth d or null; `depth` is the chain length. Pure: runs in-process (crash
-// handler, max-depth error) and out of process (inspect library) alike. Bounded by
-// max_period * window + depth comparisons.
+// Finds the shortest period p such that the top 3p records repeat with period p (so at least
+// three repetitions, within the top `window` records), then walks down to where the
+// repetition starts. `at(d)` returns the record at depth d or null; `depth` is the chain
+// length. Pure: runs in-process (crash handler, max-depth error) and out of process (inspect
+// library) alike. Bounded by max_period * window + depth record comparisons.
 template <class At>
 DispatchCycle findDispatchCycle(uint64_t depth, At&& at, uint64_t window = DSCOPE_RECORDS_RING,
                                 uint64_t max_period = DSCOPE_RECORDS_RING / 3) {
@@ -112,13 +112,13 @@ DispatchCycle findDispatchCycle(uint64_t depth, At&& at, uint64_t window = DSCOP
   if (window > depth) window = depth;
   for (uint64_t p = 1; p <= max_period && 3 * p <= window; ++p) {
     bool ok = true;
-    for (uint64_t d = depth - window + p; d < depth && ok; ++d) {
+    for (uint64_t d = depth - 2 * p; d < depth && ok; ++d) {
       const dscope_dispatch_record *a = at(d), *b = at(d - p);
       ok = a && b && sameDispatch(*a, *b);
     }
     if (!ok) continue;
     // Extend downwards while the records we still have keep the pattern.
-    uint64_t start = depth - window;
+    uint64_t start = depth - 3 * p;
     while (start > 0) {
       const dscope_dispatch_record *a = at(start - 1), *b = at(start - 1 + p);
       if (!a || !b || !sameDispatch(*a, *b)) break;
