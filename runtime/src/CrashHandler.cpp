@@ -30,7 +30,7 @@ const char* recordKindLabel(uint8_t kind) {
 void printRecord(uint64_t depth, const dscope_dispatch_record& r) {
   const auto* op = static_cast<const impl::OperatorEntry*>(r.op);
   std::fprintf(stderr, "  #%llu %s op=[%s], key=[%s]\n", static_cast<unsigned long long>(depth),
-               recordKindLabel(r.kind), op->name_cstr(), toString(static_cast<DispatchKey>(r.key)));
+               recordKindLabel(r.kind), op->name_cstr(), toString(debug::recordKey(r)));
 }
 
 void printDispatchSummary(const char* signal_name) {
@@ -48,13 +48,13 @@ void printDispatchSummary(const char* signal_name) {
                  "dscope: fatal signal %s at dispatch depth %llu: %s at %s repeats (cycle of %llu dispatch(es), "
                  "%llu repetitions since depth %s%llu): infinite redispatch?\n",
                  signal_name, static_cast<unsigned long long>(r->depth), op->name_cstr(),
-                 toString(static_cast<DispatchKey>(top.key)), static_cast<unsigned long long>(cycle.period),
+                 toString(debug::recordKey(top)), static_cast<unsigned long long>(cycle.period),
                  static_cast<unsigned long long>(cycle.repeats), cycle.start_in_gap ? "<= " : "",
                  static_cast<unsigned long long>(cycle.start_depth));
   } else {
     std::fprintf(stderr, "dscope: fatal signal %s at dispatch depth %llu, innermost: %s at %s\n", signal_name,
                  static_cast<unsigned long long>(r->depth), op->name_cstr(),
-                 toString(static_cast<DispatchKey>(top.key)));
+                 toString(debug::recordKey(top)));
   }
   std::fprintf(stderr, "dscope: first dispatch records:\n");
   for (uint64_t d = 0; d < r->depth && d < kFirstRecordsShown; ++d) printRecord(d, *at(d));

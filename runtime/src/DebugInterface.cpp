@@ -70,7 +70,7 @@ uint64_t dscope_fnv1a64(const char* s) {
 
 namespace dscope::debug {
 
-thread_local dscope_thread_records* current_thread_records DSCOPE_TLS_INITIAL_EXEC;
+DSCOPE_HOT_THREAD_LOCAL dscope_thread_records* current_thread_records DSCOPE_TLS_INITIAL_EXEC;
 
 namespace {
 
@@ -90,7 +90,6 @@ void claim(dscope_thread_records* r) {
   r->tid = static_cast<int32_t>(::syscall(SYS_gettid));
   r->tls = &impl::raw_local_dispatch_key_set;
   r->depth = 0;
-  r->total = 0;
   r->depth_limit = kDepthLimit;
 }
 
@@ -127,7 +126,7 @@ namespace {
 std::string describe(const dscope_dispatch_record& r) {
   static const char* kinds[] = {"?", "call", "redispatch", "callBoxed", "redispatchBoxed"};
   return std::string(static_cast<const impl::OperatorEntry*>(r.op)->name_cstr()) + " at " +
-         toString(static_cast<DispatchKey>(r.key)) + " (" + kinds[r.kind <= 4 ? r.kind : 0] + ")";
+         toString(recordKey(r)) + " (" + kinds[r.kind <= 4 ? r.kind : 0] + ")";
 }
 
 }  // namespace
@@ -145,6 +144,11 @@ void dispatchDepthExceeded(const dscope_thread_records& r) {
     msg += "; innermost dispatch: " + describe(*recordAt(r, r.depth - 1));
   }
   throw Error(msg);
+}
+
+void keepFirstRecords(dscope_thread_records& r) {
+  static_assert(DSCOPE_RECORDS_FIRST <= DSCOPE_RECORDS_RING);
+  std::memcpy(r.first, r.ring, sizeof(r.first));
 }
 
 void checkBreakFilter(const impl::OperatorEntry& op, DispatchKeySet ks) {

@@ -63,7 +63,7 @@ bool readTraceFlag() {
   std::fprintf(stderr, "ignoring invalid value for DSCOPE_SHOW_DISPATCH_TRACE: %s valid values are 0 or 1.\n", v);
   return false;
 }
-thread_local int64_t dispatch_trace_depth DSCOPE_TLS_INITIAL_EXEC;
+DSCOPE_HOT_THREAD_LOCAL int64_t dispatch_trace_depth DSCOPE_TLS_INITIAL_EXEC;
 }  // namespace
 
 const bool show_dispatch_trace = readTraceFlag();
@@ -215,8 +215,9 @@ Dispatcher::Deregister Dispatcher::registerFallback(DispatchKey key, KernelFunct
 
 // The boxed twin of TypedOperatorHandle::dispatch.
 static void dispatchBoxed(dscope_record_kind kind, const OperatorHandle& op, DispatchKeySet ks, Stack* stack) {
-  const impl::AnnotatedKernel& k = op.entry().lookup(ks);
-  debug::RecordScope record(&op.entry(), &k, ks, kind);
+  int slot = ks.getDispatchTableIndexForDispatchKeySet();
+  const impl::AnnotatedKernel& k = op.entry().lookupSlot(slot);
+  debug::RecordScope record(&op.entry(), &k, ks, slot, kind);
   if (debug::breakFilterArmed()) [[unlikely]]
     debug::checkBreakFilter(op.entry(), ks);
   std::optional<detail::DispatchTraceScope> trace;

@@ -3,7 +3,7 @@
 namespace dscope::impl {
 
 // Zero-initialized per thread: decodes to the default included/excluded sets.
-thread_local PODLocalDispatchKeySet raw_local_dispatch_key_set DSCOPE_TLS_INITIAL_EXEC;
+DSCOPE_HOT_THREAD_LOCAL PODLocalDispatchKeySet raw_local_dispatch_key_set DSCOPE_TLS_INITIAL_EXEC;
 
 void _force_tls_local_dispatch_key_set(LocalDispatchKeySet ks) {
   raw_local_dispatch_key_set.set_included(ks.included_);

@@ -8,8 +8,9 @@
  * Every dispatching thread owns one `dscope_thread_records` block (the "shadow stack"),
  * linked from the descriptor. Each call/redispatch pushes a record at index `depth` and pops
  * it on return or exception, so the block always describes the live dispatch chain:
- *   first[d]      for d < DSCOPE_RECORDS_FIRST   (where the chain started)
- *   ring[d % M]   for the last M depths            (the top of the chain: what repeats)
+ *   ring[d % M]   for the top M depths, d >= depth - M     (the top of the chain: what repeats)
+ *   first[d]      for d < DSCOPE_RECORDS_FIRST, valid only while depth > M (where a deep
+ *                 chain started: copied from the ring when the chain grows past M)
  * Records of depths >= `depth` are stale leftovers and must be ignored.
  */
 #ifndef DSCOPE_DEBUG_INTERFACE_H
@@ -42,12 +43,14 @@ enum dscope_record_kind {
 
 enum dscope_thread_state { DSCOPE_THREAD_ALIVE = 1, DSCOPE_THREAD_DEAD = 2 };
 
-/* One dispatch: 32 bytes. */
+/* One dispatch: 32 bytes. The chosen key is DispatchKeySet(keyset).highestPriorityTypeId();
+ * `slot` is the dispatch-table slot that was read (for the same key set: Undefined = 0, then
+ * the runtime keys in FULL order), stored because it costs nothing. */
 struct dscope_dispatch_record {
   const void* op;      /* dscope::impl::OperatorEntry* */
   const void* kernel;  /* dscope::impl::AnnotatedKernel* the table slot held (what ran) */
   uint64_t keyset;     /* DispatchKeySet::raw_repr() used for the lookup */
-  uint16_t key;        /* DispatchKey: keyset's highestPriorityTypeId() */
+  uint16_t slot;       /* dispatch-table slot, 0..137 */
   uint8_t kind;        /* enum dscope_record_kind */
   uint8_t reserved[5];
 };
@@ -59,7 +62,6 @@ struct dscope_thread_records {
   uint32_t state;                      /* enum dscope_thread_state; dead blocks are reused */
   const void* tls;                     /* the owner's dscope::impl::PODLocalDispatchKeySet (XOR-stored) */
   uint64_t depth;                      /* dispatches active now */
-  uint64_t total;                      /* dispatches pushed since the block was claimed */
   uint64_t depth_limit;                /* DSCOPE_MAX_DISPATCH_DEPTH, or UINT64_MAX */
   struct dscope_dispatch_record first[DSCOPE_RECORDS_FIRST];
   struct dscope_dispatch_record ring[DSCOPE_RECORDS_RING];

@@ -26,7 +26,7 @@ namespace dscope::debug {
 static_assert((DSCOPE_RECORDS_RING & (DSCOPE_RECORDS_RING - 1)) == 0, "the ring size must be a power of two");
 
 // This thread's block; null until the thread's first dispatch.
-extern thread_local dscope_thread_records* current_thread_records DSCOPE_TLS_INITIAL_EXEC;
+extern DSCOPE_HOT_THREAD_LOCAL dscope_thread_records* current_thread_records DSCOPE_TLS_INITIAL_EXEC;
 // Claims a dead block or allocates a new one, and links it into the registry (lock-free).
 dscope_thread_records* registerCurrentThread();
 // DSCOPE_MAX_DISPATCH_DEPTH exceeded: throws dscope::Error naming the repeating dispatch.
@@ -40,27 +40,41 @@ inline const dscope_dispatch_record* recordAt(const dscope_thread_records& r, ui
   return nullptr;  // in the middle of a very deep chain: overwritten
 }
 
+// The key a record's dispatch went to.
+inline DispatchKey recordKey(const dscope_dispatch_record& r) {
+  return DispatchKeySet::from_raw_repr(r.keyset).highestPriorityTypeId();
+}
+
+// The chain is about to grow past the ring: its bottom records, all still in the ring, are
+// kept in `first` before the ring overwrites them.
+void keepFirstRecords(dscope_thread_records& r);
+
 // Pushes one record for the lifetime of a dispatch; popped on return and on exception.
+// About a dozen instructions: always inlined into the dispatch path.
 class RecordScope {
  public:
-  RecordScope(const impl::OperatorEntry* op, const impl::AnnotatedKernel* kernel, DispatchKeySet ks,
-              dscope_record_kind kind) {
+  [[gnu::always_inline]] RecordScope(const impl::OperatorEntry* op, const impl::AnnotatedKernel* kernel,
+                                     DispatchKeySet ks, int slot, dscope_record_kind kind) {
 #if DSCOPE_DISPATCH_RECORDS
     r_ = current_thread_records;
     if (!r_) [[unlikely]] r_ = registerCurrentThread();
     uint64_t d = r_->depth;
     if (d >= r_->depth_limit) [[unlikely]] dispatchDepthExceeded(*r_);
-    dscope_dispatch_record rec{op, kernel, ks.raw_repr(), static_cast<uint16_t>(ks.highestPriorityTypeId()),
-                               static_cast<uint8_t>(kind), {}};
-    r_->ring[d % DSCOPE_RECORDS_RING] = rec;
-    if (d < DSCOPE_RECORDS_FIRST) r_->first[d] = rec;
+    if (d == DSCOPE_RECORDS_RING) [[unlikely]] keepFirstRecords(*r_);
+    // Field by field into place: building the record on the stack and copying it stalls on
+    // store forwarding (a wide load over several narrower stores).
+    dscope_dispatch_record& rec = r_->ring[d % DSCOPE_RECORDS_RING];
+    rec.op = op;
+    rec.kernel = kernel;
+    rec.keyset = ks.raw_repr();
+    rec.slot = static_cast<uint16_t>(slot);
+    rec.kind = static_cast<uint8_t>(kind);
     r_->depth = d + 1;
-    ++r_->total;
 #else
-    (void)op, (void)kernel, (void)ks, (void)kind;
+    (void)op, (void)kernel, (void)ks, (void)slot, (void)kind;
 #endif
   }
-  ~RecordScope() {
+  [[gnu::always_inline]] ~RecordScope() {
 #if DSCOPE_DISPATCH_RECORDS
     --r_->depth;
 #endif

@@ -82,8 +82,9 @@ class TypedOperatorHandle<Ret(Args...)> final : public OperatorHandle {
   // What every dispatch does: look up, push a record, check the break filter and the trace
   // flag (one predictable branch each while off), run the kernel.
   Ret dispatch(dscope_record_kind kind, DispatchKeySet ks, Args... args) const {
-    const impl::AnnotatedKernel& k = entry_->lookup(ks);
-    debug::RecordScope record(entry_, &k, ks, kind);
+    int slot = ks.getDispatchTableIndexForDispatchKeySet();
+    const impl::AnnotatedKernel& k = entry_->lookupSlot(slot);
+    debug::RecordScope record(entry_, &k, ks, slot, kind);
     if (debug::breakFilterArmed()) [[unlikely]]
       debug::checkBreakFilter(*entry_, ks);
     if (detail::show_dispatch_trace) [[unlikely]]

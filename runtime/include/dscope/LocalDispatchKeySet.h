@@ -9,11 +9,11 @@
 
 #include "dscope/DispatchKeySet.h"
 
-#if defined(__GNUC__)
+// Thread-locals read on every dispatch: `__thread` (no dynamic initialization, so no TLS
+// init-function check on access) in the initial-exec model (one fs-relative load, even from
+// another shared object). Only for trivially constructible, zero-initialized types.
+#define DSCOPE_HOT_THREAD_LOCAL __thread
 #define DSCOPE_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
-#else
-#define DSCOPE_TLS_INITIAL_EXEC
-#endif
 
 namespace dscope {
 namespace impl {
@@ -31,7 +31,7 @@ struct PODLocalDispatchKeySet {
 };
 static_assert(sizeof(PODLocalDispatchKeySet) == 16);
 
-extern thread_local PODLocalDispatchKeySet raw_local_dispatch_key_set DSCOPE_TLS_INITIAL_EXEC;
+extern DSCOPE_HOT_THREAD_LOCAL PODLocalDispatchKeySet raw_local_dispatch_key_set DSCOPE_TLS_INITIAL_EXEC;
 
 struct LocalDispatchKeySet {
   DispatchKeySet included_;

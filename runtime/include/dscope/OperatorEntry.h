@@ -126,9 +126,8 @@ class OperatorEntry {
 
   // ---- hot path ----
   const DispatchKeyExtractor& dispatchKeyExtractor() const { return extractor_; }
-  const AnnotatedKernel& lookup(DispatchKeySet ks) const {
-    return *dispatchTable_[ks.getDispatchTableIndexForDispatchKeySet()].load(std::memory_order_acquire);
-  }
+  const AnnotatedKernel& lookup(DispatchKeySet ks) const { return lookupSlot(ks.getDispatchTableIndexForDispatchKeySet()); }
+  const AnnotatedKernel& lookupSlot(int slot) const { return *dispatchTable_[slot].load(std::memory_order_acquire); }
 
   // ---- introspection (torch._C._dispatch_*) ----
   bool hasKernelForDispatchKey(DispatchKey k) const;          // registered directly at k
