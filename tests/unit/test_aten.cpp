@@ -12,8 +12,10 @@
 #include "dscope/LocalDispatchKeySet.h"
 #include "dscope/aten/Autocast.h"
 #include "dscope/aten/Functions.h"
+#include "test_util.h"
 
 using namespace dscope;
+using dscope::testing::errorOf;
 
 namespace {
 
@@ -70,14 +72,6 @@ void checkClose(const std::vector<double>& got, const std::vector<double>& want,
 const ScalarType kAllDtypes[] = {ScalarType::Long, ScalarType::Half, ScalarType::Float, ScalarType::Double,
                                  ScalarType::BFloat16};
 
-std::string errorOf(auto&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // A host allocator for a fake PrivateUse1 device (what a backend installs).
 struct HostAllocator final : Allocator {

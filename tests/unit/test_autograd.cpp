@@ -13,8 +13,10 @@
 #include "dscope/aten/Autocast.h"
 #include "dscope/aten/Functions.h"
 #include "dscope/autograd/Autograd.h"
+#include "test_util.h"
 
 using namespace dscope;
+using dscope::testing::errorOf;
 
 namespace {
 
@@ -71,14 +73,6 @@ Tensor weights(IntArrayRef sizes) {
 
 Tensor weightedSum(const Tensor& t) { return t.mul(weights(t.sizes())).sum(); }
 
-std::string errorOf(auto&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 }  // namespace
 

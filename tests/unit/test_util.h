@@ -41,6 +41,16 @@ inline std::map<std::string, std::vector<std::string>> dumpExampleSections() {
   return sections;
 }
 
+// The message of the exception f throws, or "(no error)".
+inline std::string errorOf(auto&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 inline std::string joinLines(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& l : lines) out += l + "\n";

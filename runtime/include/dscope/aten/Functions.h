@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "dscope/Device.h"
+#include "dscope/Dispatcher.h"
 #include "dscope/DispatchKeySet.h"
 #include "dscope/ScalarType.h"
 #include "dscope/Tensor.h"
@@ -21,173 +22,132 @@ namespace dscope::at {
 
 namespace _ops {
 
-// Each struct: the operator's name, overload, schema text (the one m.def() registers), its C++
-// signature (`schema`), and call / redispatch through the dispatcher.
+// What every operator struct gets from its name, overload and C++ signature: the typed handle,
+// looked up once, and call / redispatch through it (PyTorch's generated Operators.cpp).
+template <class Op, class Sig>
+struct TypedOp;
+template <class Op, class Ret, class... Args>
+struct TypedOp<Op, Ret(Args...)> {
+  using schema = Ret(Args...);
+  static const TypedOperatorHandle<schema>& handle() {
+    static const auto h = Dispatcher::singleton().findSchemaOrThrow(Op::name, Op::overload_name).template typed<schema>();
+    return h;
+  }
+  static Ret call(Args... args) { return handle().call(std::forward<Args>(args)...); }
+  static Ret redispatch(DispatchKeySet ks, Args... args) { return handle().redispatch(ks, std::forward<Args>(args)...); }
+};
+
+// Each struct: the operator's name, overload and schema text (the one m.def() registers); its C++
+// signature, call and redispatch come from TypedOp.
 
 // Reduced vs PyTorch: no layout, pin_memory or memory_format arguments.
-struct empty_memory_format {
+struct empty_memory_format : TypedOp<empty_memory_format, Tensor(IntArrayRef, std::optional<ScalarType>, std::optional<Device>)> {
   static constexpr const char* name = "aten::empty";
   static constexpr const char* overload_name = "memory_format";
   static constexpr const char* schema_str =
       "empty.memory_format(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor";
-  using schema = Tensor(IntArrayRef, std::optional<ScalarType>, std::optional<Device>);
-  static Tensor call(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device);
-  static Tensor redispatch(DispatchKeySet ks, IntArrayRef size, std::optional<ScalarType> dtype,
-                           std::optional<Device> device);
 };
 
 // zeros / ones / randn: reduced vs PyTorch like empty (no layout, pin_memory).
-struct zeros {
+struct zeros : TypedOp<zeros, Tensor(IntArrayRef, std::optional<ScalarType>, std::optional<Device>)> {
   static constexpr const char* name = "aten::zeros";
   static constexpr const char* overload_name = "";
   static constexpr const char* schema_str =
       "zeros(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor";
-  using schema = Tensor(IntArrayRef, std::optional<ScalarType>, std::optional<Device>);
-  static Tensor call(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device);
-  static Tensor redispatch(DispatchKeySet ks, IntArrayRef size, std::optional<ScalarType> dtype,
-                           std::optional<Device> device);
 };
 
-struct ones {
+struct ones : TypedOp<ones, Tensor(IntArrayRef, std::optional<ScalarType>, std::optional<Device>)> {
   static constexpr const char* name = "aten::ones";
   static constexpr const char* overload_name = "";
   static constexpr const char* schema_str =
       "ones(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor";
-  using schema = Tensor(IntArrayRef, std::optional<ScalarType>, std::optional<Device>);
-  static Tensor call(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device);
-  static Tensor redispatch(DispatchKeySet ks, IntArrayRef size, std::optional<ScalarType> dtype,
-                           std::optional<Device> device);
 };
 
-struct randn {
+struct randn : TypedOp<randn, Tensor(IntArrayRef, std::optional<ScalarType>, std::optional<Device>)> {
   static constexpr const char* name = "aten::randn";
   static constexpr const char* overload_name = "";
   static constexpr const char* schema_str =
       "randn(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor";
-  using schema = Tensor(IntArrayRef, std::optional<ScalarType>, std::optional<Device>);
-  static Tensor call(IntArrayRef size, std::optional<ScalarType> dtype, std::optional<Device> device);
-  static Tensor redispatch(DispatchKeySet ks, IntArrayRef size, std::optional<ScalarType> dtype,
-                           std::optional<Device> device);
 };
 
-struct fill__Scalar {
+struct fill__Scalar : TypedOp<fill__Scalar, Tensor(const Tensor&, const Scalar&)> {
   static constexpr const char* name = "aten::fill_";
   static constexpr const char* overload_name = "Scalar";
   static constexpr const char* schema_str = "fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)";
-  using schema = Tensor(const Tensor&, const Scalar&);
-  static Tensor call(const Tensor& self, const Scalar& value);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& self, const Scalar& value);
 };
 
 // Reduced vs PyTorch: an optional integer seed instead of `Generator? generator`.
-struct normal_ {
+struct normal_ : TypedOp<normal_, Tensor(const Tensor&, double, double, std::optional<int64_t>)> {
   static constexpr const char* name = "aten::normal_";
   static constexpr const char* overload_name = "";
   static constexpr const char* schema_str =
       "normal_(Tensor(a!) self, float mean=0, float std=1, *, int? seed=None) -> Tensor(a!)";
-  using schema = Tensor(const Tensor&, double, double, std::optional<int64_t>);
-  static Tensor call(const Tensor& self, double mean, double std, std::optional<int64_t> seed);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& self, double mean, double std,
-                           std::optional<int64_t> seed);
 };
 
-struct add_Tensor {
+struct add_Tensor : TypedOp<add_Tensor, Tensor(const Tensor&, const Tensor&, const Scalar&)> {
   static constexpr const char* name = "aten::add";
   static constexpr const char* overload_name = "Tensor";
   static constexpr const char* schema_str = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
-  using schema = Tensor(const Tensor&, const Tensor&, const Scalar&);
-  static Tensor call(const Tensor& self, const Tensor& other, const Scalar& alpha);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& self, const Tensor& other, const Scalar& alpha);
 };
 
-struct add__Tensor {
+struct add__Tensor : TypedOp<add__Tensor, Tensor(const Tensor&, const Tensor&, const Scalar&)> {
   static constexpr const char* name = "aten::add_";
   static constexpr const char* overload_name = "Tensor";
   static constexpr const char* schema_str =
       "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)";
-  using schema = Tensor(const Tensor&, const Tensor&, const Scalar&);
-  static Tensor call(const Tensor& self, const Tensor& other, const Scalar& alpha);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& self, const Tensor& other, const Scalar& alpha);
 };
 
-struct mul_Tensor {
+struct mul_Tensor : TypedOp<mul_Tensor, Tensor(const Tensor&, const Tensor&)> {
   static constexpr const char* name = "aten::mul";
   static constexpr const char* overload_name = "Tensor";
   static constexpr const char* schema_str = "mul.Tensor(Tensor self, Tensor other) -> Tensor";
-  using schema = Tensor(const Tensor&, const Tensor&);
-  static Tensor call(const Tensor& self, const Tensor& other);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& self, const Tensor& other);
 };
 
-struct mm {
+struct mm : TypedOp<mm, Tensor(const Tensor&, const Tensor&)> {
   static constexpr const char* name = "aten::mm";
   static constexpr const char* overload_name = "";
   static constexpr const char* schema_str = "mm(Tensor self, Tensor mat2) -> Tensor";
-  using schema = Tensor(const Tensor&, const Tensor&);
-  static Tensor call(const Tensor& self, const Tensor& mat2);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& self, const Tensor& mat2);
 };
 
-struct sum {
+struct sum : TypedOp<sum, Tensor(const Tensor&, std::optional<ScalarType>)> {
   static constexpr const char* name = "aten::sum";
   static constexpr const char* overload_name = "";
   static constexpr const char* schema_str = "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor";
-  using schema = Tensor(const Tensor&, std::optional<ScalarType>);
-  static Tensor call(const Tensor& self, std::optional<ScalarType> dtype);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& self, std::optional<ScalarType> dtype);
 };
 
-struct relu {
+struct relu : TypedOp<relu, Tensor(const Tensor&)> {
   static constexpr const char* name = "aten::relu";
   static constexpr const char* overload_name = "";
   static constexpr const char* schema_str = "relu(Tensor self) -> Tensor";
-  using schema = Tensor(const Tensor&);
-  static Tensor call(const Tensor& self);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& self);
 };
 
-struct threshold_backward {
+struct threshold_backward : TypedOp<threshold_backward, Tensor(const Tensor&, const Tensor&, const Scalar&)> {
   static constexpr const char* name = "aten::threshold_backward";
   static constexpr const char* overload_name = "";
   static constexpr const char* schema_str =
       "threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor";
-  using schema = Tensor(const Tensor&, const Tensor&, const Scalar&);
-  static Tensor call(const Tensor& grad_output, const Tensor& self, const Scalar& threshold);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& grad_output, const Tensor& self, const Scalar& threshold);
 };
 
-struct copy_ {
+struct copy_ : TypedOp<copy_, Tensor(const Tensor&, const Tensor&, bool)> {
   static constexpr const char* name = "aten::copy_";
   static constexpr const char* overload_name = "";
   static constexpr const char* schema_str = "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)";
-  using schema = Tensor(const Tensor&, const Tensor&, bool);
-  static Tensor call(const Tensor& self, const Tensor& src, bool non_blocking);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& self, const Tensor& src, bool non_blocking);
 };
 
 // Reduced vs PyTorch: no layout, pin_memory or memory_format arguments.
-struct _to_copy {
+struct _to_copy : TypedOp<_to_copy, Tensor(const Tensor&, std::optional<ScalarType>, std::optional<Device>, bool)> {
   static constexpr const char* name = "aten::_to_copy";
   static constexpr const char* overload_name = "";
   static constexpr const char* schema_str =
       "_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool non_blocking=False) -> Tensor";
-  using schema = Tensor(const Tensor&, std::optional<ScalarType>, std::optional<Device>, bool);
-  static Tensor call(const Tensor& self, std::optional<ScalarType> dtype, std::optional<Device> device,
-                     bool non_blocking);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& self, std::optional<ScalarType> dtype,
-                           std::optional<Device> device, bool non_blocking);
 };
 
 // Reduced vs PyTorch: no memory_format argument.
-struct to_device {
+struct to_device : TypedOp<to_device, Tensor(const Tensor&, Device, ScalarType, bool, bool)> {
   static constexpr const char* name = "aten::to";
   static constexpr const char* overload_name = "device";
   static constexpr const char* schema_str =
       "to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False) -> Tensor(a)";
-  using schema = Tensor(const Tensor&, Device, ScalarType, bool, bool);
-  static Tensor call(const Tensor& self, Device device, ScalarType dtype, bool non_blocking, bool copy);
-  static Tensor redispatch(DispatchKeySet ks, const Tensor& self, Device device, ScalarType dtype, bool non_blocking,
-                           bool copy);
 };
 
 }  // namespace _ops
