@@ -91,6 +91,7 @@ void claim(dscope_thread_records* r) {
   r->tls = &impl::raw_local_dispatch_key_set;
   r->depth = 0;
   r->depth_limit = kDepthLimit;
+  r->slow_depth = std::min<uint64_t>(kDepthLimit, DSCOPE_RECORDS_RING);
 }
 
 }  // namespace
@@ -146,9 +147,12 @@ void dispatchDepthExceeded(const dscope_thread_records& r) {
   throw Error(msg);
 }
 
-void keepFirstRecords(dscope_thread_records& r) {
+void deepPush(dscope_thread_records& r) {
+  if (r.depth >= r.depth_limit) dispatchDepthExceeded(r);
+  // The chain is about to outgrow the ring: its bottom records, all still live there, are kept
+  // in `first` before the ring overwrites them.
   static_assert(DSCOPE_RECORDS_FIRST <= DSCOPE_RECORDS_RING);
-  std::memcpy(r.first, r.ring, sizeof(r.first));
+  if (r.depth == DSCOPE_RECORDS_RING) std::memcpy(r.first, r.ring, sizeof(r.first));
 }
 
 void checkBreakFilter(const impl::OperatorEntry& op, DispatchKeySet ks) {

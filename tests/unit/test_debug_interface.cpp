@@ -176,12 +176,14 @@ TEST_SUITE("debug_interface") {
     auto& r = const_cast<dscope_thread_records&>(myRecords());
     uint64_t saved = r.depth_limit;
     r.depth_limit = r.depth + 300;  // deeper than the ring: the start comes from the first records
+    r.slow_depth = std::min<uint64_t>(r.depth_limit, DSCOPE_RECORDS_RING);
     auto op = Dispatcher::singleton().findSchemaOrThrow("dbg::recurse", "").typed<int64_t(const Tensor&)>();
     std::string want = "dispatch depth exceeded DSCOPE_MAX_DISPATCH_DEPTH=" + std::to_string(r.depth_limit) +
                        ": dbg::recurse at AutogradCPU (call) re-enters the dispatcher in a cycle of 1 dispatch(es), "
                        "repeated 300 times since depth 0";
     CHECK_THROWS_WITH_AS(op.call(cpuTensor()), doctest::Contains(want.c_str()), Error);
     r.depth_limit = saved;
+    r.slow_depth = std::min<uint64_t>(saved, DSCOPE_RECORDS_RING);
     CHECK(r.depth == 0);
   }
 

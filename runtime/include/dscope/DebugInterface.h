@@ -63,6 +63,8 @@ struct dscope_thread_records {
   const void* tls;                     /* the owner's dscope::impl::PODLocalDispatchKeySet (XOR-stored) */
   uint64_t depth;                      /* dispatches active now */
   uint64_t depth_limit;                /* DSCOPE_MAX_DISPATCH_DEPTH, or UINT64_MAX */
+  uint64_t slow_depth;                 /* min(depth_limit, DSCOPE_RECORDS_RING): pushes at or past
+                                          it take the runtime's slow path (internal) */
   struct dscope_dispatch_record first[DSCOPE_RECORDS_FIRST];
   struct dscope_dispatch_record ring[DSCOPE_RECORDS_RING];
 };

@@ -31,6 +31,9 @@ extern DSCOPE_HOT_THREAD_LOCAL dscope_thread_records* current_thread_records DSC
 dscope_thread_records* registerCurrentThread();
 // DSCOPE_MAX_DISPATCH_DEPTH exceeded: throws dscope::Error naming the repeating dispatch.
 [[noreturn]] void dispatchDepthExceeded(const dscope_thread_records& r);
+// A push at depth >= slow_depth: enforces the depth limit, and keeps the bottom records when
+// the chain grows past the ring. Only deep chains get here.
+void deepPush(dscope_thread_records& r);
 
 // The record at depth d of a chain of `depth` records, if the block still holds it.
 inline const dscope_dispatch_record* recordAt(const dscope_thread_records& r, uint64_t d) {
@@ -45,10 +48,6 @@ inline DispatchKey recordKey(const dscope_dispatch_record& r) {
   return DispatchKeySet::from_raw_repr(r.keyset).highestPriorityTypeId();
 }
 
-// The chain is about to grow past the ring: its bottom records, all still in the ring, are
-// kept in `first` before the ring overwrites them.
-void keepFirstRecords(dscope_thread_records& r);
-
 // Pushes one record for the lifetime of a dispatch; popped on return and on exception.
 // About a dozen instructions: always inlined into the dispatch path.
 class RecordScope {
@@ -59,8 +58,7 @@ class RecordScope {
     r_ = current_thread_records;
     if (!r_) [[unlikely]] r_ = registerCurrentThread();
     uint64_t d = r_->depth;
-    if (d >= r_->depth_limit) [[unlikely]] dispatchDepthExceeded(*r_);
-    if (d == DSCOPE_RECORDS_RING) [[unlikely]] keepFirstRecords(*r_);
+    if (d >= r_->slow_depth) [[unlikely]] deepPush(*r_);
     // Field by field into place: building the record on the stack and copying it stalls on
     // store forwarding (a wide load over several narrower stores).
     dscope_dispatch_record& rec = r_->ring[d % DSCOPE_RECORDS_RING];

@@ -261,15 +261,12 @@ class KernelFunction {
   // "fallthrough boxed ", "boxed unboxed ", ... (c10's KernelFunction::dumpState)
   std::string dumpState() const;
 
+  // Small and always inlined into the dispatch path; boxing stays out of line.
   template <class Ret, class... Args>
-  Ret call(const OperatorHandle& op, DispatchKeySet ks, Args... args) const {
+  [[gnu::always_inline]] Ret call(const OperatorHandle& op, DispatchKeySet ks, Args... args) const {
     if (unboxed_fn_) [[likely]]
       return reinterpret_cast<Ret (*)(void*, DispatchKeySet, Args...)>(unboxed_fn_)(functor_, ks, std::forward<Args>(args)...);
-    Stack stack;
-    stack.reserve(sizeof...(Args));
-    (stack.emplace_back(args), ...);
-    callBoxed(op, ks, &stack);
-    return detail::popReturn<Ret>(&stack);
+    return callBoxedAndUnbox<Ret, Args...>(op, ks, std::forward<Args>(args)...);
   }
   void callBoxed(const OperatorHandle& op, DispatchKeySet ks, Stack* stack) const {
     boxed_fn_(functor_, op, ks, stack);
@@ -297,6 +294,16 @@ class KernelFunction {
     k.signature_ = std::make_shared<CppSignature>(CppSignature::make<Ret(Args...)>());
     k.inferred_schema_ = std::make_shared<std::string>(detail::inferSchema<Ret, Args...>());
     return k;
+  }
+  // A kernel without an unboxed entry (a boxed kernel, a fallback, a sentinel) called through
+  // a typed handle: box the arguments, run it, unbox the result.
+  template <class Ret, class... Args>
+  [[gnu::noinline]] Ret callBoxedAndUnbox(const OperatorHandle& op, DispatchKeySet ks, Args... args) const {
+    Stack stack;
+    stack.reserve(sizeof...(Args));
+    (stack.emplace_back(args), ...);
+    callBoxed(op, ks, &stack);
+    return detail::popReturn<Ret>(&stack);
   }
   static void callBoxedFunction(void* f, const OperatorHandle& op, DispatchKeySet, Stack* s) {
     reinterpret_cast<BoxedFunction*>(f)(op, s);
