@@ -12,6 +12,7 @@
 
 #include "dscope/DispatchRecords.h"
 #include "dscope/OperatorEntry.h"
+#include "dscope/format/DispatchRecord.h"
 
 namespace dscope {
 
@@ -21,16 +22,11 @@ constexpr size_t kAltStackSize = 256 * 1024;  // symbolizing needs more than the
 constexpr uint64_t kFirstRecordsShown = 8;
 constexpr size_t kFramesShown = 24;
 
-const char* recordKindLabel(uint8_t kind) {
-  static const char* labels[] = {"?", "[call]", "[redispatch]", "[callBoxed]", "[redispatchBoxed]"};
-  return labels[kind <= 4 ? kind : 0];
-}
-
 // One line per record, in the trace's own words: "  #3 [redispatch] op=[aten::mm], key=[CPU]".
 void printRecord(uint64_t depth, const dscope_dispatch_record& r) {
   const auto* op = static_cast<const impl::OperatorEntry*>(r.op);
   std::fprintf(stderr, "  #%llu %s op=[%s], key=[%s]\n", static_cast<unsigned long long>(depth),
-               recordKindLabel(r.kind), op->name_cstr(), toString(debug::recordKey(r)));
+               format::recordKindLabel(r.kind), op->name_cstr(), toString(debug::recordKey(r)));
 }
 
 void printDispatchSummary(const char* signal_name) {

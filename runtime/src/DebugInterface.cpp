@@ -14,6 +14,7 @@
 #include "dscope/DispatchRecords.h"
 #include "dscope/Error.h"
 #include "dscope/debug/Layout.h"
+#include "dscope/format/DispatchRecord.h"
 
 namespace {
 
@@ -58,12 +59,6 @@ __attribute__((visibility("default"), noinline, used)) void dscope_debug_break_h
   // Keep the call and its arguments observable: a debugger breaks here and reads them.
   asm volatile("" : : "r"(op), "r"(keyset), "r"(key) : "memory");
   std::atomic_ref<uint32_t>(dscope_debug_descriptor.break_hits).fetch_add(1, std::memory_order_relaxed);
-}
-
-uint64_t dscope_fnv1a64(const char* s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
-  return h;
 }
 
 }  // extern "C"
@@ -125,9 +120,8 @@ dscope_thread_records* registerCurrentThread() {
 namespace {
 
 std::string describe(const dscope_dispatch_record& r) {
-  static const char* kinds[] = {"?", "call", "redispatch", "callBoxed", "redispatchBoxed"};
   return std::string(static_cast<const impl::OperatorEntry*>(r.op)->name_cstr()) + " at " +
-         toString(recordKey(r)) + " (" + kinds[r.kind <= 4 ? r.kind : 0] + ")";
+         toString(recordKey(r)) + " (" + format::recordKindName(r.kind) + ")";
 }
 
 }  // namespace

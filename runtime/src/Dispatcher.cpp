@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "dscope/format/DispatchRecord.h"
+
 namespace dscope {
 
 // ---------------------------------------------------------------- kernels the dispatcher owns
@@ -69,11 +71,10 @@ DSCOPE_HOT_THREAD_LOCAL int64_t dispatch_trace_depth DSCOPE_TLS_INITIAL_EXEC;
 const bool show_dispatch_trace = readTraceFlag();
 
 DispatchTraceScope::DispatchTraceScope(dscope_record_kind kind, const impl::OperatorEntry& op, DispatchKeySet ks) {
-  static const char* labels[] = {"", "[call]", "[redispatch]", "[callBoxed]", "[redispatchBoxed]"};
   ++dispatch_trace_depth;
   // One write per line so that lines of concurrent threads do not interleave.
   std::string line(static_cast<size_t>(dispatch_trace_depth), ' ');
-  line += std::string(labels[kind]) + " op=[" + op.name_cstr() + "], key=[" + toString(ks.highestPriorityTypeId()) + "]\n";
+  line += format::recordLine(static_cast<uint8_t>(kind), op.name_cstr(), ks.highestPriorityTypeId()) + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 

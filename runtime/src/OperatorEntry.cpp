@@ -41,21 +41,6 @@ const char* copyToHeap(std::string_view s) {
   return p;
 }
 
-const char* toString(TableEntrySource s) {
-  switch (s) {
-    case TableEntrySource::Missing: return "missing";
-    case TableEntrySource::Kernel: return "kernel";
-    case TableEntrySource::DefaultBackendKernel: return "default backend kernel";
-    case TableEntrySource::NestedKernel: return "nested kernel";
-    case TableEntrySource::AmbiguousAutogradOther: return "ambiguous autogradother";
-    case TableEntrySource::MathKernel: return "math kernel";
-    case TableEntrySource::AutogradKernel: return "autograd kernel";
-    case TableEntrySource::BatchedKernel: return "batched kernel";
-    case TableEntrySource::BackendFallback: return "backend fallback";
-  }
-  return "?";
-}
-
 // ---------------------------------------------------------------- DispatchKeyExtractor
 
 DispatchKeyExtractor::DispatchKeyExtractor() : nonFallthroughKeys_(DispatchKeySet(DispatchKeySet::FULL).raw_repr()) {

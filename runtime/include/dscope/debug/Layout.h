@@ -16,8 +16,48 @@ namespace dscope::debug {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winvalid-offsetof"
 
-// A friend of the runtime classes whose private fields tools read.
+// A friend of the runtime classes whose private fields tools read. The named offsets are what
+// libdscope_inspect reads remote objects with; every one of them is part of hash(), so a reader
+// and a runtime that disagree on any of them see different hashes.
 struct Layout {
+  using AnnotatedKernel = impl::AnnotatedKernel;
+  using OperatorEntry = impl::OperatorEntry;
+  using RegisteredSchema = impl::RegisteredSchema;
+
+  // Dispatcher: the operator list.
+  static constexpr size_t Dispatcher_operators_head = offsetof(Dispatcher, operators_head_);
+  static constexpr size_t Dispatcher_num_operators = offsetof(Dispatcher, num_operators_);
+  static constexpr size_t Dispatcher_backendFallbackKernels = offsetof(Dispatcher, backendFallbackKernels_);
+  // OperatorEntry: name, schema, registered kernels, computed table, fallthrough mask, list link.
+  static constexpr size_t OperatorEntry_full_name = offsetof(OperatorEntry, full_name_);
+  static constexpr size_t OperatorEntry_name_hash = offsetof(OperatorEntry, name_hash_);
+  static constexpr size_t OperatorEntry_base_name_hash = offsetof(OperatorEntry, base_name_hash_);
+  static constexpr size_t OperatorEntry_schema = offsetof(OperatorEntry, schema_);
+  static constexpr size_t OperatorEntry_kernels = offsetof(OperatorEntry, kernels_);
+  static constexpr size_t OperatorEntry_num_kernels = offsetof(OperatorEntry, num_kernels_);
+  static constexpr size_t OperatorEntry_dispatchTable = offsetof(OperatorEntry, dispatchTable_);
+  static constexpr size_t OperatorEntry_dispatchTableSource = offsetof(OperatorEntry, dispatchTableSource_);
+  static constexpr size_t OperatorEntry_nonFallthroughKeys =
+      offsetof(OperatorEntry, extractor_) + offsetof(impl::DispatchKeyExtractor, nonFallthroughKeys_);
+  static constexpr size_t OperatorEntry_next = offsetof(OperatorEntry, next_);
+  // RegisteredSchema: the def's text, debug string and alias analysis kind (_dispatch_dump prints it).
+  static constexpr size_t RegisteredSchema_text = offsetof(RegisteredSchema, text);
+  static constexpr size_t RegisteredSchema_debug = offsetof(RegisteredSchema, debug);
+  static constexpr size_t RegisteredSchema_alias_analysis =
+      offsetof(RegisteredSchema, schema) + offsetof(FunctionSchema, alias_analysis);
+  // AnnotatedKernel and its KernelFunction.
+  static constexpr size_t AnnotatedKernel_functor = offsetof(AnnotatedKernel, kernel) + offsetof(KernelFunction, functor_);
+  static constexpr size_t AnnotatedKernel_boxed_fn = offsetof(AnnotatedKernel, kernel) + offsetof(KernelFunction, boxed_fn_);
+  static constexpr size_t AnnotatedKernel_unboxed_fn =
+      offsetof(AnnotatedKernel, kernel) + offsetof(KernelFunction, unboxed_fn_);
+  static constexpr size_t AnnotatedKernel_debug = offsetof(AnnotatedKernel, debug);
+  static constexpr size_t AnnotatedKernel_inferred_schema = offsetof(AnnotatedKernel, inferred_schema);
+  static constexpr size_t AnnotatedKernel_key = offsetof(AnnotatedKernel, key);
+  static constexpr size_t AnnotatedKernel_next = offsetof(AnnotatedKernel, next);
+  // The thread's TLS block (dscope_thread_records::tls points at it).
+  static constexpr size_t PODLocalDispatchKeySet_included = offsetof(impl::PODLocalDispatchKeySet, included_);
+  static constexpr size_t PODLocalDispatchKeySet_excluded = offsetof(impl::PODLocalDispatchKeySet, excluded_);
+
   static constexpr uint64_t mix(std::initializer_list<uint64_t> values) {
     uint64_t h = 1469598103934665603ull;
     for (uint64_t v : values)
@@ -25,9 +65,6 @@ struct Layout {
     return h;
   }
   static constexpr uint64_t hash() {
-    using impl::AnnotatedKernel;
-    using impl::OperatorEntry;
-    using impl::RegisteredSchema;
     return mix({
         sizeof(struct dscope_debug_descriptor), offsetof(struct dscope_debug_descriptor, dispatcher),
         offsetof(struct dscope_debug_descriptor, thread_records), offsetof(struct dscope_debug_descriptor, break_count),
@@ -36,17 +73,15 @@ struct Layout {
         offsetof(dscope_thread_records, ring), sizeof(dscope_dispatch_record), offsetof(dscope_dispatch_record, keyset),
         offsetof(dscope_dispatch_record, kind),
         // Dispatcher: the operator list and the backend fallbacks.
-        sizeof(Dispatcher), offsetof(Dispatcher, operators_head_), offsetof(Dispatcher, num_operators_),
-        offsetof(Dispatcher, backendFallbackKernels_),
+        sizeof(Dispatcher), Dispatcher_operators_head, Dispatcher_num_operators, Dispatcher_backendFallbackKernels,
         // OperatorEntry: name, schema, registered kernels, computed table, fallthrough mask.
-        sizeof(OperatorEntry), offsetof(OperatorEntry, full_name_), offsetof(OperatorEntry, schema_),
-        offsetof(OperatorEntry, kernels_), offsetof(OperatorEntry, num_kernels_),
-        offsetof(OperatorEntry, dispatchTable_), offsetof(OperatorEntry, dispatchTableSource_),
-        offsetof(OperatorEntry, extractor_), offsetof(OperatorEntry, next_),
+        sizeof(OperatorEntry), OperatorEntry_full_name, OperatorEntry_schema, OperatorEntry_kernels,
+        OperatorEntry_num_kernels, OperatorEntry_dispatchTable, OperatorEntry_dispatchTableSource,
+        offsetof(OperatorEntry, extractor_), OperatorEntry_next,
         sizeof(impl::DispatchKeyExtractor), offsetof(impl::DispatchKeyExtractor, nonFallthroughKeys_),
-        sizeof(RegisteredSchema), offsetof(RegisteredSchema, text), offsetof(RegisteredSchema, debug),
-        sizeof(AnnotatedKernel), offsetof(AnnotatedKernel, kernel), offsetof(AnnotatedKernel, debug),
-        offsetof(AnnotatedKernel, inferred_schema), offsetof(AnnotatedKernel, key), offsetof(AnnotatedKernel, next),
+        sizeof(RegisteredSchema), RegisteredSchema_text, RegisteredSchema_debug,
+        sizeof(AnnotatedKernel), offsetof(AnnotatedKernel, kernel), AnnotatedKernel_debug,
+        AnnotatedKernel_inferred_schema, AnnotatedKernel_key, AnnotatedKernel_next,
         sizeof(KernelFunction), offsetof(KernelFunction, functor_), offsetof(KernelFunction, boxed_fn_),
         offsetof(KernelFunction, unboxed_fn_),
         // Tensors and TLS.
@@ -55,6 +90,11 @@ struct Layout {
         offsetof(TensorImpl, storage), offsetof(TensorImpl, autograd_meta), sizeof(StorageImpl),
         offsetof(StorageImpl, data), sizeof(impl::PODLocalDispatchKeySet),
         DSCOPE_RECORDS_FIRST, DSCOPE_RECORDS_RING, DSCOPE_MAX_BREAKS, num_runtime_entries,
+        // Read by libdscope_inspect since the offsets above were named: name hashes (operator
+        // lookup), the alias analysis kind, the TLS words, the sizes of the fields it reads.
+        OperatorEntry_name_hash, OperatorEntry_base_name_hash, RegisteredSchema_alias_analysis,
+        sizeof(AliasAnalysisKind), sizeof(DispatchKey), sizeof(impl::TableEntrySource),
+        PODLocalDispatchKeySet_included, PODLocalDispatchKeySet_excluded,
     });
   }
 };

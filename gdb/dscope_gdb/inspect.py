@@ -1,0 +1,159 @@
+"""ctypes binding of libdscope_inspect (inspect/include/dscope/inspect.h) and the GDB side of its
+dscope_target: memory, symbols, expressions and threads come from GDB's Python API. Every
+decode, every format and every argument parse lives in the C++ library; this module only
+adapts GDB to it, so GDB and LLDB print the same text."""
+
+import ctypes
+
+import gdb
+
+_READ = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64)
+_WRITE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64)
+_FIND = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64))
+_SYMBOLIZE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64)
+_EVALUATE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64),
+                             ctypes.c_void_p, ctypes.c_uint64)
+_THREAD_TID = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64))
+
+
+class _Target(ctypes.Structure):
+    _fields_ = [
+        ("ctx", ctypes.c_void_p),
+        ("read_memory", _READ),
+        ("write_memory", _WRITE),
+        ("find_symbol", _FIND),
+        ("symbolize", _SYMBOLIZE),
+        ("evaluate", _EVALUATE),
+        ("thread_tid", _THREAD_TID),
+        ("selected_tid", ctypes.c_int64),
+    ]
+
+
+def _copy_out(text, out, size):
+    data = text.encode()[: max(size - 1, 0)] + b"\0"
+    ctypes.memmove(out, data, len(data))
+
+
+# Each callback answers a C caller: it must never raise, so every failure is a nonzero status.
+@_READ
+def _read_memory(_ctx, addr, out, size):
+    try:
+        ctypes.memmove(out, bytes(gdb.selected_inferior().read_memory(addr, size)), size)
+        return 0
+    except Exception:  # unreadable memory, no process
+        return 1
+
+
+@_WRITE
+def _write_memory(_ctx, addr, data, size):
+    try:
+        gdb.selected_inferior().write_memory(addr, ctypes.string_at(data, size))
+        return 0
+    except Exception:  # a core file, no process
+        return 1
+
+
+@_FIND
+def _find_symbol(_ctx, name, out):
+    try:
+        # Works from .dynsym alone (no DWARF): a minimal symbol's address.
+        out[0] = int(gdb.parse_and_eval("(unsigned long)&%s" % name.decode()))
+        return 0
+    except Exception:
+        return 1
+
+
+@_SYMBOLIZE
+def _symbolize(_ctx, addr, out, size):
+    try:
+        _copy_out(describe_address(addr), out, size)
+        return 0
+    except Exception:
+        return 1
+
+
+@_EVALUATE
+def _evaluate(_ctx, expr, out, err, err_size):
+    try:
+        value = gdb.parse_and_eval(expr.decode())
+        target_type = value.type.strip_typedefs()
+        if target_type.code == gdb.TYPE_CODE_REF:
+            value = value.referenced_value()
+            target_type = value.type.strip_typedefs()
+        if target_type.code == gdb.TYPE_CODE_STRUCT:
+            if "repr_" not in [f.name for f in target_type.fields()]:
+                raise gdb.error("%s is a %s, not a DispatchKeySet" % (expr.decode(), value.type))
+            value = value["repr_"]
+        out[0] = int(value) & 0xFFFFFFFFFFFFFFFF
+        return 0
+    except Exception as e:  # gdb.error: malformed expression, no symbol, ...
+        _copy_out(str(e).splitlines()[0] if str(e) else "cannot evaluate", err, err_size)
+        return 1
+
+
+@_THREAD_TID
+def _thread_tid(_ctx, number, out):
+    try:
+        for thread in gdb.selected_inferior().threads():
+            if thread.num == number:
+                out[0] = thread.ptid[1]
+                return 0
+        return 1
+    except Exception:
+        return 1
+
+
+def describe_address(addr):
+    """'function at file:line', 'function in library' or '' for a code address."""
+    block = gdb.block_for_pc(addr)
+    while block is not None and block.function is None:
+        block = block.superblock
+    line = gdb.find_pc_line(addr)
+    if block is not None:
+        where = ""
+        if line.symtab is not None and line.line:
+            where = " at %s:%d" % (line.symtab.filename, line.line)
+        return block.function.print_name + where
+    # No debug info: the minimal symbol, from "info symbol".
+    text = gdb.execute("info symbol 0x%x" % addr, to_string=True).strip()
+    if text.startswith("No symbol"):
+        return ""
+    return text.split(" in section ")[0]
+
+
+class Inspect:
+    """The loaded library and one target wired to GDB."""
+
+    def __init__(self, library_path):
+        self._lib = ctypes.CDLL(library_path)
+        self._lib.dscope_inspect_run.restype = ctypes.c_void_p
+        self._lib.dscope_inspect_run.argtypes = [ctypes.POINTER(_Target), ctypes.c_char_p,
+                                                 ctypes.POINTER(ctypes.c_int)]
+        self._lib.dscope_inspect_complete_ops.restype = ctypes.c_void_p
+        self._lib.dscope_inspect_complete_ops.argtypes = [ctypes.POINTER(_Target), ctypes.c_char_p, ctypes.c_int]
+        self._lib.dscope_inspect_free.argtypes = [ctypes.c_void_p]
+        self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _symbolize, _evaluate,
+                               _thread_tid, 0)
+
+    def _take(self, pointer):
+        try:
+            return ctypes.string_at(pointer).decode(errors="replace")
+        finally:
+            self._lib.dscope_inspect_free(pointer)
+
+    def run(self, command_line):
+        """(text, is_error) for one command line."""
+        self._target.selected_tid = _selected_tid()
+        is_error = ctypes.c_int(0)
+        text = self._take(self._lib.dscope_inspect_run(ctypes.byref(self._target), command_line.encode(),
+                                                       ctypes.byref(is_error)))
+        return text, bool(is_error.value)
+
+    def complete_ops(self, prefix, limit=200):
+        text = self._take(self._lib.dscope_inspect_complete_ops(ctypes.byref(self._target), prefix.encode(), limit))
+        return [line for line in text.splitlines() if line]
+
+
+def _selected_tid():
+    thread = gdb.selected_thread()
+    return thread.ptid[1] if thread is not None else 0

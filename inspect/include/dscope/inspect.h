@@ -1,0 +1,56 @@
+/* libdscope_inspect: the single decoder of DispatchScope runtime state, for every front end
+ * (GDB via ctypes, the LLDB plugin, a CLI). It reads a live process or a core only through a
+ * dscope_target the front end provides, parses command lines itself, and returns the text
+ * (or JSON) to print, so every front end prints identical output.
+ *
+ * Contract read: docs/DEBUG-INTERFACE.md (dscope_debug_descriptor and what it leads to). */
+#ifndef DSCOPE_INSPECT_H
+#define DSCOPE_INSPECT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DSCOPE_INSPECT_ABI_VERSION 1
+
+typedef struct dscope_target {
+  void* ctx; /* passed back to every callback */
+  /* Reads `size` bytes at `addr` into `out`; 0 on success, nonzero if unreadable. Required. */
+  int (*read_memory)(void* ctx, uint64_t addr, void* out, uint64_t size);
+  /* Writes `size` bytes at `addr` (live processes only; NULL or nonzero for cores). */
+  int (*write_memory)(void* ctx, uint64_t addr, const void* data, uint64_t size);
+  /* Address of a global symbol of the inferior (dynamic symbols suffice); 0 on success. Required. */
+  int (*find_symbol)(void* ctx, const char* name, uint64_t* addr);
+  /* "function at file:line", "function" or "" for addr, NUL-terminated into out; 0 on success.
+   * Optional (NULL: addresses are printed in hex). */
+  int (*symbolize)(void* ctx, uint64_t addr, char* out, uint64_t out_size);
+  /* Evaluates a debugger expression to a 64-bit value (a DispatchKeySet evaluates to its repr_);
+   * on failure writes a one-line reason into err. Optional (NULL: only numbers are accepted). */
+  int (*evaluate)(void* ctx, const char* expr, uint64_t* value, char* err, uint64_t err_size);
+  /* The OS thread id (LWP) of the debugger's thread number `n`; 0 on success. Optional. */
+  int (*thread_tid)(void* ctx, int64_t n, int64_t* tid);
+  /* LWP of the currently selected thread, or 0 when there is none. */
+  int64_t selected_tid;
+} dscope_target;
+
+/* Runs one command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",
+ * "op-table aten::mm --computed", "op-table --list mm", "op-table --missing Meta",
+ * "dispatch-trace --all", "dispatch-trace --json". The first word is the command
+ * (keyset | op-table | dispatch-trace | dispatch-break-arm | dispatch-break-describe).
+ * Returns a malloc'd NUL-terminated string (free with dscope_inspect_free). On bad input,
+ * unreadable or corrupt memory, a missing or foreign runtime, the result is exactly one line
+ * starting with "dscope: " and *is_error is set to 1. Never crashes, never loops unbounded. */
+char* dscope_inspect_run(const dscope_target* target, const char* command_line, int* is_error);
+
+/* Newline-separated operator names starting with `prefix` (at most `limit`), for completion. */
+char* dscope_inspect_complete_ops(const dscope_target* target, const char* prefix, int limit);
+
+void dscope_inspect_free(char* s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DSCOPE_INSPECT_H */

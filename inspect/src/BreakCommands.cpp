@@ -1,0 +1,108 @@
+// dispatch-break-arm NAME [--key K] | dispatch-break-arm --clear
+// dispatch-break-describe OP_PTR KEYSET KEY
+//
+// The front ends own the breakpoint (on dscope_debug_break_hook); these write the runtime's
+// break filter (docs/DEBUG-INTERFACE.md §6) and turn the hook's arguments into one line.
+#include <cstddef>
+#include <string>
+
+#include "CommandLine.h"
+#include "Commands.h"
+#include "Json.h"
+
+namespace dscope::inspect {
+
+namespace {
+
+const char* kArmUsage = "dispatch-break-arm OP [--key K] [--json] | dispatch-break-arm --clear [--json]";
+const char* kDescribeUsage = "dispatch-break-describe OP_PTR KEYSET KEY [--json]";
+
+constexpr uint64_t kBreakCountOffset = offsetof(struct dscope_debug_descriptor, break_count);
+constexpr uint64_t kBreaksOffset = offsetof(struct dscope_debug_descriptor, breaks);
+
+std::string keyLabel(uint16_t key) {
+  return key == DSCOPE_BREAK_ANY_KEY ? "any key" : toString(static_cast<DispatchKey>(key));
+}
+
+// Whether any operator is named `name` in full or as its base name (what the filter matches).
+bool operatorExists(const RuntimeView& rt, const std::string& name) {
+  if (!rt.descriptor().dispatcher) return false;
+  for (const auto& op : rt.operators())
+    if (op.name == name || op.name.compare(0, name.size() + 1, name + ".") == 0) return true;
+  return false;
+}
+
+std::string clearBreaks(Session& s, bool json) {
+  const RuntimeView& rt = s.runtime();
+  const uint32_t count = rt.descriptor().break_count;
+  const uint32_t zero = 0;
+  rt.mem().write(rt.descriptorAddress() + kBreakCountOffset, &zero, sizeof zero, "the break filter count");
+  if (json) return Json().beginObject().field("cleared", count).endObject().str();
+  return "dispatch-break: cleared " + std::to_string(count) + (count == 1 ? " filter entry\n" : " filter entries\n");
+}
+
+}  // namespace
+
+std::string runBreakArm(Session& s, const std::vector<std::string>& words) {
+  ParsedArgs args = parseArgs(words, {{"--clear", "--json"}, {"--key"}}, kArmUsage);
+  const bool json = args.has("--json");
+  if (args.has("--clear")) {
+    if (!args.positional.empty() || args.value("--key")) usageError("--clear takes nothing else", kArmUsage);
+    return clearBreaks(s, json);
+  }
+  if (args.positional.size() != 1) usageError("dispatch-break-arm needs one operator name", kArmUsage);
+  const std::string name = args.positional.front();
+  if (name.find("::") == std::string::npos || name.size() > kMaxStringLength)
+    fail("'" + name + "' is not an operator name: use ns::name or ns::name.overload (e.g. aten::mm, aten::add.Tensor)");
+  uint16_t key = DSCOPE_BREAK_ANY_KEY;
+  if (auto k = args.value("--key")) {
+    DispatchKey dk = parseKeyOrFail(*k);
+    if (isAliasDispatchKey(dk))
+      fail(*k + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
+    key = static_cast<uint16_t>(dk);
+  }
+  const RuntimeView& rt = s.runtime();
+  const auto& d = rt.descriptor();
+  if (!rt.mem().canWrite()) fail("cannot arm a dispatch breakpoint: the target is not writable (a core file?)");
+  if (d.break_count > DSCOPE_MAX_BREAKS)
+    fail("the break filter count is " + std::to_string(d.break_count) + " (corrupt memory?); dispatch-break-arm --clear resets it");
+  const dscope_break_entry entry{dscope_fnv1a64(name.c_str()), key, {}};
+  for (uint32_t i = 0; i < d.break_count; ++i)
+    if (d.breaks[i].name_hash == entry.name_hash && d.breaks[i].key == key)
+      fail(name + " at " + keyLabel(key) + " is already armed (filter entry " + std::to_string(i + 1) + ")");
+  if (d.break_count == DSCOPE_MAX_BREAKS)
+    fail("the dispatch break filter is full (" + std::to_string(DSCOPE_MAX_BREAKS) + " entries); dispatch-break-arm --clear first");
+  // The entry first, the count last: the runtime never sees a half-written entry.
+  const uint32_t index = d.break_count, count = index + 1;
+  rt.mem().write(rt.descriptorAddress() + kBreaksOffset + index * sizeof(dscope_break_entry), &entry, sizeof entry,
+                 "a break filter entry");
+  rt.mem().write(rt.descriptorAddress() + kBreakCountOffset, &count, sizeof count, "the break filter count");
+  const bool known = operatorExists(rt, name);
+  if (json) {
+    return Json().beginObject().field("armed", name).field("key", keyLabel(key)).field("entry", count)
+        .field("capacity", DSCOPE_MAX_BREAKS).field("name_hash", hex(entry.name_hash)).field("operator_registered", known)
+        .endObject().str();
+  }
+  std::string out = "dispatch-break: armed " + name + " at " + keyLabel(key) + " (filter entry " + std::to_string(count) +
+                    " of " + std::to_string(DSCOPE_MAX_BREAKS) + "; stops in dscope_debug_break_hook)\n";
+  if (!known) out += "dispatch-break: no operator named " + name + " is registered yet; the entry matches once one is\n";
+  return out;
+}
+
+std::string runBreakDescribe(Session& s, const std::vector<std::string>& words) {
+  ParsedArgs args = parseArgs(words, {{"--json"}, {}}, kDescribeUsage);
+  if (args.positional.size() != 3) usageError("dispatch-break-describe needs OP_PTR KEYSET KEY", kDescribeUsage);
+  const uint64_t op = numberOrExpression(s.mem(), args.positional[0]);
+  const auto ks = DispatchKeySet::from_raw_repr(numberOrExpression(s.mem(), args.positional[1]));
+  const uint64_t key = numberOrExpression(s.mem(), args.positional[2]);
+  if (key >= num_all_dispatch_keys) fail("dispatch key value " + std::to_string(key) + " is out of range");
+  const std::string name = s.runtime().operatorName(op);
+  const char* key_name = toString(static_cast<DispatchKey>(key));
+  if (args.has("--json")) {
+    return Json().beginObject().field("op", name).field("key", key_name).field("keyset", hex(ks.raw_repr()))
+        .field("keyset_repr", toString(ks)).endObject().str();
+  }
+  return "dispatch-break: " + name + " at " + key_name + " (keyset " + toString(ks) + ")\n";
+}
+
+}  // namespace dscope::inspect

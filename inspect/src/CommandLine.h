@@ -1,0 +1,52 @@
+// One command line, split into words, positional arguments and options. Each command declares
+// its options; anything else is a usage error (one line, with the command's usage).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "Remote.h"
+#include "dscope/DispatchKey.h"
+
+namespace dscope::inspect {
+
+// Splits on whitespace; '...' and "..." group words (expressions may contain spaces).
+std::vector<std::string> splitWords(const std::string& line);
+
+struct ParsedArgs {
+  std::vector<std::string> positional;
+  std::set<std::string> flags;                  // "--json"
+  std::map<std::string, std::string> values;    // "--key" -> "CPU"
+
+  bool has(const std::string& flag) const { return flags.count(flag) != 0; }
+  std::optional<std::string> value(const std::string& option) const {
+    auto it = values.find(option);
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+struct OptionSpec {
+  std::set<std::string> flags;   // options without a value
+  std::set<std::string> valued;  // options followed by one value
+};
+
+// Throws InspectError("dscope: <problem>; usage: <usage>") on an unknown option or a missing value.
+ParsedArgs parseArgs(const std::vector<std::string>& words, const OptionSpec& spec, const std::string& usage);
+
+[[noreturn]] void usageError(const std::string& problem, const std::string& usage);
+
+// "1234", "0x4d2" -> the value; nullopt for anything else (including overflow).
+std::optional<uint64_t> parseNumber(const std::string& text);
+
+// A number, else a debugger expression (target->evaluate), else InspectError "not a number".
+uint64_t numberOrExpression(const Remote& mem, const std::string& text);
+
+// A dispatch key by its PyTorch name ("CPU", "AutogradCPU", "Autograd"); InspectError otherwise.
+DispatchKey parseKeyOrFail(const std::string& name);
+
+}  // namespace dscope::inspect

@@ -1,0 +1,52 @@
+// The commands of docs (ARCHITECTURE.md §4) as the inspect library runs them: each takes the
+// words after the command name and returns the text (or JSON) to print, or throws InspectError.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "Remote.h"
+#include "RuntimeView.h"
+
+namespace dscope::inspect {
+
+// What one dscope_inspect_run call works with: the target, and the runtime view made on
+// first use (keyset RAW needs no process at all).
+class Session {
+ public:
+  explicit Session(const dscope_target* target) : mem_(target) {}
+  const Remote& mem() const { return mem_; }
+  const RuntimeView& runtime() {
+    if (!view_) view_.emplace(mem_);
+    return *view_;
+  }
+
+ private:
+  Remote mem_;
+  std::optional<RuntimeView> view_;
+};
+
+std::string runKeyset(Session& s, const std::vector<std::string>& words);
+std::string runOpTable(Session& s, const std::vector<std::string>& words);
+std::string runDispatchTrace(Session& s, const std::vector<std::string>& words);
+std::string runBreakArm(Session& s, const std::vector<std::string>& words);
+std::string runBreakDescribe(Session& s, const std::vector<std::string>& words);
+
+// ---- shared by the commands ----
+
+// "DispatchKeySet(CPU, AutogradCPU) (raw 0x2000010001)"
+std::string keySetWithRaw(DispatchKeySet ks);
+// "AutogradCPU (dispatch-table slot 97)", also right for bit 63 (the sentinel has no slot).
+std::string keyWithSlot(DispatchKeySet ks);
+// The runtime keys of ks, comma-separated ("" when none).
+std::string keyNames(DispatchKeySet ks);
+// "1 234 567": long depths and repeat counts read better grouped.
+std::string groupThousands(uint64_t n);
+
+// The block of the thread the user means: --thread N (the debugger's thread number), else the
+// debugger's selected thread, else the first alive block.
+const ThreadBlock& selectThread(const Remote& mem, const std::vector<ThreadBlock>& blocks,
+                                const std::optional<std::string>& thread_option);
+
+}  // namespace dscope::inspect

@@ -1,0 +1,86 @@
+// The C ABI (include/dscope/inspect.h): parses the command word, runs the command, and turns
+// every failure into one "dscope: ..." line. Nothing escapes: no exception crosses the ABI.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "CommandLine.h"
+#include "Commands.h"
+
+#define DSCOPE_INSPECT_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace dscope::inspect {
+namespace {
+
+const char* kCommands = "keyset, op-table, dispatch-trace, dispatch-break-arm, dispatch-break-describe";
+
+std::string run(const dscope_target* target, const char* command_line) {
+  if (!command_line) fail("empty command; commands: " + std::string(kCommands));
+  auto words = splitWords(command_line);
+  if (words.empty()) fail("empty command; commands: " + std::string(kCommands));
+  const std::string command = words.front();
+  words.erase(words.begin());
+  Session session(target);
+  if (command == "keyset") return runKeyset(session, words);
+  if (command == "op-table") return runOpTable(session, words);
+  if (command == "dispatch-trace") return runDispatchTrace(session, words);
+  if (command == "dispatch-break-arm") return runBreakArm(session, words);
+  if (command == "dispatch-break-describe") return runBreakDescribe(session, words);
+  fail("unknown command '" + command + "'; commands: " + kCommands);
+}
+
+// A malloc'd copy (the ABI's strings are freed with dscope_inspect_free, i.e. free()).
+char* copyOut(const std::string& s) {
+  char* out = static_cast<char*>(std::malloc(s.size() + 1));
+  if (out) std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+}  // namespace
+}  // namespace dscope::inspect
+
+DSCOPE_INSPECT_EXPORT char* dscope_inspect_run(const dscope_target* target, const char* command_line, int* is_error) {
+  using namespace dscope::inspect;
+  std::string text;
+  bool error = true;
+  try {
+    text = run(target, command_line);
+    error = false;
+  } catch (const InspectError& e) {
+    text = e.what();
+  } catch (const std::bad_alloc&) {
+    text = "dscope: out of memory (corrupt sizes in the target?)";
+  } catch (const std::exception& e) {
+    text = std::string("dscope: internal error: ") + e.what();
+    for (char& c : text)
+      if (c == '\n') c = ' ';
+  } catch (...) {
+    text = "dscope: internal error";
+  }
+  if (is_error) *is_error = error ? 1 : 0;
+  // The error contract: exactly one line.
+  if (error && (text.empty() || text.back() != '\n')) text += '\n';
+  return copyOut(text);
+}
+
+DSCOPE_INSPECT_EXPORT char* dscope_inspect_complete_ops(const dscope_target* target, const char* prefix, int limit) {
+  using namespace dscope::inspect;
+  std::string out;
+  try {
+    Session session(target);
+    const std::string p = prefix ? prefix : "";
+    int n = 0;
+    for (const auto& op : session.runtime().operators()) {
+      if (n >= limit) break;
+      if (op.name.compare(0, p.size(), p) != 0) continue;
+      out += op.name + "\n";
+      ++n;
+    }
+  } catch (...) {
+    out.clear();  // completion offers nothing rather than an error
+  }
+  return copyOut(out);
+}
+
+DSCOPE_INSPECT_EXPORT void dscope_inspect_free(char* s) { std::free(s); }

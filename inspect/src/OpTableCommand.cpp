@@ -1,0 +1,184 @@
+// op-table OP [--registered|--computed] [--key K] [--json]
+// op-table --list [PATTERN] [--json]
+// op-table --missing KEY [--json]
+//
+// Output: --registered is exactly torch._C._dispatch_dump(OP) and --computed exactly
+// _dispatch_dump_table(OP) (the runtime's own formatter, so byte-identical to the in-process
+// dumps). The default prints both under "== ..." headers, then a third section naming the
+// kernel behind every computed entry (symbols never go inside the PyTorch-format lines).
+#include <string>
+
+#include "CommandLine.h"
+#include "Commands.h"
+#include "Json.h"
+
+namespace dscope::inspect {
+
+namespace {
+
+const char* kUsage =
+    "op-table OP [--registered|--computed] [--key K] [--json] | op-table --list [PATTERN] [--json] | "
+    "op-table --missing KEY [--json]";
+
+using impl::TableEntrySource;
+
+// Why the computed entry of `key` holds what it holds (c10's computeDispatchTableEntry rules).
+std::string whyText(const TableEntry& e, const std::string& op) {
+  const std::string key = toString(e.key);
+  const std::string reg_key = toString(e.kernel.key);
+  switch (e.source) {
+    case TableEntrySource::Kernel: return "a kernel is registered at " + key + " itself";
+    case TableEntrySource::DefaultBackendKernel:
+      return "no kernel at " + key + "; the " + reg_key + " kernel (a default backend kernel) covers it";
+    case TableEntrySource::NestedKernel:
+      return "no kernel at " + key + "; the CompositeImplicitAutogradNestedTensor kernel covers it";
+    case TableEntrySource::AmbiguousAutogradOther:
+      return "ambiguous: a CompositeImplicitAutograd kernel and a kernel for a backend behind AutogradOther both "
+             "apply; register an AutogradOther kernel (or a CompositeExplicitAutograd one) to resolve it";
+    case TableEntrySource::MathKernel:
+      return "no kernel at " + key + " and no backend kernel; the CompositeImplicitAutograd kernel (a math kernel) "
+             "covers it";
+    case TableEntrySource::AutogradKernel: return "no kernel at " + key + "; the Autograd alias kernel covers it";
+    case TableEntrySource::BatchedKernel:
+      return "no kernel at " + key + "; the FuncTorchBatchedDecomposition kernel covers it";
+    case TableEntrySource::BackendFallback:
+      return "no kernel for " + op + " at " + key + "; the backend fallback registered for " + key + " runs";
+    case TableEntrySource::Missing: break;
+  }
+  return "no kernel, alias kernel or backend fallback covers " + key + ": a dispatch here fails with \"Could not run '" +
+         op + "' with arguments from the '" + key + "' backend\"";
+}
+
+// The row _dispatch_dump_table prints for one entry (or a "missing" row).
+std::string tableRow(const RuntimeView& rt, const TableEntry& e) {
+  if (rt.isMissing(e.kernel)) return std::string(toString(e.key)) + ": (missing)";
+  format::OperatorSnapshot one;
+  one.table.push_back({e.key, e.kernel.debug, impl::toString(e.source), rt.isFallthrough(e.kernel)});
+  std::string row = format::dumpComputedTable(one);
+  return row.substr(0, row.size() - 1);  // without its newline
+}
+
+std::string keyEntry(const RuntimeView& rt, const RemoteOperator& op, DispatchKey key, bool json) {
+  if (isAliasDispatchKey(key))
+    fail(std::string(toString(key)) + " is an alias key; computed tables hold runtime keys (e.g. CPU, AutogradCPU)");
+  TableEntry e = rt.tableEntry(op.addr, key);
+  const bool missing = rt.isMissing(e.kernel), fallthrough = rt.isFallthrough(e.kernel);
+  const std::string symbol = missing ? "" : rt.kernelSymbol(e.kernel);
+  if (json) {
+    Json j;
+    j.beginObject().field("op", op.name).field("key", toString(key)).field("slot", e.slot);
+    j.field("missing", missing).field("label", missing ? "missing" : impl::toString(e.source));
+    j.field("why", whyText(e, op.name)).field("fallthrough", fallthrough);
+    if (!missing) j.field("debug", e.kernel.debug).field("registered_at_key", toString(e.kernel.key)).field("symbol", symbol);
+    return j.endObject().str();
+  }
+  std::string out = op.name + " at " + toString(key) + " (dispatch-table slot " + std::to_string(e.slot) + "):\n";
+  out += "  entry:  " + tableRow(rt, e) + "\n";
+  out += "  why:    " + whyText(e, op.name) + "\n";
+  if (missing) return out;
+  if (fallthrough) out += "  note:   a fallthrough: the dispatcher skips " + std::string(toString(key)) + " and goes on to the next key\n";
+  out += "  kernel: registered at key " + std::string(toString(e.kernel.key)) + ", " + e.kernel.debug + "\n";
+  out += "  symbol: " + symbol + "\n";
+  return out;
+}
+
+std::string wholeOperator(const RuntimeView& rt, const RemoteOperator& op, const ParsedArgs& args) {
+  format::OperatorSnapshot snap = rt.snapshot(op.addr);
+  const std::string dump = format::dumpState(snap), table = format::dumpComputedTable(snap);
+  if (args.has("--json")) {
+    Json j;
+    j.beginObject().field("name", snap.name).field("has_schema", snap.has_schema);
+    if (snap.has_schema) j.field("schema", snap.schema).field("debug", snap.debug).field("alias_analysis", snap.alias_analysis);
+    j.key("registered").beginArray();
+    for (const auto& k : snap.kernels) {
+      j.beginObject().field("key", toString(k.key)).field("debug", k.debug).field("inferred_schema", k.inferred_schema);
+      j.field("fallthrough", k.fallthrough).field("boxed", k.boxed).field("unboxed", k.unboxed).endObject();
+    }
+    j.endArray().key("computed").beginArray();
+    for (const TableEntry& e : rt.validTableEntries(op.addr)) {
+      j.beginObject().field("key", toString(e.key)).field("slot", e.slot).field("label", impl::toString(e.source));
+      j.field("debug", e.kernel.debug).field("fallthrough", rt.isFallthrough(e.kernel));
+      j.field("symbol", rt.kernelSymbol(e.kernel)).endObject();
+    }
+    j.endArray().field("dispatch_dump", dump).field("dispatch_dump_table", table);
+    return j.endObject().str();
+  }
+  if (args.has("--registered")) return dump;
+  if (args.has("--computed")) return table;
+  std::string out = "== torch._C._dispatch_dump(\"" + snap.name + "\")\n" + dump;
+  out += "== torch._C._dispatch_dump_table(\"" + snap.name + "\")\n" + table;
+  out += "== kernels of the computed table (key: symbol)\n";
+  for (const TableEntry& e : rt.validTableEntries(op.addr))
+    out += std::string(toString(e.key)) + ": " + rt.kernelSymbol(e.kernel) + "\n";
+  return out;
+}
+
+std::string listOperators(const RuntimeView& rt, const ParsedArgs& args) {
+  if (args.positional.size() > 1) usageError("--list takes at most one pattern", kUsage);
+  const std::string pattern = args.positional.empty() ? "" : args.positional.front();
+  const auto& ops = rt.operators();
+  std::vector<const RemoteOperator*> matches;
+  for (const auto& op : ops)
+    if (op.name.find(pattern) != std::string::npos) matches.push_back(&op);
+  if (args.has("--json")) {
+    Json j;
+    j.beginObject().field("pattern", pattern).field("total", static_cast<uint64_t>(ops.size()));
+    j.key("operators").beginArray();
+    for (const auto* op : matches) j.value(op->name);
+    return j.endArray().endObject().str();
+  }
+  std::string out;
+  for (const auto* op : matches) out += op->name + "\n";
+  if (pattern.empty()) return out + std::to_string(ops.size()) + " operators registered\n";
+  return out + std::to_string(matches.size()) + " of " + std::to_string(ops.size()) + " operators match '" + pattern + "'\n";
+}
+
+std::string missingForKey(const RuntimeView& rt, const std::string& key_name, const ParsedArgs& args) {
+  DispatchKey key = parseKeyOrFail(key_name);
+  if (isAliasDispatchKey(key))
+    fail(key_name + " is an alias key; --missing needs a runtime key (e.g. CPU, Meta, AutogradCPU)");
+  const auto& ops = rt.operators();
+  std::vector<const RemoteOperator*> missing;
+  for (const auto& op : ops)
+    if (rt.isMissing(rt.tableEntry(op.addr, key).kernel)) missing.push_back(&op);
+  if (args.has("--json")) {
+    Json j;
+    j.beginObject().field("key", toString(key)).field("total", static_cast<uint64_t>(ops.size()));
+    j.key("operators").beginArray();
+    for (const auto* op : missing) j.value(op->name);
+    return j.endArray().endObject().str();
+  }
+  std::string out;
+  for (const auto* op : missing) out += op->name + "\n";
+  return out + std::to_string(missing.size()) + " of " + std::to_string(ops.size()) + " operators have no kernel for " +
+         toString(key) + " (no kernel, alias kernel or fallback: a dispatch there fails)\n";
+}
+
+}  // namespace
+
+std::string runOpTable(Session& s, const std::vector<std::string>& words) {
+  ParsedArgs args =
+      parseArgs(words, {{"--registered", "--computed", "--json", "--list"}, {"--key", "--missing"}}, kUsage);
+  const bool list = args.has("--list");
+  const auto missing = args.value("--missing");
+  if (list && missing) usageError("--list and --missing do not combine", kUsage);
+  if ((list || missing) && (args.has("--registered") || args.has("--computed") || args.value("--key")))
+    usageError("--registered, --computed and --key need an operator", kUsage);
+  if (list) return listOperators(s.runtime(), args);
+  if (missing) {
+    if (!args.positional.empty()) usageError("--missing takes only a key", kUsage);
+    return missingForKey(s.runtime(), *missing, args);
+  }
+  if (args.positional.size() != 1) usageError("op-table needs one operator name", kUsage);
+  if (args.has("--registered") && args.has("--computed")) usageError("--registered or --computed, not both", kUsage);
+  if (args.value("--key") && (args.has("--registered") || args.has("--computed")))
+    usageError("--key shows one computed entry; it does not combine with --registered/--computed", kUsage);
+  std::optional<DispatchKey> key;
+  if (auto k = args.value("--key")) key = parseKeyOrFail(*k);  // a bad key fails before any memory is read
+  const RuntimeView& rt = s.runtime();
+  RemoteOperator op = rt.findOperator(args.positional.front());
+  if (key) return keyEntry(rt, op, *key, args.has("--json"));
+  return wholeOperator(rt, op, args);
+}
+
+}  // namespace dscope::inspect

@@ -1,0 +1,101 @@
+#include "Remote.h"
+
+#include <cxxabi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace dscope::inspect {
+
+void fail(const std::string& message) {
+  // One line, always: a debugger prints it verbatim after its own prompt.
+  std::string line = "dscope: " + message;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  throw InspectError(line);
+}
+
+std::string hex(uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+void Remote::read(uint64_t addr, void* out, uint64_t size, const char* what) const {
+  if (!target_) fail("no process (start the program or load a core file first)");
+  if (!target_->read_memory) fail("the debugger gave no way to read memory");
+  if (addr == 0 || addr + size < addr || target_->read_memory(target_->ctx, addr, out, size) != 0)
+    fail("cannot read memory at " + hex(addr) + " (" + what + ")");
+}
+
+std::string Remote::readString(uint64_t addr, const char* what) const {
+  // Chunks that never cross a page boundary: a string near the end of a mapping must not fail
+  // just because a fixed-size read would run past it.
+  constexpr uint64_t kPage = 4096;
+  std::string out;
+  char chunk[256];
+  while (out.size() <= kMaxStringLength) {
+    uint64_t at = addr + out.size();
+    uint64_t n = std::min<uint64_t>(sizeof chunk, kPage - at % kPage);
+    read(at, chunk, n, what);
+    const void* nul = std::memchr(chunk, '\0', n);
+    if (nul) return out.append(chunk, static_cast<const char*>(nul) - chunk);
+    out.append(chunk, n);
+  }
+  fail("string at " + hex(addr) + " (" + what + ") is not terminated within " + std::to_string(kMaxStringLength) +
+       " bytes (corrupt memory?)");
+}
+
+void Remote::write(uint64_t addr, const void* data, uint64_t size, const char* what) const {
+  if (!canWrite()) fail(std::string("cannot write ") + what + ": the target is not writable (a core file?)");
+  if (target_->write_memory(target_->ctx, addr, data, size) != 0)
+    fail("cannot write memory at " + hex(addr) + " (" + what + ")");
+}
+
+std::optional<uint64_t> Remote::findSymbol(const char* name) const {
+  if (!target_ || !target_->find_symbol) return std::nullopt;
+  uint64_t addr = 0;
+  if (target_->find_symbol(target_->ctx, name, &addr) != 0 || addr == 0) return std::nullopt;
+  return addr;
+}
+
+std::string Remote::symbolize(uint64_t addr) const {
+  if (!target_ || !target_->symbolize || addr == 0) return "";
+  char buf[1024] = {};
+  if (target_->symbolize(target_->ctx, addr, buf, sizeof buf) != 0) return "";
+  buf[sizeof buf - 1] = '\0';  // a callback that forgot the NUL must not make us read past buf
+  std::string s = buf;
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  // A bare dynamic-symbol name (what a debugger without debug info gives) reads better demangled.
+  if (s.rfind("_Z", 0) == 0 && s.find(' ') == std::string::npos) {
+    int status = 0;
+    char* demangled = abi::__cxa_demangle(s.c_str(), nullptr, nullptr, &status);
+    if (status == 0 && demangled) s = demangled;
+    std::free(demangled);
+  }
+  return s;
+}
+
+std::optional<uint64_t> Remote::evaluate(const std::string& expr, std::string* error) const {
+  if (!target_ || !target_->evaluate) return std::nullopt;
+  uint64_t value = 0;
+  char err[512] = {};
+  if (target_->evaluate(target_->ctx, expr.c_str(), &value, err, sizeof err) != 0) {
+    err[sizeof err - 1] = '\0';
+    *error = err[0] ? err : "cannot evaluate '" + expr + "'";
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<int64_t> Remote::threadTid(int64_t n) const {
+  if (!target_ || !target_->thread_tid) return std::nullopt;
+  int64_t tid = 0;
+  if (target_->thread_tid(target_->ctx, n, &tid) != 0) return std::nullopt;
+  return tid;
+}
+
+}  // namespace dscope::inspect

@@ -1,0 +1,66 @@
+// Remote memory: every read of the target goes through here, bounded and checked, and every
+// failure becomes an InspectError whose message is the one line the user sees.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "dscope/inspect.h"
+
+namespace dscope::inspect {
+
+// The one error type of the library: what() is a single line starting with "dscope: ".
+class InspectError : public std::runtime_error {
+ public:
+  explicit InspectError(const std::string& line) : std::runtime_error(line) {}
+};
+
+// Throws InspectError("dscope: " + message).
+[[noreturn]] void fail(const std::string& message);
+
+// "0x1a2b"
+std::string hex(uint64_t value);
+
+// Longest string read from the target (names, schemas, debug strings); longer means garbage.
+constexpr uint64_t kMaxStringLength = 4096;
+
+class Remote {
+ public:
+  // target may be null: then every read fails with "no process".
+  explicit Remote(const dscope_target* target) : target_(target) {}
+
+  bool hasTarget() const { return target_ != nullptr; }
+  const dscope_target* target() const { return target_; }
+
+  // Reads size bytes at addr; `what` names the object in the error ("operator list").
+  void read(uint64_t addr, void* out, uint64_t size, const char* what) const;
+  template <class T>
+  T read(uint64_t addr, const char* what) const {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T value;
+    read(addr, &value, sizeof(T), what);
+    return value;
+  }
+  uint64_t readPointer(uint64_t addr, const char* what) const { return read<uint64_t>(addr, what); }
+  // A NUL-terminated string of at most kMaxStringLength bytes at addr.
+  std::string readString(uint64_t addr, const char* what) const;
+
+  bool canWrite() const { return target_ && target_->write_memory; }
+  void write(uint64_t addr, const void* data, uint64_t size, const char* what) const;
+
+  std::optional<uint64_t> findSymbol(const char* name) const;
+  // The debugger's name for a code address, or "" when it has none (or cannot symbolize).
+  std::string symbolize(uint64_t addr) const;
+  // Evaluates a debugger expression; nullopt with the reason in *error when it cannot.
+  std::optional<uint64_t> evaluate(const std::string& expr, std::string* error) const;
+  std::optional<int64_t> threadTid(int64_t n) const;
+  int64_t selectedTid() const { return target_ ? target_->selected_tid : 0; }
+
+ private:
+  const dscope_target* target_;
+};
+
+}  // namespace dscope::inspect

@@ -1,0 +1,278 @@
+#include "RuntimeView.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+#include "dscope/debug/Layout.h"
+
+namespace dscope::inspect {
+
+using debug::Layout;
+
+namespace {
+
+// The sentinels KernelFunction::isFallthrough()/isMissing() compare boxed_fn_ with, by their
+// dynamic-symbol names (tests check these against dlsym of the real functions).
+constexpr const char* kFallthroughKernelSymbol =
+    "_ZN6dscope6detail17fallthroughKernelEPvRKNS_14OperatorHandleENS_14DispatchKeySetEPSt6vectorINS_6IValueESaIS7_EE";
+constexpr const char* kMissingKernelSymbol =
+    "_ZN6dscope6detail13missingKernelEPvRKNS_14OperatorHandleENS_14DispatchKeySetEPSt6vectorINS_6IValueESaIS7_EE";
+
+// Undefined (slot 0), then the runtime keys in slot order: OperatorEntry::snapshot()'s order.
+std::vector<DispatchKey> tableKeysInSlotOrder() {
+  std::vector<DispatchKey> keys{DispatchKey::Undefined};
+  for (DispatchKey k : DispatchKeySet(DispatchKeySet::FULL)) keys.push_back(k);
+  return keys;
+}
+
+size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string baseName(const std::string& full) {
+  auto ns = full.find("::");
+  auto dot = full.find('.', ns == std::string::npos ? 0 : ns);
+  return dot == std::string::npos ? full : full.substr(0, dot);
+}
+
+}  // namespace
+
+std::vector<std::string> closeNames(const std::string& query, const std::vector<RemoteOperator>& ops, size_t limit) {
+  // Compare with the full name and with the base name, so "aten::ad" finds aten::add.Tensor.
+  const size_t max_distance = std::max<size_t>(2, query.size() / 3);
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& op : ops) {
+    if (query.size() > kMaxStringLength) break;
+    size_t d = std::min(editDistance(query, op.name), editDistance(query, baseName(op.name)));
+    if (d <= max_distance) scored.emplace_back(d, op.name);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && out.size() < limit; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
+  if (!mem_.hasTarget()) fail("no process (start the program or load a core file first)");
+  auto addr = mem_.findSymbol("dscope_debug_descriptor");
+  if (!addr)
+    fail("no DispatchScope runtime in this process (symbol dscope_debug_descriptor not found; is libdscope_runtime "
+         "loaded yet?)");
+  descriptor_addr_ = *addr;
+  descriptor_ = mem_.read<struct dscope_debug_descriptor>(*addr, "dscope_debug_descriptor");
+  if (std::memcmp(descriptor_.magic, DSCOPE_DEBUG_MAGIC, sizeof descriptor_.magic) != 0)
+    fail("dscope_debug_descriptor at " + hex(*addr) + " has no DSCOPEDD magic (corrupt memory, or not a DispatchScope "
+         "runtime)");
+  if (descriptor_.version != DSCOPE_DEBUG_INTERFACE_VERSION)
+    fail("the runtime in this process speaks debug interface version " + std::to_string(descriptor_.version) +
+         ", these tools speak version " + std::to_string(DSCOPE_DEBUG_INTERFACE_VERSION) +
+         "; rebuild the tools from the same source");
+  if (descriptor_.pointer_size != sizeof(void*))
+    fail("the runtime in this process has " + std::to_string(descriptor_.pointer_size) + "-byte pointers, these tools " +
+         "read " + std::to_string(sizeof(void*)) + "-byte pointers");
+  if (descriptor_.layout_hash != Layout::hash())
+    fail("the runtime in this process was built with a different layout (hash " + hex(descriptor_.layout_hash) +
+         ", expected " + hex(Layout::hash()) + "); rebuild the tools from the same source");
+}
+
+uint64_t RuntimeView::dispatcher() const {
+  auto d = reinterpret_cast<uint64_t>(descriptor_.dispatcher);
+  if (!d) fail("the dispatcher does not exist yet (nothing has been registered or dispatched)");
+  return d;
+}
+
+// ---------------------------------------------------------------- operators
+
+const std::vector<RemoteOperator>& RuntimeView::operators() const {
+  if (operators_) return *operators_;
+  const uint64_t d = dispatcher();
+  const uint32_t count = mem_.read<uint32_t>(d + Layout::Dispatcher_num_operators, "operator count");
+  if (count > kMaxOperators)
+    fail("the dispatcher claims " + std::to_string(count) + " operators (corrupt memory?)");
+  auto ops = std::make_unique<std::vector<RemoteOperator>>();
+  std::unordered_set<uint64_t> seen;
+  uint64_t op = mem_.readPointer(d + Layout::Dispatcher_operators_head, "operator list");
+  // Bounded by the count; a revisit means a corrupt link, not a longer list.
+  while (op && ops->size() < count) {
+    if (!seen.insert(op).second)
+      fail("the operator list loops back to " + hex(op) + " after " + std::to_string(ops->size()) +
+           " operators (corrupt memory?)");
+    std::string name = mem_.readString(mem_.readPointer(op + Layout::OperatorEntry_full_name, "operator name"),
+                                       "operator name");
+    names_[op] = name;
+    ops->push_back({op, std::move(name)});
+    op = mem_.readPointer(op + Layout::OperatorEntry_next, "operator list");
+  }
+  operators_ = std::move(ops);
+  return *operators_;
+}
+
+RemoteOperator RuntimeView::findOperator(const std::string& query) const {
+  const auto& ops = operators();
+  for (const auto& op : ops)
+    if (op.name == query) return op;
+  std::vector<const RemoteOperator*> overloads;
+  for (const auto& op : ops)
+    if (baseName(op.name) == query) overloads.push_back(&op);
+  if (overloads.size() == 1) return *overloads.front();
+  if (overloads.size() > 1) {
+    std::string names;
+    for (size_t i = 0; i < overloads.size() && i < 4; ++i) names += (i ? ", " : "") + overloads[i]->name;
+    if (overloads.size() > 4) names += ", ...";
+    fail("'" + query + "' names " + std::to_string(overloads.size()) + " overloads (" + names +
+         "); give the full name, e.g. " + overloads.front()->name);
+  }
+  auto close = closeNames(query, ops, 3);
+  std::string msg = "unknown operator '" + query + "'";
+  if (!close.empty()) {
+    msg += "; did you mean ";
+    for (size_t i = 0; i < close.size(); ++i) msg += (i == 0 ? "" : i + 1 == close.size() ? " or " : ", ") + close[i];
+    msg += "?";
+  }
+  fail(msg);
+}
+
+std::string RuntimeView::operatorName(uint64_t op) const {
+  if (auto it = names_.find(op); it != names_.end()) return it->second;
+  std::string name = mem_.readString(mem_.readPointer(op + Layout::OperatorEntry_full_name, "operator name"),
+                                     "operator name");
+  names_[op] = name;
+  return name;
+}
+
+format::OperatorSnapshot RuntimeView::snapshot(uint64_t op) const {
+  format::OperatorSnapshot s;
+  s.name = operatorName(op);
+  if (uint64_t schema = mem_.readPointer(op + Layout::OperatorEntry_schema, "operator schema")) {
+    s.has_schema = true;
+    s.schema = mem_.readString(mem_.readPointer(schema + Layout::RegisteredSchema_text, "schema"), "schema text");
+    s.debug = mem_.readString(mem_.readPointer(schema + Layout::RegisteredSchema_debug, "schema"), "schema debug");
+    auto alias = mem_.read<uint8_t>(schema + Layout::RegisteredSchema_alias_analysis, "alias analysis kind");
+    if (alias > static_cast<uint8_t>(AliasAnalysisKind::PURE_FUNCTION))
+      fail("operator " + s.name + " has alias analysis kind " + std::to_string(alias) + " (corrupt memory?)");
+    s.alias_analysis = toString(static_cast<AliasAnalysisKind>(alias));
+  }
+  // Registered kernels, newest first: bounded by num_kernels_ and by a hard cap.
+  const uint32_t count = mem_.read<uint32_t>(op + Layout::OperatorEntry_num_kernels, "kernel count");
+  if (count > kMaxKernelsPerOperator)
+    fail("operator " + s.name + " claims " + std::to_string(count) + " kernels (corrupt memory?)");
+  std::unordered_set<uint64_t> seen;
+  for (uint64_t k = mem_.readPointer(op + Layout::OperatorEntry_kernels, "kernel list"); k && s.kernels.size() < count;) {
+    if (!seen.insert(k).second) fail("the kernel list of " + s.name + " loops back to " + hex(k) + " (corrupt memory?)");
+    RemoteKernel rk = kernel(k);
+    s.kernels.push_back({rk.key, rk.debug, rk.inferred_schema.value_or(""), isFallthrough(rk), rk.boxed_fn != 0,
+                         rk.unboxed_fn != 0});
+    k = rk.next;
+  }
+  for (const TableEntry& e : validTableEntries(op))
+    s.table.push_back({e.key, e.kernel.debug, impl::toString(e.source), isFallthrough(e.kernel)});
+  return s;
+}
+
+std::vector<TableEntry> RuntimeView::validTableEntries(uint64_t op) const {
+  std::vector<TableEntry> entries;
+  for (DispatchKey key : tableKeysInSlotOrder()) {
+    TableEntry e = tableEntry(op, key);
+    if (!isMissing(e.kernel)) entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+TableEntry RuntimeView::tableEntry(uint64_t op, DispatchKey key) const {
+  TableEntry e;
+  e.key = key;
+  e.slot = getDispatchTableIndexForDispatchKey(key);
+  const uint64_t slot_offset = static_cast<uint64_t>(e.slot) * sizeof(void*);
+  auto source = mem_.read<uint8_t>(op + Layout::OperatorEntry_dispatchTableSource + static_cast<uint64_t>(e.slot),
+                                   "dispatch table source");
+  if (source > static_cast<uint8_t>(impl::TableEntrySource::BackendFallback))
+    fail("dispatch table source " + std::to_string(source) + " at slot " + std::to_string(e.slot) + " of " +
+         operatorName(op) + " (corrupt memory?)");
+  e.source = static_cast<impl::TableEntrySource>(source);
+  e.kernel = kernel(mem_.readPointer(op + Layout::OperatorEntry_dispatchTable + slot_offset, "dispatch table"));
+  return e;
+}
+
+// ---------------------------------------------------------------- kernels
+
+RemoteKernel RuntimeView::kernel(uint64_t addr) const {
+  if (auto it = kernels_.find(addr); it != kernels_.end()) return it->second;
+  RemoteKernel k;
+  k.addr = addr;
+  k.functor = mem_.readPointer(addr + Layout::AnnotatedKernel_functor, "kernel");
+  k.boxed_fn = mem_.readPointer(addr + Layout::AnnotatedKernel_boxed_fn, "kernel");
+  k.unboxed_fn = mem_.readPointer(addr + Layout::AnnotatedKernel_unboxed_fn, "kernel");
+  k.debug = mem_.readString(mem_.readPointer(addr + Layout::AnnotatedKernel_debug, "kernel"), "kernel debug string");
+  if (uint64_t schema = mem_.readPointer(addr + Layout::AnnotatedKernel_inferred_schema, "kernel"))
+    k.inferred_schema = mem_.readString(schema, "inferred schema");
+  auto key = mem_.read<uint16_t>(addr + Layout::AnnotatedKernel_key, "kernel");
+  if (key >= num_all_dispatch_keys) fail("kernel at " + hex(addr) + " has dispatch key " + std::to_string(key) + " (corrupt memory?)");
+  k.key = static_cast<DispatchKey>(key);
+  k.next = mem_.readPointer(addr + Layout::AnnotatedKernel_next, "kernel list");
+  kernels_[addr] = k;
+  return k;
+}
+
+std::string RuntimeView::kernelSymbol(const RemoteKernel& k) const {
+  // functor_ is the user's function, unless it is a heap functor (stateful lambda): then the
+  // typed trampoline's name (which names the lambda type) or the boxed entry is the best we have.
+  for (uint64_t pc : {k.functor, k.unboxed_fn, k.boxed_fn}) {
+    std::string name = mem_.symbolize(pc);
+    if (!name.empty()) return name;
+  }
+  return hex(k.functor ? k.functor : k.boxed_fn);
+}
+
+uint64_t RuntimeView::sentinel(const char* mangled, const char* readable, std::optional<uint64_t>& cache) const {
+  if (!cache) {
+    cache = mem_.findSymbol(mangled);
+    if (!cache) fail(std::string("cannot find ") + readable + " in the runtime's dynamic symbols (needed to decode kernels)");
+  }
+  return *cache;
+}
+uint64_t RuntimeView::fallthroughFn() const {
+  return sentinel(kFallthroughKernelSymbol, "dscope::detail::fallthroughKernel", fallthrough_fn_);
+}
+uint64_t RuntimeView::missingFn() const {
+  return sentinel(kMissingKernelSymbol, "dscope::detail::missingKernel", missing_fn_);
+}
+
+// ---------------------------------------------------------------- threads
+
+std::vector<ThreadBlock> RuntimeView::threadBlocks() const {
+  std::vector<ThreadBlock> blocks;
+  const uint32_t count = std::min(descriptor_.thread_records_count, kMaxThreadBlocks);
+  std::unordered_set<uint64_t> seen;
+  for (auto addr = reinterpret_cast<uint64_t>(descriptor_.thread_records); addr && blocks.size() < count;) {
+    if (!seen.insert(addr).second) fail("the thread record list loops back to " + hex(addr) + " (corrupt memory?)");
+    ThreadBlock b;
+    b.addr = addr;
+    b.records = mem_.read<dscope_thread_records>(addr, "thread dispatch records");
+    if (b.records.magic != DSCOPE_THREAD_RECORDS_MAGIC) break;  // the contract: stop at a foreign block
+    addr = reinterpret_cast<uint64_t>(b.records.next);
+    blocks.push_back(std::move(b));
+  }
+  return blocks;
+}
+
+std::pair<DispatchKeySet, DispatchKeySet> RuntimeView::threadTls(const dscope_thread_records& r) const {
+  auto tls = reinterpret_cast<uint64_t>(r.tls);
+  impl::PODLocalDispatchKeySet raw{};
+  raw.included_ = mem_.read<uint64_t>(tls + Layout::PODLocalDispatchKeySet_included, "thread-local key sets");
+  raw.excluded_ = mem_.read<uint64_t>(tls + Layout::PODLocalDispatchKeySet_excluded, "thread-local key sets");
+  return {raw.included(), raw.excluded()};
+}
+
+}  // namespace dscope::inspect

@@ -1,0 +1,111 @@
+// The runtime's state as read out of a target: the validated descriptor, the operator list,
+// operator snapshots for the shared formatter, kernels, thread record blocks and their TLS.
+// Layouts come from the runtime's own headers (dscope::debug::Layout); the layout hash check in
+// the constructor guarantees they describe the process being read.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "Remote.h"
+#include "dscope/DebugInterface.h"
+#include "dscope/DispatchKeySet.h"
+#include "dscope/OperatorEntry.h"
+#include "dscope/format/OperatorSnapshot.h"
+
+namespace dscope::inspect {
+
+// Hard caps on top of every count the runtime stores (a corrupt count must not mean a long walk).
+constexpr uint32_t kMaxOperators = 1u << 20;
+constexpr uint32_t kMaxKernelsPerOperator = 4096;
+constexpr uint32_t kMaxThreadBlocks = 1u << 16;
+
+// An impl::AnnotatedKernel read from the target.
+struct RemoteKernel {
+  uint64_t addr = 0;
+  uint64_t functor = 0, boxed_fn = 0, unboxed_fn = 0;
+  std::string debug;
+  std::optional<std::string> inferred_schema;
+  DispatchKey key = DispatchKey::Undefined;
+  uint64_t next = 0;
+};
+
+struct RemoteOperator {
+  uint64_t addr = 0;
+  std::string name;  // "aten::add.Tensor"
+};
+
+// One computed dispatch-table entry, with the kernel behind it.
+struct TableEntry {
+  DispatchKey key = DispatchKey::Undefined;
+  int slot = 0;
+  impl::TableEntrySource source = impl::TableEntrySource::Missing;
+  RemoteKernel kernel;
+};
+
+// A copy of one dscope_thread_records block and where it lives.
+struct ThreadBlock {
+  uint64_t addr = 0;
+  dscope_thread_records records{};
+};
+
+class RuntimeView {
+ public:
+  // Finds dscope_debug_descriptor and refuses (InspectError) unless magic, version, pointer
+  // size and layout hash are this library's.
+  explicit RuntimeView(const Remote& mem);
+
+  const Remote& mem() const { return mem_; }
+  const struct dscope_debug_descriptor& descriptor() const { return descriptor_; }
+  uint64_t descriptorAddress() const { return descriptor_addr_; }
+
+  // ---- operators ----
+  // Registration order; names read once per view.
+  const std::vector<RemoteOperator>& operators() const;
+  // By full name, else by base name when that names exactly one operator; InspectError (with
+  // up to three close names) otherwise.
+  RemoteOperator findOperator(const std::string& query) const;
+  std::string operatorName(uint64_t op) const;
+  // What OperatorEntry::snapshot() builds in-process, from remote memory.
+  format::OperatorSnapshot snapshot(uint64_t op) const;
+  // The computed entry of a runtime key (Undefined: slot 0).
+  TableEntry tableEntry(uint64_t op, DispatchKey key) const;
+  // The entries that hold a kernel (not the missing sentinel), Undefined first then slot order:
+  // the rows of _dispatch_dump_table.
+  std::vector<TableEntry> validTableEntries(uint64_t op) const;
+
+  // ---- kernels ----
+  RemoteKernel kernel(uint64_t addr) const;
+  bool isFallthrough(const RemoteKernel& k) const { return k.boxed_fn == fallthroughFn(); }
+  bool isMissing(const RemoteKernel& k) const { return k.boxed_fn == missingFn(); }
+  // The user's function when the debugger can name it (else the trampoline's name or an address).
+  std::string kernelSymbol(const RemoteKernel& k) const;
+
+  // ---- threads ----
+  std::vector<ThreadBlock> threadBlocks() const;
+  // The decoded TLS include/exclude sets of a block (stored XOR the defaults).
+  std::pair<DispatchKeySet, DispatchKeySet> threadTls(const dscope_thread_records& r) const;
+
+ private:
+  uint64_t dispatcher() const;
+  uint64_t fallthroughFn() const;
+  uint64_t missingFn() const;
+  uint64_t sentinel(const char* mangled, const char* readable, std::optional<uint64_t>& cache) const;
+
+  const Remote& mem_;
+  uint64_t descriptor_addr_ = 0;
+  struct dscope_debug_descriptor descriptor_{};
+  mutable std::unique_ptr<std::vector<RemoteOperator>> operators_;
+  mutable std::unordered_map<uint64_t, std::string> names_;
+  mutable std::unordered_map<uint64_t, RemoteKernel> kernels_;
+  mutable std::optional<uint64_t> fallthrough_fn_, missing_fn_;
+};
+
+// Close operator names for "did you mean" (at most `limit`, best first).
+std::vector<std::string> closeNames(const std::string& query, const std::vector<RemoteOperator>& ops, size_t limit);
+
+}  // namespace dscope::inspect

@@ -1,0 +1,690 @@
+// libdscope_inspect in-process: a dscope_target whose reads copy this test's own memory. Every
+// expected value comes from the scenario or from the runtime's own in-process API (dumpState,
+// toString, findDispatchCycle, the TLS accessors), never from the library's output.
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dscope/DebugInterface.h"
+#include "dscope/Library.h"
+#include "dscope/debug/Layout.h"
+#include "dscope/format/DispatchRecord.h"
+#include "dscope/inspect.h"
+#include "test_util.h"
+
+using namespace dscope;
+using K = DispatchKey;
+
+namespace {
+
+// ---------------------------------------------------------------- the in-process target
+
+struct TestTarget {
+  dscope_target t{};
+  std::map<std::string, uint64_t> symbol_overrides;  // e.g. a fake descriptor
+  std::map<uint64_t, std::string> names;             // symbolize: this test's kernels
+  bool reads_fail = false;
+  bool writable = true;
+
+  TestTarget() {
+    t.ctx = this;
+    t.read_memory = &read;
+    t.write_memory = &write;
+    t.find_symbol = &findSymbol;
+    t.symbolize = &symbolize;
+    t.selected_tid = static_cast<int64_t>(::syscall(SYS_gettid));
+  }
+  const dscope_target* get() {
+    t.write_memory = writable ? &write : nullptr;
+    return &t;
+  }
+
+  // A copy of our own memory. Through process_vm_readv rather than memcpy so that a bad address
+  // fails instead of crashing, and ASan does not flag the page-bounded chunks of string reads.
+  static int read(void* ctx, uint64_t addr, void* out, uint64_t size) {
+    if (static_cast<TestTarget*>(ctx)->reads_fail) return 1;
+    iovec local{out, size}, remote{reinterpret_cast<void*>(addr), size};
+    ssize_t n = ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0);
+    if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+      std::memcpy(out, reinterpret_cast<const void*>(addr), size);
+      return 0;
+    }
+    return n == static_cast<ssize_t>(size) ? 0 : 1;
+  }
+  static int write(void*, uint64_t addr, const void* data, uint64_t size) {
+    std::memcpy(reinterpret_cast<void*>(addr), data, size);
+    return 0;
+  }
+  static int findSymbol(void* ctx, const char* name, uint64_t* addr) {
+    auto* self = static_cast<TestTarget*>(ctx);
+    if (auto it = self->symbol_overrides.find(name); it != self->symbol_overrides.end()) {
+      *addr = it->second;
+      return 0;
+    }
+    void* p = ::dlsym(RTLD_DEFAULT, name);
+    if (!p) return 1;
+    *addr = reinterpret_cast<uint64_t>(p);
+    return 0;
+  }
+  static int symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size) {
+    auto* self = static_cast<TestTarget*>(ctx);
+    std::string name;
+    if (auto it = self->names.find(addr); it != self->names.end()) {
+      name = it->second;
+    } else {
+      Dl_info info{};
+      if (::dladdr(reinterpret_cast<void*>(addr), &info) && info.dli_sname && info.dli_saddr == reinterpret_cast<void*>(addr))
+        name = info.dli_sname;
+    }
+    std::snprintf(out, out_size, "%s", name.c_str());
+    return 0;
+  }
+};
+
+struct Result {
+  std::string text;
+  bool error = false;
+};
+
+Result run(const dscope_target* target, const std::string& line) {
+  int is_error = -1;
+  char* out = dscope_inspect_run(target, line.c_str(), &is_error);
+  REQUIRE(out);
+  Result r{out, is_error == 1};
+  dscope_inspect_free(out);
+  REQUIRE((is_error == 0 || is_error == 1));
+  return r;
+}
+Result run(TestTarget& t, const std::string& line) { return run(t.get(), line); }
+
+// The error contract: one line starting with "dscope: ".
+void checkOneLineError(const Result& r) {
+  CHECK(r.error);
+  CHECK(r.text.rfind("dscope: ", 0) == 0);
+  CHECK(r.text.find('\n') == r.text.size() - 1);
+}
+
+// A strict JSON syntax check (objects, arrays, strings, numbers, literals), enough to know that
+// what --json prints parses.
+class JsonChecker {
+ public:
+  static bool valid(const std::string& s) {
+    JsonChecker c{s};
+    c.ws();
+    if (!c.value()) return false;
+    c.ws();
+    return c.i == s.size();
+  }
+
+ private:
+  explicit JsonChecker(const std::string& s) : s(s) {}
+  const std::string& s;
+  size_t i = 0;
+  void ws() {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  }
+  bool lit(const char* w) {
+    size_t n = std::strlen(w);
+    if (s.compare(i, n, w) != 0) return false;
+    i += n;
+    return true;
+  }
+  bool string() {
+    if (s[i] != '"') return false;
+    for (++i; i < s.size(); ++i) {
+      if (s[i] == '"') return ++i, true;
+      if (static_cast<unsigned char>(s[i]) < 0x20) return false;
+      if (s[i] == '\\') ++i;
+    }
+    return false;
+  }
+  bool number() {
+    size_t start = i;
+    if (s[i] == '-') ++i;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == 'e')) ++i;
+    return i > start;
+  }
+  bool value() {
+    if (i >= s.size()) return false;
+    char c = s[i];
+    if (c == '{' || c == '[') {
+      char close = c == '{' ? '}' : ']';
+      ++i;
+      ws();
+      if (s[i] == close) return ++i, true;
+      for (;;) {
+        ws();
+        if (c == '{') {
+          if (!string()) return false;
+          ws();
+          if (s[i++] != ':') return false;
+          ws();
+        }
+        if (!value()) return false;
+        ws();
+        if (s[i] == ',') { ++i; continue; }
+        if (s[i] == close) return ++i, true;
+        return false;
+      }
+    }
+    if (c == '"') return string();
+    return lit("true") || lit("false") || lit("null") || number();
+  }
+};
+
+// ---------------------------------------------------------------- the scenario
+
+Tensor cpuTensor() { return make_tensor(std::vector<int64_t>{2}, ScalarType::Float, Device(DeviceType::CPU)); }
+
+using Unary = TypedOperatorHandle<Tensor(const Tensor&)>;
+Unary typedOp(const char* name) { return Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Tensor(const Tensor&)>(); }
+
+std::string captured;          // what a kernel saw when it ran dscope_inspect_run
+std::string captured_json;
+std::string trace_command = "dispatch-trace";
+TestTarget* capture_target = nullptr;
+int recursion_left = 0;
+
+Tensor probeCpu(const Tensor& x) { return x; }
+Tensor probeAutograd(DispatchKeySet ks, const Tensor& x) { return typedOp("insp::probe").redispatch(ks & after_autograd_keyset, x); }
+Tensor nestAutograd(DispatchKeySet ks, const Tensor& x) { return typedOp("insp::nest").redispatch(ks & after_autograd_keyset, x); }
+Tensor nestCpu(const Tensor& x) {
+  captured = run(*capture_target, "dispatch-trace").text;
+  captured_json = run(*capture_target, "dispatch-trace --json").text;
+  return x;
+}
+Tensor outerAutograd(const Tensor& x) { return typedOp("insp::recurse").call(x); }
+// The bug of samples/infinite_redispatch.cpp, stopped after a fixed depth: call() instead of redispatch().
+Tensor recurseAutograd(const Tensor& x) {
+  if (--recursion_left > 0) return typedOp("insp::recurse").call(x);
+  captured = run(*capture_target, trace_command).text;
+  captured_json = run(*capture_target, "dispatch-trace --json").text;
+  const auto& r = *debug::current_thread_records;
+  auto cycle = debug::findDispatchCycle(r.depth, [&](uint64_t d) { return debug::recordAt(r, d); });
+  captured += "\nRUNTIME period=" + std::to_string(cycle.period) + " start=" + std::to_string(cycle.start_depth) +
+              " repeats=" + std::to_string(cycle.repeats) + " depth=" + std::to_string(r.depth) + "\n";
+  return x;
+}
+// Two ops whose autograd kernels call each other: a cycle of 2 that is not a self re-entry.
+Tensor pingAutograd(const Tensor& x) {
+  if (--recursion_left > 0) return typedOp("insp::pong").call(x);
+  captured = run(*capture_target, "dispatch-trace").text;
+  return x;
+}
+Tensor pongAutograd(const Tensor& x) { return typedOp("insp::ping").call(x); }
+
+// Registered once for the whole binary (operator entries outlive their libraries anyway).
+void registerTestOps() {
+  static Library* lib = [] {
+    auto* l = new Library(Library::FRAGMENT, "insp", std::nullopt, "test_inspect.cpp", 7);
+    l->def("probe(Tensor x) -> Tensor");
+    l->impl("probe", dispatch(K::CPU, &probeCpu));
+    l->impl("probe", dispatch(K::Autograd, &probeAutograd));
+    l->impl("probe", dispatch(K::Meta, CppFunction::makeFallthrough()));
+    l->def("nest(Tensor x) -> Tensor");
+    l->impl("nest", dispatch(K::AutogradCPU, &nestAutograd));
+    l->impl("nest", dispatch(K::CPU, &nestCpu));
+    l->def("outer(Tensor x) -> Tensor");
+    l->impl("outer", dispatch(K::AutogradCPU, &outerAutograd));
+    l->def("recurse(Tensor x) -> Tensor");
+    l->impl("recurse", dispatch(K::AutogradCPU, &recurseAutograd));
+    l->def("ping(Tensor x) -> Tensor");
+    l->impl("ping", dispatch(K::AutogradCPU, &pingAutograd));
+    l->def("over.a(Tensor x) -> Tensor");
+    l->def("over.b(Tensor x) -> Tensor");
+    l->def("pong(Tensor x) -> Tensor");
+    l->impl("pong", dispatch(K::AutogradCPU, &pongAutograd));
+    return l;
+  }();
+  (void)lib;
+}
+
+TestTarget& liveTarget() {
+  registerTestOps();
+  static TestTarget t;
+  t.names[reinterpret_cast<uint64_t>(&probeCpu)] = "probeCpu(dscope::Tensor const&) at test_inspect.cpp";
+  t.names[reinterpret_cast<uint64_t>(&recurseAutograd)] = "recurseAutograd(dscope::Tensor const&) at test_inspect.cpp";
+  t.names[reinterpret_cast<uint64_t>(&pongAutograd)] = "pongAutograd";
+  if (!debug::current_thread_records) debug::registerCurrentThread();
+  t.t.selected_tid = static_cast<int64_t>(::syscall(SYS_gettid));
+  capture_target = &t;
+  return t;
+}
+
+impl::OperatorEntry& entryOf(const std::string& full_name) {
+  auto h = Dispatcher::singleton().findOp(OperatorName::parse(full_name));
+  REQUIRE(h);
+  return h->entry();
+}
+
+std::vector<std::string> lines(const std::string& s) { return dscope::testing::splitLines(s); }
+bool hasLine(const std::string& text, const std::string& line) {
+  for (const auto& l : lines(text))
+    if (l == line) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_SUITE("inspect") {
+  TEST_CASE("op-table: _dispatch_dump and _dispatch_dump_table byte for byte as the runtime prints them") {
+    auto& t = liveTarget();
+    for (const std::string op : {"aten::mm", "aten::add.Tensor", "insp::probe"}) {
+      CAPTURE(op);
+      const auto& e = entryOf(op);
+      Result registered = run(t, "op-table " + op + " --registered");
+      Result computed = run(t, "op-table " + op + " --computed");
+      REQUIRE(!registered.error);
+      REQUIRE(!computed.error);
+      CHECK(registered.text == e.dumpState());
+      CHECK(computed.text == e.dumpComputedTable());
+      // The default view holds both dumps verbatim, under headers, then the kernels.
+      Result both = run(t, "op-table " + op);
+      CHECK(both.text.find("\n" + e.dumpState()) != std::string::npos);
+      CHECK(both.text.find("\n" + e.dumpComputedTable()) != std::string::npos);
+      Result json = run(t, "op-table " + op + " --json");
+      CHECK(JsonChecker::valid(json.text));
+    }
+    // The test op's fallthrough and its kernels' symbols.
+    CHECK(entryOf("insp::probe").dumpState().find("Meta: registered at test_inspect.cpp:7 :: (none) [ fallthrough boxed ]") !=
+          std::string::npos);
+    Result probe = run(t, "op-table insp::probe");
+    CHECK(hasLine(probe.text, "CPU: probeCpu(dscope::Tensor const&) at test_inspect.cpp"));
+    CHECK(probe.text.find("== kernels of the computed table (key: symbol)\n") != std::string::npos);
+    // A base name that names exactly one operator is enough (aten::add has one overload here).
+    size_t add_overloads = 0;
+    for (const auto& n : Dispatcher::singleton().getAllOpNames()) add_overloads += n.rfind("aten::add.", 0) == 0 || n == "aten::add";
+    REQUIRE(add_overloads == 1);
+    CHECK(run(t, "op-table aten::add --computed").text == entryOf("aten::add.Tensor").dumpComputedTable());
+  }
+
+  TEST_CASE("op-table --key: one entry; why it resolved that way; the kernel's symbol") {
+    auto& t = liveTarget();
+    Result cpu = run(t, "op-table insp::probe --key CPU");
+    REQUIRE(!cpu.error);
+    CHECK(hasLine(cpu.text, "insp::probe at CPU (dispatch-table slot " + std::to_string(getDispatchTableIndexForDispatchKey(K::CPU)) + "):"));
+    CHECK(hasLine(cpu.text, "  entry:  CPU: registered at test_inspect.cpp:7 [kernel]"));
+    CHECK(hasLine(cpu.text, "  why:    a kernel is registered at CPU itself"));
+    CHECK(hasLine(cpu.text, "  symbol: probeCpu(dscope::Tensor const&) at test_inspect.cpp"));
+    Result ag = run(t, "op-table insp::probe --key AutogradCUDA");
+    CHECK(hasLine(ag.text, "  entry:  AutogradCUDA: registered at test_inspect.cpp:7 [autograd kernel]"));
+    CHECK(hasLine(ag.text, "  kernel: registered at key Autograd, registered at test_inspect.cpp:7"));
+    Result meta = run(t, "op-table insp::probe --key Meta");
+    CHECK(hasLine(meta.text, "  entry:  Meta: fallthrough registered at test_inspect.cpp:7 [kernel]"));
+    CHECK(meta.text.find("  note:   a fallthrough") != std::string::npos);
+    Result missing = run(t, "op-table insp::probe --key XLA");
+    CHECK(hasLine(missing.text, "  entry:  XLA: (missing)"));
+    CHECK(missing.text.find("Could not run 'insp::probe' with arguments from the 'XLA' backend") != std::string::npos);
+    CHECK(JsonChecker::valid(run(t, "op-table insp::probe --key CPU --json").text));
+    checkOneLineError(run(t, "op-table insp::probe --key Autograd"));  // alias keys are not table entries
+    checkOneLineError(run(t, "op-table insp::probe --key Bogus"));
+  }
+
+  TEST_CASE("op-table --list and --missing; and operator completion") {
+    auto& t = liveTarget();
+    const auto all = Dispatcher::singleton().getAllOpNames();
+    Result list = run(t, "op-table --list insp::p");
+    CHECK(list.text == "insp::probe\ninsp::ping\ninsp::pong\n3 of " + std::to_string(all.size()) + " operators match 'insp::p'\n");
+    Result everything = run(t, "op-table --list");
+    CHECK(lines(everything.text).size() == all.size() + 1);
+    CHECK(lines(everything.text).back() == std::to_string(all.size()) + " operators registered");
+    CHECK(JsonChecker::valid(run(t, "op-table --list mm --json").text));
+    // Operators without a valid computed entry at XLA, by the runtime's own predicate.
+    std::string want;
+    size_t n = 0;
+    for (auto* e : Dispatcher::singleton().operators()) {
+      if (e->hasComputedKernelForDispatchKey(K::XLA)) continue;
+      want += std::string(e->name_cstr()) + "\n";
+      ++n;
+    }
+    Result missing = run(t, "op-table --missing XLA");
+    CHECK(missing.text.rfind(want, 0) == 0);
+    CHECK(lines(missing.text).back().rfind(std::to_string(n) + " of " + std::to_string(all.size()) + " operators have no kernel for XLA", 0) == 0);
+    checkOneLineError(run(t, "op-table --missing Autograd"));
+    char* completions = dscope_inspect_complete_ops(t.get(), "insp::p", 2);
+    CHECK(std::string(completions) == "insp::probe\ninsp::ping\n");
+    dscope_inspect_free(completions);
+  }
+
+  TEST_CASE("keyset: PyTorch's repr; raw value and highest key; with no process at all") {
+    for (uint64_t raw : {0x12800010001ull, 0x0ull, 0x1ull, 0x2000010001ull, 0x3ff0000000000ull, 0x8000000000000000ull,
+                         0xffffffffffffffffull, 0x400000ull}) {
+      CAPTURE(raw);
+      auto ks = DispatchKeySet::from_raw_repr(raw);
+      Result r = run(nullptr, "keyset " + std::to_string(raw));
+      REQUIRE(!r.error);
+      auto ls = lines(r.text);
+      REQUIRE(ls.size() == 3);
+      CHECK(ls[0] == toString(ks));
+      char hexraw[32];
+      std::snprintf(hexraw, sizeof hexraw, "raw: 0x%llx", static_cast<unsigned long long>(raw));
+      CHECK(ls[1] == hexraw);
+      std::string highest = std::string("highest key: ") + toString(ks.highestPriorityTypeId());
+      CHECK(ls[2].rfind(highest + " (", 0) == 0);
+      if (!(raw >> 63)) CHECK(ls[2] == highest + " (dispatch-table slot " + std::to_string(ks.getDispatchTableIndexForDispatchKeySet()) + ")");
+      CHECK(run(nullptr, "keyset " + std::string(hexraw + 5)).text == r.text);  // hex and decimal agree
+      CHECK(JsonChecker::valid(run(nullptr, "keyset " + std::to_string(raw) + " --json --verbose").text));
+    }
+    CHECK(run(nullptr, "keyset 0x12800010001").text ==
+          "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)\nraw: 0x12800010001\n"
+          "highest key: AutocastCPU (dispatch-table slot 115)\n");  // the highest functionality bit wins
+  }
+
+  TEST_CASE("keyset: every PyTorch 2.11 vector's repr") {
+    // shared/data/keyset-vectors.json, read as test_keyset.cpp does: raw then repr, one per line.
+    std::string text = dscope::testing::readSharedFile("data/keyset-vectors.json");
+    int checked = 0, failures = 0;
+    uint64_t raw = 0;
+    for (const auto& l : lines(text)) {
+      if (auto p = l.find("\"raw\":"); p != std::string::npos) raw = std::stoull(l.substr(p + 6));
+      if (auto p = l.find("\"repr\":"); p != std::string::npos) {
+        auto q1 = l.find('"', p + 7), q2 = l.rfind('"');
+        std::string repr = l.substr(q1 + 1, q2 - q1 - 1);
+        std::string first = lines(run(nullptr, "keyset " + std::to_string(raw)).text).at(0);
+        if (first != repr && ++failures < 5) FAIL_CHECK("raw " << raw << ": " << first << " != " << repr);
+        ++checked;
+      }
+    }
+    CHECK(checked == 932);
+    CHECK(failures == 0);
+  }
+
+  TEST_CASE("keyset --verbose: functionality and backend bits by name") {
+    Result r = run(nullptr, "keyset 0x12800010001 --verbose");
+    // CPU is Dense + CPUBit: one bit of each kind; bit 15 + v is functionality key v.
+    std::string want = "functionality bits:\n";
+    for (K f : {K::Dense, K::ADInplaceOrView, K::AutogradFunctionality, K::AutocastCPU})
+      want += "  bit " + std::to_string(15 + static_cast<int>(f)) + ": " + toString(f) + "\n";
+    want += "backend bits:\n  bit 0: " + std::string(toString(BackendComponent::CPUBit)) + "\n";
+    CHECK(r.text.find(want) != std::string::npos);
+    CHECK(run(nullptr, "keyset 0 --verbose").text.find("functionality bits: none\nbackend bits: none\n") != std::string::npos);
+  }
+
+  TEST_CASE("keyset --tls: this thread's sets; what differs from the defaults; --explain") {
+    auto& t = liveTarget();
+    const std::string tid = std::to_string(::syscall(SYS_gettid));
+    Result plain = run(t, "keyset --tls");
+    REQUIRE(!plain.error);
+    CHECK(hasLine(plain.text, "thread tid " + tid + ":"));
+    CHECK(hasLine(plain.text, "  (both are the defaults: nothing included or excluded by hand)"));
+    {
+      impl::ForceDispatchKeyGuard restore_all;  // guards leave backend bits behind (as in c10): restore exactly
+      impl::ExcludeDispatchKeyGuard leak(K::AutogradCPU);  // tls_leak's state
+      Result r = run(t, "keyset --tls");
+      auto raw = [](DispatchKeySet ks) {
+        char b[32];
+        std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(ks.raw_repr()));
+        return std::string(b);
+      };
+      CHECK(hasLine(r.text, "  included: " + toString(tls_local_include_set()) + " (raw " + raw(tls_local_include_set()) + ")"));
+      CHECK(hasLine(r.text, "  excluded: " + toString(tls_local_exclude_set()) + " (raw " + raw(tls_local_exclude_set()) + ")"));
+      CHECK(hasLine(r.text, "  excluded beyond the default: AutogradCPU"));
+      // --explain: (ks | included) - excluded, as the runtime's extractor computes it (no fallthrough mask).
+      auto ks = DispatchKeySet(K::CPU) | DispatchKeySet(K::AutogradCPU);
+      auto effective = (ks | tls_local_include_set()) - tls_local_exclude_set();
+      Result e = run(t, "keyset --tls --explain " + raw(ks));
+      CHECK(hasLine(e.text, "  ks              = " + toString(ks) + " (raw " + raw(ks) + ")"));
+      CHECK(hasLine(e.text, "  key chosen: " + std::string(toString(effective.highestPriorityTypeId())) +
+                                " (dispatch-table slot " + std::to_string(effective.getDispatchTableIndexForDispatchKeySet()) + ")"));
+      CHECK(e.text.find("without the operator's fallthrough mask") != std::string::npos);
+      CHECK(JsonChecker::valid(run(t, "keyset --tls --json --explain 0x10001").text));
+    }
+    {
+      impl::ForceDispatchKeyGuard restore_all;
+      impl::IncludeDispatchKeyGuard inc(K::AutocastCPU);
+      impl::tls_set_dispatch_key_excluded(K::AutocastCPU, false);
+      Result r = run(t, "keyset --tls");
+      CHECK(hasLine(r.text, "  included beyond the default: AutocastCPU"));
+      CHECK(hasLine(r.text, "  not excluded although excluded by default: AutocastCPU"));
+      impl::tls_set_dispatch_key_excluded(K::AutocastCPU, true);
+    }
+    CHECK(run(t, "keyset --tls").text == plain.text);
+    {
+      // What a guard leaves behind: the backend bit of the key it excluded. Harmless, and said so.
+      impl::ForceDispatchKeyGuard restore_all;
+      { impl::ExcludeDispatchKeyGuard scoped(K::AutogradCPU); }
+      REQUIRE(tls_local_exclude_set().raw_repr() == (default_excluded_set.raw_repr() | 1));
+      Result r = run(t, "keyset --tls");
+      CHECK(r.text.find("excluded beyond the default") == std::string::npos);
+      CHECK(hasLine(r.text, "  excluded also holds backend bits: CPUBit (harmless: excluding never removes backend bits; "
+                            "guards leave them behind, as in c10)"));
+    }
+    checkOneLineError(run(t, "keyset --tls --thread 999999999"));
+  }
+
+  TEST_CASE("dispatch-trace inside a nested dispatch: entry records; kinds; keys") {
+    auto& t = liveTarget();
+    captured.clear();
+    typedOp("insp::nest").call(cpuTensor());
+    CHECK(debug::current_thread_records->depth == 0);
+    const std::string tid = std::to_string(::syscall(SYS_gettid));
+    CHECK(captured == "thread tid " + tid + " (alive): dispatch depth 2\n"
+                      "    #0 [call] op=[insp::nest], key=[AutogradCPU]\n"
+                      "    #1 [redispatch] op=[insp::nest], key=[CPU]  (innermost)\n");
+    CHECK(JsonChecker::valid(captured_json));
+    CHECK(captured_json.find(R"("kind":"redispatch","op":"insp::nest","key":"CPU","keyset":"0x10001","slot":1)") != std::string::npos);
+    // Outside any dispatch.
+    CHECK(run(t, "dispatch-trace").text == "thread tid " + tid + " (alive): no dispatch in progress\n");
+    Result all = run(t, "dispatch-trace --all");
+    CHECK(all.text.find("thread tid " + tid + " (alive): no dispatch in progress\n") != std::string::npos);
+  }
+
+  TEST_CASE("dispatch-trace on a deep self re-entry: the folded cycle and the diagnosis") {
+    auto& t = liveTarget();
+    captured.clear();
+    recursion_left = 400;  // deeper than first + ring: the middle of the chain is overwritten
+    typedOp("insp::outer").call(cpuTensor());
+    const auto ls = lines(captured);
+    // The runtime's own view of the chain at the moment of the capture (last line).
+    CHECK(ls.back() == "RUNTIME period=1 start=1 repeats=400 depth=401");
+    CHECK(hasLine(captured, "  entry (before the loop):"));
+    CHECK(hasLine(captured, "    #0 [call] op=[insp::outer], key=[AutogradCPU]"));
+    CHECK(hasLine(captured, "  loop: a cycle of 1 dispatch from depth 1 to the top:"));
+    CHECK(hasLine(captured, "    [call] op=[insp::recurse], key=[AutogradCPU] ... repeated 400 times"));
+    CHECK(hasLine(captured, "    #400 [call] op=[insp::recurse], key=[AutogradCPU]"));
+    CHECK(captured.find("  diagnosis: insp::recurse's AutogradCPU kernel (recurseAutograd(dscope::Tensor const&) at "
+                        "test_inspect.cpp, registered at test_inspect.cpp:7) calls insp::recurse again with op.call(...)") !=
+          std::string::npos);
+    CHECK(captured.find("  fix: in that kernel, continue below autograd: op.redispatch(ks & after_autograd_keyset, ...)") !=
+          std::string::npos);
+    CHECK(JsonChecker::valid(captured_json));
+    CHECK(captured_json.find(R"("cycle":{"period":1,"start_depth":1,"repeats":400,"start_in_gap":false)") != std::string::npos);
+    CHECK(debug::current_thread_records->depth == 0);
+  }
+
+  TEST_CASE("dispatch-trace --full over a chain deeper than the records; and a cycle of two operators") {
+    auto& t = liveTarget();
+    // --full from inside the deep chain: every record the block still holds, the gap named.
+    trace_command = "dispatch-trace --full";
+    recursion_left = 400;
+    typedOp("insp::outer").call(cpuTensor());
+    trace_command = "dispatch-trace";
+    const uint64_t depth = 401, first_ring = depth - DSCOPE_RECORDS_RING;
+    CHECK(hasLine(captured, "    #0 [call] op=[insp::outer], key=[AutogradCPU]"));
+    CHECK(hasLine(captured, "    #63 [call] op=[insp::recurse], key=[AutogradCPU]"));
+    CHECK(hasLine(captured, "    ... depths 64 to " + std::to_string(first_ring - 1) +
+                                " overwritten (the block keeps the first 64 and the last 256 records)"));
+    CHECK(hasLine(captured, "    #" + std::to_string(first_ring) + " [call] op=[insp::recurse], key=[AutogradCPU]"));
+    CHECK(hasLine(captured, "    #400 [call] op=[insp::recurse], key=[AutogradCPU]  (innermost)"));
+    CHECK(captured.find("diagnosis") == std::string::npos);
+    CHECK(lines(captured).size() == 1 + 64 + 1 + 256 + 2);  // header, first, gap, ring, blank + RUNTIME line
+    captured.clear();
+    recursion_left = 5;  // ping -> pong -> ping ...: a period of 2
+    typedOp("insp::ping").call(cpuTensor());
+    CHECK(hasLine(captured, "  loop: a cycle of 2 dispatches from depth 0 to the top:"));
+    CHECK(hasLine(captured, "    [call] op=[insp::ping], key=[AutogradCPU]"));
+    CHECK(hasLine(captured, "    [call] op=[insp::pong], key=[AutogradCPU]"));
+    CHECK(captured.find("  diagnosis: insp::pong's AutogradCPU kernel (pongAutograd, registered at test_inspect.cpp:7) "
+                        "dispatches insp::ping at AutogradCPU ([call])") != std::string::npos);
+  }
+
+  TEST_CASE("dispatch-break-arm / --clear / dispatch-break-describe through the target's memory") {
+    auto& t = liveTarget();
+    auto& d = dscope_debug_descriptor;
+    debug::clearBreaks();
+    Result armed = run(t, "dispatch-break-arm insp::probe --key CPU");
+    REQUIRE(!armed.error);
+    CHECK(armed.text == "dispatch-break: armed insp::probe at CPU (filter entry 1 of 16; stops in dscope_debug_break_hook)\n");
+    CHECK(d.break_count == 1);
+    CHECK(d.breaks[0].name_hash == dscope_fnv1a64("insp::probe"));
+    CHECK(d.breaks[0].key == static_cast<uint16_t>(K::CPU));
+    uint32_t hits = d.break_hits;
+    {
+      AutoDispatchBelowAutograd below;
+      typedOp("insp::probe").call(cpuTensor());  // the runtime's own filter check fires
+    }
+    CHECK(d.break_hits == hits + 1);
+    checkOneLineError(run(t, "dispatch-break-arm insp::probe --key CPU"));  // already armed
+    CHECK(run(t, "dispatch-break-arm insp::nope").text.find("no operator named insp::nope is registered yet") != std::string::npos);
+    for (int i = 2; i < DSCOPE_MAX_BREAKS; ++i) REQUIRE(!run(t, "dispatch-break-arm insp::x" + std::to_string(i)).error);
+    CHECK(d.break_count == DSCOPE_MAX_BREAKS);
+    Result full = run(t, "dispatch-break-arm insp::one_too_many");
+    checkOneLineError(full);
+    CHECK(full.text.find("full") != std::string::npos);
+    CHECK(run(t, "dispatch-break-arm --clear").text == "dispatch-break: cleared 16 filter entries\n");
+    CHECK(d.break_count == 0);
+    t.writable = false;
+    checkOneLineError(run(t, "dispatch-break-arm aten::mm"));
+    t.writable = true;
+    CHECK(d.break_count == 0);
+    // describe: the hook's arguments, as a debugger reads them at the breakpoint.
+    const auto& probe = entryOf("insp::probe");
+    char line[128];
+    std::snprintf(line, sizeof line, "dispatch-break-describe %p 0x10001 %d", static_cast<const void*>(&probe), static_cast<int>(K::CPU));
+    CHECK(run(t, line).text == "dispatch-break: insp::probe at CPU (keyset DispatchKeySet(CPU))\n");
+    checkOneLineError(run(t, "dispatch-break-describe 0x10 0x10001 50"));  // not an operator
+  }
+
+  TEST_CASE("bad input: one line each; never a crash") {
+    auto& t = liveTarget();
+    Result unknown = run(t, "op-table aten::mmm");
+    checkOneLineError(unknown);
+    CHECK(unknown.text.rfind("dscope: unknown operator 'aten::mmm'; did you mean aten::mm", 0) == 0);
+    Result ambiguous = run(t, "op-table insp::over");  // a base name of two overloads
+    checkOneLineError(ambiguous);
+    CHECK(ambiguous.text.find("insp::over.a, insp::over.b") != std::string::npos);
+    Result garbage = run(nullptr, "keyset 12abc");
+    checkOneLineError(garbage);
+    CHECK(garbage.text.rfind("dscope: not a number: 12abc", 0) == 0);
+    for (const char* bad : {"keyset 0x", "keyset 99999999999999999999999", "keyset -1", "keyset 0xfffffffffffffffff"})
+      checkOneLineError(run(nullptr, bad));
+    checkOneLineError(run(nullptr, "op-table aten::mm"));  // no process
+    checkOneLineError(run(t, "frobnicate"));
+    checkOneLineError(run(t, ""));
+    checkOneLineError(run(t, "keyset 1 --bogus"));
+    CHECK(run(t, "keyset 1 --bogus").text.find("usage: keyset") != std::string::npos);
+    checkOneLineError(run(t, "dispatch-trace --thread 1 --all"));
+    checkOneLineError(run(t, "op-table 'unterminated"));
+    Result null_line = run(t.get(), std::string());
+    checkOneLineError(null_line);
+    int is_error = 0;
+    char* p = dscope_inspect_run(t.get(), nullptr, &is_error);
+    CHECK(is_error == 1);
+    dscope_inspect_free(p);
+  }
+
+  TEST_CASE("a target whose reads always fail") {
+    TestTarget t;
+    t.reads_fail = true;
+    for (const char* cmd : {"op-table aten::mm", "op-table --list", "keyset --tls", "dispatch-trace --all", "dispatch-break-arm aten::mm"}) {
+      CAPTURE(cmd);
+      Result r = run(t, cmd);
+      checkOneLineError(r);
+      char want[128];
+      std::snprintf(want, sizeof want, "dscope: cannot read memory at %p (dscope_debug_descriptor)", static_cast<void*>(&dscope_debug_descriptor));
+      CHECK(r.text == std::string(want) + "\n");
+    }
+    CHECK(!run(t, "keyset 0x10001").error);  // keyset on numbers needs no memory
+    char* c = dscope_inspect_complete_ops(t.get(), "aten::", 5);
+    CHECK(std::string(c).empty());
+    dscope_inspect_free(c);
+  }
+
+  TEST_CASE("a corrupted descriptor copy: magic; version; layout hash") {
+    TestTarget t;
+    static struct dscope_debug_descriptor fake;
+    t.symbol_overrides["dscope_debug_descriptor"] = reinterpret_cast<uint64_t>(&fake);
+    std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    CHECK(!run(t, "op-table aten::mm --computed").error);  // the copy itself decodes
+    fake.magic[0] = 'X';
+    Result magic = run(t, "op-table aten::mm");
+    checkOneLineError(magic);
+    CHECK(magic.text.find("no DSCOPEDD magic") != std::string::npos);
+    std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    fake.version = 99;
+    CHECK(run(t, "dispatch-trace").text.find("debug interface version 99") != std::string::npos);
+    std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    fake.layout_hash ^= 1;
+    char want[256];
+    std::snprintf(want, sizeof want,
+                  "dscope: the runtime in this process was built with a different layout (hash 0x%llx, expected 0x%llx); "
+                  "rebuild the tools from the same source\n",
+                  static_cast<unsigned long long>(fake.layout_hash), static_cast<unsigned long long>(debug::Layout::hash()));
+    CHECK(run(t, "keyset --tls").text == want);
+    t.symbol_overrides.clear();
+    dscope_target no_symbols = *t.get();
+    no_symbols.find_symbol = [](void*, const char*, uint64_t*) { return 1; };
+    checkOneLineError(run(&no_symbols, "op-table aten::mm"));
+  }
+
+  TEST_CASE("fake operator lists: a cycle; an absurd count; an unterminated name") {
+    TestTarget t;
+    static struct dscope_debug_descriptor fake;
+    std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    t.symbol_overrides["dscope_debug_descriptor"] = reinterpret_cast<uint64_t>(&fake);
+    using L = debug::Layout;
+    // Raw bytes laid out as the runtime's objects (offsets from Layout, like the library reads them).
+    alignas(16) static unsigned char dispatcher[sizeof(Dispatcher)];
+    alignas(16) static unsigned char op_a[sizeof(impl::OperatorEntry)];
+    alignas(16) static unsigned char op_b[sizeof(impl::OperatorEntry)];
+    static const char* name_a = "fake::a";
+    static const char* name_b = "fake::b";
+    auto put = [](unsigned char* base, size_t offset, auto value) { std::memcpy(base + offset, &value, sizeof value); };
+    put(op_a, L::OperatorEntry_full_name, name_a);
+    put(op_b, L::OperatorEntry_full_name, name_b);
+    put(op_a, L::OperatorEntry_next, static_cast<void*>(op_b));
+    put(op_b, L::OperatorEntry_next, static_cast<void*>(op_a));  // the cycle
+    put(dispatcher, L::Dispatcher_operators_head, static_cast<void*>(op_a));
+    put(dispatcher, L::Dispatcher_num_operators, uint32_t{5});
+    fake.dispatcher = dispatcher;
+    char want[160];
+    std::snprintf(want, sizeof want, "dscope: the operator list loops back to %p after 2 operators (corrupt memory?)\n",
+                  static_cast<void*>(op_a));
+    CHECK(run(t, "op-table --list").text == want);
+    CHECK(run(t, "op-table fake::a").text == want);
+    // A count bound without a cycle: the walk stops at the count.
+    put(dispatcher, L::Dispatcher_num_operators, uint32_t{1});
+    CHECK(run(t, "op-table --list").text == "fake::a\n1 operators registered\n");
+    put(dispatcher, L::Dispatcher_num_operators, uint32_t{0xffffffff});
+    checkOneLineError(run(t, "op-table --list"));
+    // A name with no NUL within the string limit.
+    static std::vector<char> endless(3 * 4096, 'x');
+    put(dispatcher, L::Dispatcher_num_operators, uint32_t{1});
+    put(op_a, L::OperatorEntry_full_name, static_cast<const char*>(endless.data()));
+    Result unterminated = run(t, "op-table --list");
+    checkOneLineError(unterminated);
+    CHECK(unterminated.text.find("is not terminated within 4096 bytes") != std::string::npos);
+    // A dangling operator pointer.
+    put(dispatcher, L::Dispatcher_operators_head, reinterpret_cast<void*>(uintptr_t{0x10}));
+    CHECK(run(t, "op-table --list").text ==
+          "dscope: cannot read memory at 0x" + [] {
+            char b[32];
+            std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(0x10 + L::OperatorEntry_full_name));
+            return std::string(b);
+          }() + " (operator name)\n");
+  }
+
+  TEST_CASE("the shared record formatter is the trace's") {
+    CHECK(format::recordLine(DSCOPE_RECORD_CALL, "aten::mm", K::AutogradCPU) == "[call] op=[aten::mm], key=[AutogradCPU]");
+    CHECK(std::string(format::recordKindLabel(9)) == "[?]");
+  }
+}
