@@ -130,18 +130,25 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
             elif len(words) != 1:
                 gdb.write("dscope: usage: dispatch-break OP [--key K]\n")
                 return
+            if gdb.selected_inferior().pid == 0:  # not started yet: arm when the runtime loads
+                self._breaks.append((self._next, words[0], key))
+                gdb.write("Dispatch breakpoint %d (%s) pending: it arms when the runtime is loaded.\n"
+                          % (self._next, words[0]))
+                self._next += 1
+                return
             self._breaks.append((self._next, words[0], key))
             if self._arm(report=True):
                 gdb.write("Dispatch breakpoint %d: %s%s\n" % (self._next, words[0], " at " + key if key else ""))
+                self._next += 1
             else:
-                gdb.write("Dispatch breakpoint %d (%s) pending: it arms when the runtime is loaded.\n"
-                          % (self._next, words[0]))
-            self._next += 1
+                self._breaks.pop()  # a core file, or a rejected name: nothing was armed
 
     def _arm(self, report):
         """Writes the whole filter into the runtime; False when no runtime is loaded yet."""
         text, is_error = _inspect.run("dispatch-break-arm --clear")
         if is_error:
+            if report:
+                gdb.write(text if text.endswith("\n") else text + "\n")
             return False
         for _number, op, key in self._breaks:
             text, is_error = _inspect.run("dispatch-break-arm %s%s" % (op, " --key " + key if key else ""))

@@ -18,7 +18,7 @@ ALWAYS_REJECT = ["Traceback (most recent call last)", "Python Exception"]
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
-    p.add_argument("--program", required=True)
+    p.add_argument("--program")
     p.add_argument("--core")
     p.add_argument("--args", nargs=argparse.REMAINDER, default=[])
     p.add_argument("--cmd", action="append", default=[])
@@ -33,7 +33,7 @@ def main():
         command += ["-ex", c]
     if a.core:
         command += [a.program, a.core]
-    else:
+    elif a.program:
         command += ["--args", a.program] + a.args
     start = time.monotonic()
     try:
