@@ -1,7 +1,11 @@
-"""DispatchScope for GDB: commands over libdscope_inspect (see docs/DEBUG-INTERFACE.md)."""
+"""DispatchScope for GDB: commands, printers and functions over libdscope_inspect
+(see docs/DEBUG-INTERFACE.md)."""
 
-from . import commands, inspect
+from . import commands, functions, inspect, printers
 
 
 def load(library_path):
-    commands.install(inspect.Inspect(library_path))
+    lib = inspect.Inspect(library_path)
+    commands.install(lib)
+    printers.install(lib)
+    functions.install(lib)

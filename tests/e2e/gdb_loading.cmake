@@ -1,0 +1,1 @@
+# gdb_loading tests (see tests/CMakeLists.txt for dscope_gdb_test)

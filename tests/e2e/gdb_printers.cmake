@@ -1,0 +1,1 @@
+# gdb_printers tests (see tests/CMakeLists.txt for dscope_gdb_test)
