@@ -21,4 +21,14 @@ work=$(mktemp -d)
   exec "$sample"
 ) 2>&1 | grep -v '^ *[0-9]*# ' || true   # the crash handler's summary, without the native frames
 core=$(ls "$work"/core* 2>/dev/null | head -1)
-echo "core file: ${core:-none written (check /proc/sys/kernel/core_pattern)}"
+if [ -z "$core" ]; then
+  echo "no core file written (check /proc/sys/kernel/core_pattern)"
+  exit 1
+fi
+echo "core file: $core"
+
+echo
+echo "== gdb on that core: dispatch-trace (from the dispatch records; compare with 'bt' on 200 000 frames)"
+gdb -nx -batch -iex 'set auto-load safe-path /' -x build/release/gdb/dscope-gdb.py -ex dispatch-trace \
+  "$sample" "$core" 2>&1 | sed -n '/^thread tid/,$p'
+echo "(lldb-16: the same commands arrive with the LLDB plugin)"
