@@ -3,6 +3,8 @@ library returns; GDB-specific work is only the dispatch-break breakpoint."""
 
 import gdb
 
+from . import frames
+
 _inspect = None  # set by install()
 
 
@@ -65,10 +67,21 @@ class DispatchTraceCommand(_DscopeCommand):
 
 Read from the runtime's per-thread dispatch records, not from the native stack, so it answers in
 well under a second even for a 100 000-frame stack overflow: the entry call, the repeating
-cycle folded, and a diagnosis of infinite redispatch with the fix."""
+cycle folded, and a diagnosis of infinite redispatch with the fix.
+
+dispatch-trace --frames [--thread N] [--max-frames N] rebuilds the chain from GDB's stack
+instead (for DSCOPE_DISPATCH_RECORDS=OFF builds): it walks at most 20 000 frames from the
+innermost, needs the runtime's DWARF, and prints the same record lines."""
 
     def __init__(self):
         super().__init__("dispatch-trace")
+
+    def run(self, argument):
+        if "--frames" in argument.split():
+            text = frames.trace(_inspect, argument)
+            gdb.write(text if text.endswith("\n") else text + "\n")
+        else:
+            super().run(argument)
 
 
 class _BreakHook(gdb.Breakpoint):

@@ -1,5 +1,213 @@
-"""GDB convenience functions ($dispatch_op_is, $dispatch_key) (filled in by the printers work)."""
+"""GDB convenience functions over the dispatch in the selected frame.
+
+  $dispatch_op_is("aten::mm")   1 when the operator being dispatched in the selected frame is
+                                aten::mm (a full name "ns::name.overload", or a base name
+                                "ns::name" for every overload), else 0. A breakpoint condition:
+      break -qualified dscope::TypedOperatorHandle<dscope::Tensor (dscope::Tensor const&, dscope::Tensor const&)>::dispatch
+      condition $bpnum $dispatch_op_is("aten::mm")
+  $dispatch_key()               the DispatchKey being dispatched in the selected frame, as a
+                                string ("AutogradCPU"): the highest-priority key of `ks`.
+
+Frames they understand (DWARF required): TypedOperatorHandle<...>::dispatch / call / redispatch
+and OperatorHandle members (`this->entry_`), dscope::dispatchBoxed and Dispatcher::callBoxed /
+redispatchBoxed (the `op` argument), OperatorEntry members (`this`), and dscope_debug_break_hook
+(`op`, `keyset`). Anywhere else they stop with one line (gdb.GdbError), never a traceback."""
+
+import gdb
+
+from . import printers
+
+_inspect = None  # set by install()
+
+_FRAMES = ("break on dscope::TypedOperatorHandle<...>::dispatch or dscope::dispatchBoxed, "
+           "or select such a frame")
+
+
+def _fail(function, message):
+    raise gdb.GdbError("dscope: $%s: %s" % (function, message))
+
+
+def _frame_name(frame):
+    try:
+        return frame.name() or "??"
+    except Exception:
+        return "??"
+
+
+def _read(frame, name):
+    """The variable `name` of frame, or None when the frame has no such variable."""
+    try:
+        return frame.read_var(name)
+    except ValueError:  # no such variable
+        return None
+
+
+def _read_argument(frame, name):
+    """The argument `name` of frame's function (not a local of that name), or None."""
+    block = frame.block()
+    while block is not None:
+        for symbol in block:
+            if symbol.is_argument and symbol.name == name:
+                return frame.read_var(symbol, block)
+        if block.function is not None:
+            break
+        block = block.superblock
+    return None
+
+
+def _deref(value):
+    """The object a pointer or reference designates (the value itself otherwise)."""
+    code = value.type.strip_typedefs().code
+    if code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):
+        return value.referenced_value()
+    if code == gdb.TYPE_CODE_PTR:
+        if int(value) == 0:
+            raise ValueError("null pointer")
+        return value.dereference()
+    return value
+
+
+def _tag(value):
+    return value.type.strip_typedefs().tag or ""
+
+
+def _is_handle(tag):
+    return tag == "dscope::OperatorHandle" or tag.startswith("dscope::TypedOperatorHandle<")
+
+
+def _entry_of(value):
+    """An impl::OperatorEntry* from a handle, an entry, or the hook's untyped `op` (else None).
+    Decided from the type alone, so an optimized-out variable of another type is skipped."""
+    declared = value.type.strip_typedefs()
+    target = declared
+    if declared.code in (gdb.TYPE_CODE_PTR, gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):
+        target = declared.target().strip_typedefs()
+    if declared.code == gdb.TYPE_CODE_PTR and target.code == gdb.TYPE_CODE_VOID:
+        entry_type = gdb.lookup_type("dscope::impl::OperatorEntry")  # gdb.error without DWARF
+        return value.cast(entry_type.pointer())
+    tag = target.tag or ""
+    if not _is_handle(tag) and tag != "dscope::impl::OperatorEntry":
+        return None
+    obj = _deref(value)
+    return obj["entry_"] if _is_handle(tag) else obj.address
+
+
+def _selected_frame(function):
+    try:
+        return gdb.selected_frame()
+    except gdb.error:
+        _fail(function, "no frame selected (the program is not running)")
+
+
+def _frame_operator(function):
+    """The full operator name dispatched in the selected frame."""
+    frame = _selected_frame(function)
+    where = _frame_name(frame)
+    try:
+        frame.block()
+    except RuntimeError:
+        _fail(function, "no debug information for %s (DWARF needed); %s" % (where, _FRAMES))
+    problem = None
+    for variable in ("this", "op"):
+        try:
+            value = _read(frame, variable)
+            if value is None:
+                continue
+            entry = _entry_of(value)
+            if entry is None:
+                continue
+            if int(entry) == 0:
+                _fail(function, "the operator handle in %s is null" % where)
+            return printers._read_cstring(entry.dereference()["full_name_"])
+        except gdb.GdbError:
+            raise
+        except gdb.error as e:  # optimized out, unreadable: another variable may still do
+            reason = str(e).splitlines()[0] if str(e) else "unreadable"
+            problem = problem or ("cannot read `%s` in %s: %s (an optimized build? use -O0 -g code or "
+                                  "another frame)" % (variable, where, reason))
+        except Exception as e:  # printers._Failure, gdb.MemoryError, a null pointer
+            problem = problem or ("cannot read the operator in %s: %s"
+                                  % (where, str(e).strip() or type(e).__name__))
+    if problem:
+        _fail(function, problem)
+    _fail(function, "%s is not dispatching an operator (no operator handle `this` or `op` argument); %s"
+          % (where, _FRAMES))
+
+
+def _string_argument(function, value, usage):
+    try:
+        code = value.type.strip_typedefs().code
+        if code in (gdb.TYPE_CODE_ARRAY, gdb.TYPE_CODE_PTR):
+            return value.string(length=-1 if code == gdb.TYPE_CODE_ARRAY else 4096).rstrip("\0")
+    except Exception:
+        pass
+    _fail(function, "expected a string argument; usage: %s" % usage)
+
+
+class DispatchOpIs(gdb.Function):
+    """$dispatch_op_is("ns::name[.overload]"): 1 when the selected frame dispatches that operator.
+
+A base name ("aten::add") matches every overload (aten::add.Tensor, ...). Use it as a breakpoint
+condition on dscope::TypedOperatorHandle<...>::dispatch or dscope::dispatchBoxed."""
+
+    _USAGE = '$dispatch_op_is("aten::mm")'
+
+    def __init__(self):
+        super().__init__("dispatch_op_is")
+
+    def invoke(self, *args):
+        if len(args) != 1:
+            _fail("dispatch_op_is", "takes one operator name; usage: %s" % self._USAGE)
+        want = _string_argument("dispatch_op_is", args[0], self._USAGE)
+        if "::" not in want:
+            _fail("dispatch_op_is", "'%s' is not an operator name: use ns::name or ns::name.overload" % want)
+        full = _frame_operator("dispatch_op_is")
+        return 1 if full == want or full.split(".", 1)[0] == want else 0
+
+
+class DispatchKeyFunction(gdb.Function):
+    """$dispatch_key(): the DispatchKey being dispatched in the selected frame, as a string.
+
+The highest-priority key of the frame's `ks` argument (the key the dispatch table is read at)."""
+
+    def __init__(self):
+        super().__init__("dispatch_key")
+
+    def invoke(self, *args):
+        if args:
+            _fail("dispatch_key", "takes no arguments")
+        frame = _selected_frame("dispatch_key")
+        where = _frame_name(frame)
+        try:
+            frame.block()
+        except RuntimeError:
+            _fail("dispatch_key", "no debug information for %s (DWARF needed); %s" % (where, _FRAMES))
+        raw = None
+        for variable in ("ks", "keyset"):
+            try:
+                value = _read_argument(frame, variable)
+                if value is None:
+                    continue
+                value = _deref(value)
+                if _tag(value) == "dscope::DispatchKeySet":
+                    value = value["repr_"]
+                raw = int(value)
+                break
+            except Exception as e:  # gdb.error (optimized out, unreadable), a null pointer
+                reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+                _fail("dispatch_key", "cannot read `%s` in %s: %s" % (variable, where, reason))
+        if raw is None:
+            _fail("dispatch_key", "%s has no dispatch key set argument `ks`; %s" % (where, _FRAMES))
+        try:
+            return gdb.Value(printers.keyset_info(raw)["highest_key"])
+        except Exception as e:  # the inspect library's one line
+            _fail("dispatch_key", str(e).strip().replace("dscope: ", "", 1) or type(e).__name__)
 
 
 def install(inspect):
-    pass
+    global _inspect
+    _inspect = inspect
+    if printers._inspect is None:
+        printers._inspect = inspect
+    DispatchOpIs()
+    DispatchKeyFunction()

@@ -56,11 +56,17 @@ def _write_memory(_ctx, addr, data, size):
 @_FIND
 def _find_symbol(_ctx, name, out):
     try:
-        # Works from .dynsym alone (no DWARF): a minimal symbol's address.
-        out[0] = int(gdb.parse_and_eval("(unsigned long)&%s" % name.decode()))
+        out[0] = symbol_address(name.decode())
         return 0
     except Exception:
         return 1
+
+
+def symbol_address(name):
+    """A global's address, from .dynsym alone (no DWARF needed); cached like address names."""
+    if name not in _symbol_addresses:
+        _symbol_addresses[name] = int(gdb.parse_and_eval("(unsigned long)&%s" % name))
+    return _symbol_addresses[name]
 
 
 @_SYMBOLIZE
@@ -103,8 +109,30 @@ def _thread_tid(_ctx, number, out):
         return 1
 
 
+# Code addresses keep their names while the loaded objfiles stay the same; op-table asks for the
+# same few fallback kernels thousands of times, and each lookup costs GDB milliseconds.
+_address_names = {}
+_symbol_addresses = {}
+
+
+def _forget_addresses(_event=None):
+    _address_names.clear()
+    _symbol_addresses.clear()
+
+
+gdb.events.new_objfile.connect(_forget_addresses)
+gdb.events.clear_objfiles.connect(_forget_addresses)
+gdb.events.exited.connect(_forget_addresses)  # a re-run relocates the program anew
+
+
 def describe_address(addr):
-    """'function at file:line', 'function in library' or '' for a code address."""
+    """'function at file:line', 'function in library' or '' for a code address (cached)."""
+    if addr not in _address_names:
+        _address_names[addr] = _describe_address_uncached(addr)
+    return _address_names[addr]
+
+
+def _describe_address_uncached(addr):
     block = gdb.block_for_pc(addr)
     while block is not None and block.function is None:
         block = block.superblock

@@ -32,6 +32,9 @@ std::string runOpTable(Session& s, const std::vector<std::string>& words);
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words);
 std::string runBreakArm(Session& s, const std::vector<std::string>& words);
 std::string runBreakDescribe(Session& s, const std::vector<std::string>& words);
+// For value printers: one name or one record line (ValueCommands.cpp).
+std::string runKeyName(Session& s, const std::vector<std::string>& words);
+std::string runRecordLine(Session& s, const std::vector<std::string>& words);
 
 // ---- shared by the commands ----
 

@@ -102,6 +102,13 @@ class RuntimeView {
   mutable std::unique_ptr<std::vector<RemoteOperator>> operators_;
   mutable std::unordered_map<uint64_t, std::string> names_;
   mutable std::unordered_map<uint64_t, RemoteKernel> kernels_;
+  // An operator's computed table, read in two bulk reads (one per array) instead of two per slot.
+  struct RemoteTable {
+    uint64_t kernels[num_runtime_entries];
+    uint8_t sources[num_runtime_entries];
+  };
+  const RemoteTable& table(uint64_t op) const;
+  mutable std::unordered_map<uint64_t, RemoteTable> tables_;
   mutable std::optional<uint64_t> fallthrough_fn_, missing_fn_;
 };
 

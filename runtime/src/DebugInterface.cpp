@@ -152,11 +152,11 @@ void deepPush(dscope_thread_records& r) {
 void checkBreakFilter(const impl::OperatorEntry& op, DispatchKeySet ks) {
   auto& d = dscope_debug_descriptor;
   uint32_t n = std::min<uint32_t>(std::atomic_ref<uint32_t>(d.break_count).load(std::memory_order_acquire), DSCOPE_MAX_BREAKS);
-  uint16_t key = static_cast<uint16_t>(ks.highestPriorityTypeId());
   for (uint32_t i = 0; i < n; ++i) {
     const auto& e = d.breaks[i];
-    if ((e.name_hash == op.name_hash() || e.name_hash == op.base_name_hash()) &&
-        (e.key == DSCOPE_BREAK_ANY_KEY || e.key == key)) {
+    if (e.name_hash != op.name_hash() && e.name_hash != op.base_name_hash()) continue;  // the common case
+    auto key = static_cast<uint16_t>(ks.highestPriorityTypeId());
+    if (e.key == DSCOPE_BREAK_ANY_KEY || e.key == key) {
       dscope_debug_break_hook(&op, ks.raw_repr(), key);
       return;
     }

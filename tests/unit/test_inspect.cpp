@@ -683,6 +683,31 @@ TEST_SUITE("inspect") {
           }() + " (operator name)\n");
   }
 
+  TEST_CASE("key-name and record-line: the value printers' one-line decodes") {
+    auto& t = liveTarget();
+    for (K k : {K::Undefined, K::CPU, K::AutogradCPU, K::StartOfQuantizedBackends, K::EndOfFunctionalityKeys, K::Autograd,
+                K::CompositeExplicitAutogradNonFunctional}) {
+      CAPTURE(static_cast<int>(k));
+      CHECK(run(nullptr, "key-name " + std::to_string(static_cast<int>(k))).text == std::string(toString(k)) + "\n");
+    }
+    CHECK(run(nullptr, "key-name 135").text == "AutogradCPU\n");
+    CHECK(run(nullptr, "key-name 1 --backend").text == "CPUBit\n");
+    CHECK(run(nullptr, "key-name 11 --backend").text == std::string(toString(BackendComponent::MTIABit)) + "\n");
+    checkOneLineError(run(nullptr, "key-name 65536"));
+    checkOneLineError(run(nullptr, "key-name 256 --backend"));
+    checkOneLineError(run(nullptr, "key-name"));
+    // A record as a debugger reads it: the operator pointer, the raw key set, the kind.
+    const auto& probe = entryOf("insp::probe");
+    char line[128];
+    const DispatchKeySet ks{K::CPU, K::ADInplaceOrView, K::AutogradCPU};
+    std::snprintf(line, sizeof line, "record-line %p 0x%llx %d", static_cast<const void*>(&probe),
+                  static_cast<unsigned long long>(ks.raw_repr()), DSCOPE_RECORD_REDISPATCH);
+    CHECK(run(t, line).text == format::recordLine(DSCOPE_RECORD_REDISPATCH, "insp::probe", K::AutogradCPU) + "\n");
+    checkOneLineError(run(t, "record-line 0 0x10001 1"));     // an unused record slot
+    checkOneLineError(run(t, "record-line 0x10 0x10001 1"));  // not an operator
+    checkOneLineError(run(t, "record-line 0x10"));
+  }
+
   TEST_CASE("the shared record formatter is the trace's") {
     CHECK(format::recordLine(DSCOPE_RECORD_CALL, "aten::mm", K::AutogradCPU) == "[call] op=[aten::mm], key=[AutogradCPU]");
     CHECK(std::string(format::recordKindLabel(9)) == "[?]");

@@ -38,7 +38,8 @@ typedef struct dscope_target {
 /* Runs one command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",
  * "op-table aten::mm --computed", "op-table --list mm", "op-table --missing Meta",
  * "dispatch-trace --all", "dispatch-trace --json". The first word is the command
- * (keyset | op-table | dispatch-trace | dispatch-break-arm | dispatch-break-describe).
+ * (keyset | op-table | dispatch-trace | dispatch-break-arm | dispatch-break-describe | key-name | record-line;
+ * the last two are one-line decodes for value printers: "key-name 135", "record-line OP KEYSET KIND").
  * Returns a malloc'd NUL-terminated string (free with dscope_inspect_free). On bad input,
  * unreadable or corrupt memory, a missing or foreign runtime, the result is exactly one line
  * starting with "dscope: " and *is_error is set to 1. Never crashes, never loops unbounded. */
