@@ -89,6 +89,10 @@ dscope_loading_test(gdb_loading_no_runtime
 # (e) dispatch-trace --frames at a live stop inside a nested dispatch: basic_dispatch's forward
 # pass stopped in the CPU mm kernel. at::mm enters at AutogradCPU ([call]) and the autograd kernel
 # redispatches below autograd to CPU ([redispatch]).
+# --frames reads `this->entry_` and `ks` from DWARF: g++ keeps (or lets --frames recover) them at
+# -O2; clang 14 at -O2 optimizes `this` out of every dispatch frame, so the operator names come
+# out as <optimized out> there (the records-based dispatch-trace is unaffected).
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" OR CMAKE_BUILD_TYPE STREQUAL "Debug")
 dscope_loading_test(gdb_loading_frames_live
   COMMAND ${LOADING} run --work ${LOADING_WORK} --gdb-script ${GDB_SCRIPT}
     --cmd "break mm_cpu" --cmd "run" --cmd "dispatch-trace --frames" --cmd "kill"
@@ -102,3 +106,4 @@ dscope_loading_test(gdb_loading_frames_overflow_core REQUIRES crash_infinite_red
     --expect "stopped at the 20,000-frame bound" --expect "[call] op=[myops::my_add], key=[AutogradCPU]"
     --expect "... repeated"
     -- $<TARGET_FILE:infinite_redispatch>)
+endif()
