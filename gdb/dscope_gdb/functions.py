@@ -99,14 +99,20 @@ def _selected_frame(function):
         _fail(function, "no frame selected (the program is not running)")
 
 
-def _frame_operator(function):
-    """The full operator name dispatched in the selected frame."""
+def _frame_with_dwarf(function):
+    """(selected frame, its name) when the frame has debug information; one line otherwise."""
     frame = _selected_frame(function)
     where = _frame_name(frame)
     try:
         frame.block()
     except RuntimeError:
         _fail(function, "no debug information for %s (DWARF needed); %s" % (where, _FRAMES))
+    return frame, where
+
+
+def _frame_operator(function):
+    """The full operator name dispatched in the selected frame."""
+    frame, where = _frame_with_dwarf(function)
     problem = None
     for variable in ("this", "op"):
         try:
@@ -176,12 +182,7 @@ The highest-priority key of the frame's `ks` argument (the key the dispatch tabl
     def invoke(self, *args):
         if args:
             _fail("dispatch_key", "takes no arguments")
-        frame = _selected_frame("dispatch_key")
-        where = _frame_name(frame)
-        try:
-            frame.block()
-        except RuntimeError:
-            _fail("dispatch_key", "no debug information for %s (DWARF needed); %s" % (where, _FRAMES))
+        frame, where = _frame_with_dwarf("dispatch_key")
         raw = None
         for variable in ("ks", "keyset"):
             try:
