@@ -6,12 +6,15 @@
 // calls among 199 800 no-ops. Prints the loop's own time, so a debugger's start-up and stops
 // can be told apart from what it costs the running program:
 //   break_loop: 200000 calls, 200 aten::mm, loop_ns=12345678
-// Usage: break_loop [ITERATIONS] [REPEATS]   (REPEATS > 1: the best loop time of REPEATS runs)
+// Usage: break_loop [ITERATIONS] [REPEATS] [ARM]   (REPEATS > 1: the best loop time of REPEATS runs;
+// ARM: an operator name to arm in the break filter in-process, as dispatch-break-arm does from a
+// debugger, e.g. aten::relu; for instruction counts under callgrind, where no debugger can attach)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
+#include "dscope/DispatchRecords.h"
 #include "dscope/Library.h"
 #include "dscope/aten/Functions.h"
 
@@ -41,6 +44,7 @@ Tensor noop_autograd(DispatchKeySet ks, const Tensor& x) {
 int main(int argc, char** argv) {
   long iters = argc > 1 ? std::atol(argv[1]) : 200'000;
   int repeats = argc > 2 ? std::atoi(argv[2]) : 1;
+  if (argc > 3 && !debug::addBreak(argv[3])) return 1;
   Tensor a = at::ones({2, 2});
   Tensor b = at::ones({2, 2});
   const auto& noop = noopOp();

@@ -5,9 +5,10 @@ Run after `cmake --build --preset release`:
 
     python3 bench/gdb_bench.py --build build/release            # about 4-5 minutes
     python3 bench/gdb_bench.py --build build/release --quick    # about 1-2 minutes
-    python3 bench/gdb_bench.py --build build/release --only trace,optable,break
+    python3 bench/gdb_bench.py --build build/release --only optable,break,idle --repeats 7
 
-Three measurements, each side by side in one run (the machine is noisy: ratios, not absolutes):
+Four measurements, each side by side in one run. The machine is noisy: every figure is the best
+of several runs, printed with the spread (min/median/max) and the number of runs.
 
   trace    dispatch-trace vs plain `bt` on a kernel core of samples/infinite_redispatch, crashed
            with an 8 MiB and a 64 MiB stack. Wall time of `gdb -batch -nx ... -ex dispatch-trace
@@ -20,12 +21,14 @@ Three measurements, each side by side in one run (the machine is noisy: ratios, 
            the whole gdb wall time. The op-table calls stop after a time budget (--optable-budget)
            and the whole catalogue is then projected from the operators done.
   break    bench/break_loop (200 000 calls through the dispatcher, every 1000th aten::mm) under
-           `dispatch-break aten::mm` vs a native conditional breakpoint
+           `dispatch-break aten::mm` (best of N gdb sessions) vs a native conditional breakpoint
            `break dscope::TypedOperatorHandle<Sig>::dispatch if $_streq(this->entry_->full_name_,
-           "aten::mm")` on both signatures the loop dispatches; each stop answered with
-           `continue`. Then the loop's own time with the filter armed on an operator the loop
-           never calls (aten::relu) vs the same loop without a debugger (and in gdb with no
-           filter, to tell the debugger's cost from the filter's).
+           "aten::mm")` on both signatures the loop dispatches (--native-repeats sessions, 1 by
+           default: one takes a minute); each stop answered with `continue`; gdb wall time.
+  idle     the loop's own time (as break_loop reports it, best of 5 loops per process) with
+           `dispatch-break aten::relu` armed on an operator the loop never calls vs the same loop
+           without a debugger (and in gdb with no filter, to tell the debugger's cost from the
+           filter's); the three kinds of process alternate, N rounds.
 
 Each measurement prints one summary line starting with "gdb_bench:".
 """
@@ -50,6 +53,15 @@ def log(msg):
 
 def summary(msg):
     print("gdb_bench: " + msg, flush=True)
+
+
+def median(values):
+    return sorted(values)[len(values) // 2]
+
+
+def spread(values, fmt="%.3f"):
+    """'min/median/max of N' for a list of measurements (the machine is noisy: say how much)."""
+    return "%s/%s/%s of %d" % (fmt % min(values), fmt % median(values), fmt % max(values), len(values))
 
 
 def run_timed(argv, timeout=None, mem_limit=None, stdout=subprocess.DEVNULL, env=None, cwd=None):
@@ -187,9 +199,10 @@ def bench_optable(args, workdir):
                 % (ops, list_s, args.optable_budget, done, ops, tables_s, tables_s / max(done, 1) * 1e3, projected,
                    projected / 3.0))
     else:
-        summary("optable: %d operators: --list %.3f s + %d op-tables %.3f s (%.2f ms/op) = %.2f s inside GDB "
-                "(goal 3 s: %s); gdb wall %.2f s incl. start-up %.2f s"
+        summary("optable: %d operators: --list %.3f s + %d op-tables %.3f s (%.2f ms/op) = %.2f s inside GDB, best "
+                "run (min/median/max %s s) (goal 3 s: %s); gdb wall %.2f s incl. start-up %.2f s"
                 % (ops, list_s, ops, tables_s, tables_s / max(ops, 1) * 1e3, total,
+                   spread([r[0] for r in results], "%.2f"),
                    "met, %.1fx under" % (3.0 / total) if total <= 3.0 else "missed, %.1fx over" % (total / 3.0),
                    wall, startup))
     os.unlink(core)
@@ -242,22 +255,37 @@ def bench_break(args, workdir):
     n = args.break_iterations
     dscope = driver(workdir, "dscope", ["dispatch-break aten::mm"], str(n))
     native = driver(workdir, "native", ["break %s %s" % (SIG1, COND), "break %s %s" % (SIG2, COND)], str(n))
-    d_wall, d_stops, d_run, d_loop = run_driver(args, dscope, prog, True)
-    n_wall, n_stops, n_run, n_loop = run_driver(args, native, prog, False, timeout=args.native_timeout)
-    log("  %d calls (%d aten::mm): dispatch-break: %s stops, gdb wall %.2f s (run+continues %.2f s, loop %.3f s)"
-        % (n, n // 1000, d_stops, d_wall, d_run, d_loop / 1e9))
-    if n_stops is None:
-        summary("break: %d calls: dispatch-break aten::mm %.2f s; native conditional break did not finish in "
-                "%.0f s -> ratio >= %.0fx" % (n, d_wall, n_wall, n_wall / d_wall))
-    else:
-        log("  native conditional breakpoint: %d stops, gdb wall %.2f s (run+continues %.2f s, loop %.3f s)"
-            % (n_stops, n_wall, n_run, n_loop / 1e9))
-        summary("break: %d calls, %d stops each: dispatch-break aten::mm %.2f s vs native `break ...dispatch if "
-                "$_streq(...)` %.2f s (gdb wall) -> ratio %.0fx; program's loop %.3f s vs %.3f s -> %.0fx"
-                % (n, d_stops, d_wall, n_wall, n_wall / d_wall, d_loop / 1e9, n_loop / 1e9, n_loop / d_loop))
+    runs = []  # (gdb wall, stops, run+continues, loop)
+    for _ in range(args.break_repeats):
+        runs.append(run_driver(args, dscope, prog, True))
+    d_wall, d_stops, d_run, d_loop = min(runs)
+    log("  %d calls (%d aten::mm): dispatch-break: %s stops; gdb wall min/median/max %s s (best: run+continues "
+        "%.2f s, loop %.3f s)" % (n, n // 1000, d_stops, spread([r[0] for r in runs], "%.2f"), d_run, d_loop / 1e9))
+    natives = []
+    for _ in range(args.native_repeats):
+        natives.append(run_driver(args, native, prog, False, timeout=args.native_timeout))
+    finished = [r for r in natives if r[1] is not None]
+    if not finished:
+        n_wall = min(r[0] for r in natives)
+        summary("break: %d calls: dispatch-break aten::mm %.2f s (best of %d); native conditional break did not "
+                "finish in %.0f s -> ratio >= %.0fx" % (n, d_wall, len(runs), n_wall, n_wall / d_wall))
+        return
+    n_wall, n_stops, n_run, n_loop = min(finished)
+    log("  native conditional breakpoint: %d stops, gdb wall %s s (best: run+continues %.2f s, loop %.3f s)"
+        % (n_stops, spread([r[0] for r in finished], "%.1f"), n_run, n_loop / 1e9))
+    d_median = median([r[0] for r in runs])
+    summary("break: %d calls, %d stops each: dispatch-break aten::mm %.2f s (best of %d; median %.2f) vs native "
+            "`break ...dispatch if $_streq(...)` %.1f s (best of %d) (gdb wall) -> ratio %.1fx (%.1fx from the "
+            "median; goal 100x: %s); program's loop %.3f s vs %.3f s -> %.0fx"
+            % (n, d_stops, d_wall, len(runs), d_median, n_wall, len(finished), n_wall / d_wall, n_wall / d_median,
+               "met" if n_wall / d_wall >= 100 else "missed", d_loop / 1e9, n_loop / 1e9, n_loop / d_loop))
 
-    # Filter armed on an operator the loop never calls: the program's own loop time, in gdb vs
-    # not, alternating, each process reporting its best of 5 loops.
+
+def bench_idle(args, workdir):
+    """Filter armed on an operator the loop never calls: the program's own loop time, in gdb vs
+    not, alternating, each process reporting its best of 5 loops."""
+    prog = os.path.join(args.build, "bench", "break_loop")
+    n = args.break_iterations
     idle = driver(workdir, "idle", ["dispatch-break aten::relu"], "%d 5" % n)
     nofilter = driver(workdir, "nofilter", [], "%d 5" % n)
     plain, bare, armed = [], [], []
@@ -269,20 +297,26 @@ def bench_break(args, workdir):
         if stops:
             sys.exit("gdb_bench: dispatch-break aten::relu stopped %d times" % stops)
         armed.append(loop)
-    log("  loop_ns (best of 5 loops per process), %d rounds: without debugger %s; under gdb, no filter %s; "
-        "under gdb, dispatch-break aten::relu armed %s" % (args.idle_rounds, " ".join(map(str, plain)),
-                                                           " ".join(map(str, bare)), " ".join(map(str, armed))))
-    summary("break idle: %d calls, best loop %.2f ms without a debugger vs %.2f ms in gdb with dispatch-break "
-            "aten::relu armed -> %.3fx (%.1f vs %.1f ns/call; in gdb with no filter %.1f ns/call, %.3fx)"
-            % (n, min(plain) / 1e6, min(armed) / 1e6, min(armed) / min(plain), min(plain) / n, min(armed) / n,
-               min(bare) / n, min(bare) / min(plain)))
+    ms = lambda values: [v / 1e6 for v in values]
+    log("  loop ms (best of 5 loops per process), min/median/max of %d processes each: without debugger %s; "
+        "under gdb, no filter %s; under gdb, dispatch-break aten::relu armed %s"
+        % (args.idle_rounds, spread(ms(plain), "%.2f"), spread(ms(bare), "%.2f"), spread(ms(armed), "%.2f")))
+    ratio = min(armed) / min(plain)
+    summary("idle: %d calls, best loop %.2f ms without a debugger vs %.2f ms in gdb with dispatch-break aten::relu "
+            "armed -> %.3fx (medians: %.3fx; goal 1.1x: %s) (%.1f vs %.1f ns/call; in gdb with no filter %.1f "
+            "ns/call, %.3fx)"
+            % (n, min(plain) / 1e6, min(armed) / 1e6, ratio, median(armed) / median(plain),
+               "met" if ratio <= 1.1 else "missed", min(plain) / n, min(armed) / n, min(bare) / n,
+               min(bare) / min(plain)))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build/release")
     parser.add_argument("--quick", action="store_true", help="fewer repeats, shorter bt timeouts, 20 000 calls")
-    parser.add_argument("--only", default="trace,optable,break")
+    parser.add_argument("--only", default="trace,optable,break,idle")
+    parser.add_argument("--repeats", type=int, help="runs of each measured side (default 5, quick 3; optable 3/1)")
+    parser.add_argument("--native-repeats", type=int, default=1, help="native conditional-breakpoint sessions")
     parser.add_argument("--bt-timeout", type=float, help="seconds for each plain bt (default 45, quick 20)")
     parser.add_argument("--bt-mem-gib", type=int, default=12, help="address-space limit for bt's gdb (GiB)")
     parser.add_argument("--break-iterations", type=int, help="break_loop calls (default 200000, quick 20000)")
@@ -291,11 +325,15 @@ def main():
                         "and projecting (default 60, quick 20)")
     args = parser.parse_args()
     args.build = os.path.abspath(args.build)
-    args.repeats = 3 if args.quick else 5
-    args.optable_repeats = 1 if args.quick else 3
+    if args.repeats is None:
+        args.repeats = 3 if args.quick else 5
+        args.optable_repeats = 1 if args.quick else 3
+    else:
+        args.optable_repeats = args.repeats
+    args.break_repeats = args.repeats
     if args.optable_budget is None:
         args.optable_budget = 20.0 if args.quick else 60.0
-    args.idle_rounds = 2 if args.quick else 3
+    args.idle_rounds = args.repeats
     if args.bt_timeout is None:
         args.bt_timeout = 20.0 if args.quick else 45.0
     if args.break_iterations is None:
@@ -312,7 +350,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="gdb_bench.") as workdir:
         for name in args.only.split(","):
             t = time.monotonic()
-            {"trace": bench_trace, "optable": bench_optable, "break": bench_break}[name](args, workdir)
+            {"trace": bench_trace, "optable": bench_optable, "break": bench_break, "idle": bench_idle}[name](args, workdir)
             log("  (%s: %.0f s)" % (name, time.monotonic() - t))
     log("gdb_bench: done in %.0f s" % (time.monotonic() - start))
 

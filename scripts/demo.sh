@@ -31,4 +31,9 @@ echo
 echo "== gdb on that core: dispatch-trace (from the dispatch records; compare with 'bt' on 200 000 frames)"
 gdb -nx -batch -iex 'set auto-load safe-path /' -x build/release/gdb/dscope-gdb.py -ex dispatch-trace \
   "$sample" "$core" 2>&1 | sed -n '/^thread tid/,$p'
-echo "(lldb-16: the same commands arrive with the LLDB plugin)"
+
+echo
+echo "== lldb-16 on the same core: the same command, the same text (the DispatchScope LLDB plugin)"
+lldb-16 -b -O "plugin load build/release/lldb/libdscope_lldb.so" -o dispatch-trace -c "$core" "$sample" 2>&1 \
+  | sed -n '/^thread tid/,$p'
+rm -rf "$work"

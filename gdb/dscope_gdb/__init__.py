@@ -1,7 +1,20 @@
 """DispatchScope for GDB: commands, printers and functions over libdscope_inspect
 (see docs/DEBUG-INTERFACE.md)."""
 
-from . import commands, functions, inspect, printers
+import os
+import sys
+
+# The type printers are shared with LLDB: pretty_printers/dscope_printers, two levels up from this
+# package in the source tree (gdb/dscope_gdb -> pretty_printers) and installed
+# (share/dscope/gdb/dscope_gdb -> share/dscope/pretty_printers; gdb/CMakeLists.txt installs both).
+PRINTERS_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                                             "pretty_printers"))
+if PRINTERS_DIR not in sys.path:
+    sys.path.insert(0, PRINTERS_DIR)
+
+from dscope_printers import gdb_printers  # noqa: E402
+
+from . import commands, functions, inspect  # noqa: E402
 
 _loaded_from = None  # the inspect library of the first load(); later loads are no-ops
 
@@ -16,9 +29,11 @@ def load(library_path):
     global _loaded_from
     if _loaded_from is not None:
         return False
+    # Another build's inspect library, e.g. the one that matches a core's runtime.
+    library_path = os.environ.get("DSCOPE_INSPECT_LIBRARY") or library_path
     lib = inspect.Inspect(library_path)
     commands.install(lib)
-    printers.install(lib)
+    gdb_printers.install(lib)
     functions.install(lib)
     _loaded_from = library_path
     return True

@@ -13,9 +13,9 @@ and OperatorHandle members (`this->entry_`), dscope::dispatchBoxed and Dispatche
 redispatchBoxed (the `op` argument), OperatorEntry members (`this`), and dscope_debug_break_hook
 (`op`, `keyset`). Anywhere else they stop with one line (gdb.GdbError), never a traceback."""
 
-import gdb
+import json
 
-from . import printers
+import gdb
 
 _inspect = None  # set by install()
 
@@ -124,14 +124,14 @@ def _frame_operator(function):
                 continue
             if int(entry) == 0:
                 _fail(function, "the operator handle in %s is null" % where)
-            return printers._read_cstring(entry.dereference()["full_name_"])
+            return _ask("op-name 0x%x" % int(entry)).strip()
         except gdb.GdbError:
             raise
         except gdb.error as e:  # optimized out, unreadable: another variable may still do
             reason = str(e).splitlines()[0] if str(e) else "unreadable"
             problem = problem or ("cannot read `%s` in %s: %s (an optimized build? use -O0 -g code or "
                                   "another frame)" % (variable, where, reason))
-        except Exception as e:  # printers._Failure, gdb.MemoryError, a null pointer
+        except Exception as e:  # the inspect library's line, gdb.MemoryError, a null pointer
             problem = problem or ("cannot read the operator in %s: %s"
                                   % (where, str(e).strip() or type(e).__name__))
     if problem:
@@ -200,15 +200,21 @@ The highest-priority key of the frame's `ks` argument (the key the dispatch tabl
         if raw is None:
             _fail("dispatch_key", "%s has no dispatch key set argument `ks`; %s" % (where, _FRAMES))
         try:
-            return gdb.Value(printers.keyset_info(raw)["highest_key"])
+            return gdb.Value(json.loads(_ask("keyset 0x%x --json" % (raw & 0xFFFFFFFFFFFFFFFF)))["highest_key"])
         except Exception as e:  # the inspect library's one line
             _fail("dispatch_key", str(e).strip().replace("dscope: ", "", 1) or type(e).__name__)
+
+
+def _ask(command_line):
+    """The inspect library's answer; its one error line becomes the exception's text."""
+    text, is_error = _inspect.run(command_line)
+    if is_error:
+        raise RuntimeError(text.strip().replace("dscope: ", "", 1))
+    return text
 
 
 def install(inspect):
     global _inspect
     _inspect = inspect
-    if printers._inspect is None:
-        printers._inspect = inspect
     DispatchOpIs()
     DispatchKeyFunction()

@@ -14,6 +14,12 @@ _SYMBOLIZE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ct
 _EVALUATE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64),
                              ctypes.c_void_p, ctypes.c_uint64)
 _THREAD_TID = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64))
+_FRAME_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_void_p,
+                                   ctypes.c_uint64)
+_FRAME_VALUE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_char_p,
+                                ctypes.POINTER(ctypes.c_uint64))
+_FRAME_TENSORS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64,
+                                  ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))
 
 
 class _Target(ctypes.Structure):
@@ -26,6 +32,10 @@ class _Target(ctypes.Structure):
         ("evaluate", _EVALUATE),
         ("thread_tid", _THREAD_TID),
         ("selected_tid", ctypes.c_int64),
+        ("frame_function", _FRAME_FUNCTION),
+        ("frame_value", _FRAME_VALUE),
+        ("frame_tensors", _FRAME_TENSORS),
+        ("frame_cap", ctypes.c_uint64),
     ]
 
 
@@ -109,6 +119,141 @@ def _thread_tid(_ctx, number, out):
         return 1
 
 
+# ---- the native stack, for dispatch-trace --frames: the library asks for frame after frame of
+# one thread, outwards; the frames walked are kept for the command (one walk per command).
+
+class _StackWalk:
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.tid = None
+        self.frames = []
+        self.complete = False
+        self.previous = None  # (thread, frame) selected before the walk switched thread
+
+    def frame(self, tid, level):
+        """GDB's frame `level` of the thread whose LWP is tid, or None past the outermost."""
+        if tid != self.tid:
+            self._start(tid)
+        while len(self.frames) <= level and not self.complete:
+            try:
+                older = self.frames[-1].older() if self.frames else gdb.newest_frame()
+            except gdb.error:  # the unwinder gave up (corrupt stack): what we have is the stack
+                older = None
+            if older is None:
+                self.complete = True
+            else:
+                self.frames.append(older)
+        return self.frames[level] if level < len(self.frames) else None
+
+    def _start(self, tid):
+        thread = next((t for t in gdb.selected_inferior().threads() if t.ptid[1] == tid), None)
+        if thread is None:
+            raise gdb.error("no thread with LWP %d" % tid)
+        if self.previous is None and gdb.selected_thread() is not None:
+            self.previous = (gdb.selected_thread(), gdb.selected_frame())
+        thread.switch()
+        self.tid, self.frames, self.complete = tid, [], False
+
+    def restore(self):
+        if self.previous is not None:
+            try:
+                self.previous[0].switch()
+                self.previous[1].select()
+            except gdb.error:
+                pass
+        self.reset()
+
+
+_walk = _StackWalk()
+
+
+@_FRAME_FUNCTION
+def _frame_function(_ctx, tid, level, out, size):
+    try:
+        frame = _walk.frame(tid, level)
+        if frame is None:
+            return 1
+        try:
+            name = frame.name() or ""
+        except gdb.error:
+            name = ""
+        _copy_out(name, out, size)
+        return 0
+    except Exception:
+        return 1
+
+
+def _scalar(value):
+    """A frame variable as the library wants it: a reference's referent address, a key set's
+    repr_, else the value's integer bits."""
+    if value.is_optimized_out:
+        raise gdb.error("optimized out")
+    target_type = value.type.strip_typedefs()
+    if target_type.code == gdb.TYPE_CODE_REF:
+        return int(value.referenced_value().address)
+    if target_type.code == gdb.TYPE_CODE_STRUCT:
+        value = value["repr_"]
+    return int(value) & 0xFFFFFFFFFFFFFFFF
+
+
+@_FRAME_VALUE
+def _frame_value(_ctx, tid, level, path, out):
+    try:
+        frame = _walk.frame(tid, level)
+        if frame is None:
+            return 1
+        path = path.decode()
+        # Only what the DWARF says at the frame's pc (no GDB-only entry values such as ks@entry),
+        # so that GDB and LLDB see the same variables and print the same chain.
+        try:
+            out[0] = _scalar(frame.read_var(path) if path.isidentifier() else _eval_in(frame, path))
+            return 0
+        except (gdb.error, RuntimeError, ValueError):
+            return 1
+    except Exception:
+        return 1
+
+
+def _eval_in(frame, expression):
+    frame.select()
+    value = gdb.parse_and_eval(expression)
+    value.fetch_lazy()
+    return value
+
+
+@_FRAME_TENSORS
+def _frame_tensors(_ctx, tid, level, impls, limit, count):
+    """The TensorImpl pointers of the frame's `args` pack (GDB names its elements args#0, args#1...)."""
+    try:
+        frame = _walk.frame(tid, level)
+        if frame is None:
+            return 1
+        n = 0
+        for index in range(64):
+            try:
+                arg = frame.read_var("args#%d" % index)
+            except ValueError:  # past the pack
+                break
+            if arg.is_optimized_out:
+                return 1
+            if arg.type.strip_typedefs().code == gdb.TYPE_CODE_REF:
+                arg = arg.referenced_value()
+            tag = arg.type.strip_typedefs().tag or ""
+            if tag == "dscope::Tensor":
+                if n == limit:
+                    return 1
+                impls[n] = int(arg["impl_"]["p_"])
+                n += 1
+            elif "Tensor" in tag:
+                return 1  # an optional or a list of tensors: the set would be incomplete
+        count[0] = n
+        return 0
+    except Exception:
+        return 1
+
+
 # Code addresses keep their names while the loaded objfiles stay the same; op-table asks for the
 # same few fallback kernels thousands of times, and each lookup costs GDB milliseconds.
 _address_names = {}
@@ -161,7 +306,7 @@ class Inspect:
         self._lib.dscope_inspect_complete_ops.argtypes = [ctypes.POINTER(_Target), ctypes.c_char_p, ctypes.c_int]
         self._lib.dscope_inspect_free.argtypes = [ctypes.c_void_p]
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _symbolize, _evaluate,
-                               _thread_tid, 0)
+                               _thread_tid, 0, _frame_function, _frame_value, _frame_tensors, 0)
 
     def _take(self, pointer):
         try:
@@ -173,8 +318,11 @@ class Inspect:
         """(text, is_error) for one command line."""
         self._target.selected_tid = _selected_tid()
         is_error = ctypes.c_int(0)
-        text = self._take(self._lib.dscope_inspect_run(ctypes.byref(self._target), command_line.encode(),
-                                                       ctypes.byref(is_error)))
+        try:
+            text = self._take(self._lib.dscope_inspect_run(ctypes.byref(self._target), command_line.encode(),
+                                                           ctypes.byref(is_error)))
+        finally:
+            _walk.restore()
         return text, bool(is_error.value)
 
     def complete_ops(self, prefix, limit=200):

@@ -18,6 +18,7 @@ const char* kArmUsage = "dispatch-break-arm OP [--key K] [--json] | dispatch-bre
 const char* kDescribeUsage = "dispatch-break-describe OP_PTR KEYSET KEY [--json]";
 
 constexpr uint64_t kBreakCountOffset = offsetof(struct dscope_debug_descriptor, break_count);
+constexpr uint64_t kBreakBloomOffset = offsetof(struct dscope_debug_descriptor, break_bloom);
 constexpr uint64_t kBreaksOffset = offsetof(struct dscope_debug_descriptor, breaks);
 
 std::string keyLabel(uint16_t key) {
@@ -35,6 +36,9 @@ bool operatorExists(const RuntimeView& rt, const std::string& name) {
 std::string clearBreaks(Session& s, bool json) {
   const RuntimeView& rt = s.runtime();
   const uint32_t count = rt.descriptor().break_count;
+  // The bloom word first: once it is 0 no dispatch looks at the entries.
+  const uint64_t no_bloom = 0;
+  rt.mem().write(rt.descriptorAddress() + kBreakBloomOffset, &no_bloom, sizeof no_bloom, "the break filter bloom word");
   const uint32_t zero = 0;
   rt.mem().write(rt.descriptorAddress() + kBreakCountOffset, &zero, sizeof zero, "the break filter count");
   if (json) return Json().beginObject().field("cleared", count).endObject().str();
@@ -72,11 +76,15 @@ std::string runBreakArm(Session& s, const std::vector<std::string>& words) {
       fail(name + " at " + keyLabel(key) + " is already armed (filter entry " + std::to_string(i + 1) + ")");
   if (d.break_count == DSCOPE_MAX_BREAKS)
     fail("the dispatch break filter is full (" + std::to_string(DSCOPE_MAX_BREAKS) + " entries); dispatch-break-arm --clear first");
-  // The entry first, the count last: the runtime never sees a half-written entry.
+  // The entry, the count, then the bloom word that arms it: the runtime never sees a half-written
+  // entry. The bloom word is rebuilt from every entry in use, so it always covers exactly them.
   const uint32_t index = d.break_count, count = index + 1;
   rt.mem().write(rt.descriptorAddress() + kBreaksOffset + index * sizeof(dscope_break_entry), &entry, sizeof entry,
                  "a break filter entry");
   rt.mem().write(rt.descriptorAddress() + kBreakCountOffset, &count, sizeof count, "the break filter count");
+  uint64_t bloom = dscope_break_bloom_bit(entry.name_hash);
+  for (uint32_t i = 0; i < index; ++i) bloom |= dscope_break_bloom_bit(d.breaks[i].name_hash);
+  rt.mem().write(rt.descriptorAddress() + kBreakBloomOffset, &bloom, sizeof bloom, "the break filter bloom word");
   const bool known = operatorExists(rt, name);
   if (json) {
     return Json().beginObject().field("armed", name).field("key", keyLabel(key)).field("entry", count)

@@ -35,6 +35,9 @@ std::string runBreakDescribe(Session& s, const std::vector<std::string>& words);
 // For value printers: one name or one record line (ValueCommands.cpp).
 std::string runKeyName(Session& s, const std::vector<std::string>& words);
 std::string runRecordLine(Session& s, const std::vector<std::string>& words);
+std::string runOpName(Session& s, const std::vector<std::string>& words);
+// For value printers: a value's one-line summary and its children (SummaryCommand.cpp).
+std::string runSummary(Session& s, const std::vector<std::string>& words);
 
 // ---- shared by the commands ----
 

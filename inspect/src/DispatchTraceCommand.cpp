@@ -1,13 +1,17 @@
 // dispatch-trace [--thread N|--all] [--full] [--json]
+// dispatch-trace --frames [--thread N] [--max-frames N] [--full] [--json]
 //
-// A thread's live dispatch chain from its record block (never the native stack): the entry
-// records, the repeating part folded into one line with its repeat count, the top records, and
-// for a cycle a diagnosis naming the kernel that re-enters the dispatcher and the fix.
+// A thread's live dispatch chain from its record block (never the native stack), or with
+// --frames rebuilt from the debugger's stack (StackChain.h): the entry records, the repeating part
+// folded into one line with its repeat count, the top records, and for a cycle a diagnosis naming
+// the kernel that re-enters the dispatcher and the fix. Both sources print through one printer.
+#include <functional>
 #include <string>
 
 #include "CommandLine.h"
 #include "Commands.h"
 #include "Json.h"
+#include "StackChain.h"
 #include "dscope/DispatchRecords.h"
 #include "dscope/format/DispatchRecord.h"
 
@@ -15,7 +19,8 @@ namespace dscope::inspect {
 
 namespace {
 
-const char* kUsage = "dispatch-trace [--thread N|--all] [--full] [--json]";
+const char* kUsage = "dispatch-trace [--thread N|--all] [--full] [--json] | dispatch-trace --frames [--thread N] [--max-frames N]";
+constexpr uint64_t kDefaultMaxFrames = 20000;  // --frames: a stack overflow has hundreds of thousands
 
 constexpr uint64_t kEntryRecordsShown = 16;  // folded view: records before the loop
 constexpr uint64_t kTopRecordsShown = 3;     // folded view: the innermost records
@@ -26,28 +31,49 @@ bool isAutogradKey(DispatchKey k) {
          f == DispatchKey::AutogradNestedTensor;
 }
 
-// What the command says about one thread; text and JSON print the same analysis.
+// A dispatch chain, oldest first: a thread's record block, or the records rebuilt from its stack.
+struct Chain {
+  uint64_t depth = 0;
+  std::function<const dscope_dispatch_record*(uint64_t)> at;  // null: overwritten (records only)
+  const StackChain* stack = nullptr;                            // --frames
+
+  static Chain of(const ThreadBlock& b) {
+    const dscope_thread_records* r = &b.records;
+    return {r->depth, [r](uint64_t d) { return debug::recordAt(*r, d); }, nullptr};
+  }
+  static Chain of(const StackChain& sc) {
+    const StackChain* c = &sc;
+    return {sc.dispatches.size(), [c](uint64_t d) { return &c->dispatches[d].rec; }, c};
+  }
+};
+
+// What the command says about one chain; text and JSON print the same analysis.
 struct Trace {
-  const ThreadBlock* block = nullptr;
+  Chain chain;
   debug::DispatchCycle cycle;
   std::vector<uint64_t> entry, top;  // depths shown in the folded view
   uint64_t entry_hidden = 0;         // entry records left out of the folded view
   std::string diagnosis, fix;
 
-  const dscope_thread_records& r() const { return block->records; }
-  const dscope_dispatch_record* at(uint64_t d) const { return debug::recordAt(r(), d); }
+  uint64_t depth() const { return chain.depth; }
+  const dscope_dispatch_record* at(uint64_t d) const { return chain.at(d); }
 };
 
 class TracePrinter {
  public:
   explicit TracePrinter(const RuntimeView& rt) : rt_(rt) {}
 
-  Trace analyze(const ThreadBlock& b) const {
+  Trace analyze(Chain chain) const {
     Trace t;
-    t.block = &b;
-    const uint64_t depth = b.records.depth;
+    t.chain = std::move(chain);
+    const uint64_t depth = t.depth();
     if (depth == 0) return t;
-    t.cycle = debug::findDispatchCycle(depth, [&](uint64_t d) { return t.at(d); });
+    t.cycle = debug::findDispatchCycle(depth, t.chain.at);
+    if (!t.cycle.period && t.chain.stack && depth > 3) {
+      // The innermost dispatch may have been caught half-way, before its key set existed
+      // (optimized out at -O2, uninitialized at -O0): fold below it.
+      t.cycle = debug::findDispatchCycle(depth - 1, t.chain.at);
+    }
     const uint64_t entry_end = t.cycle.period ? t.cycle.start_depth : depth;
     for (uint64_t d = 0; d < entry_end && t.entry.size() < kEntryRecordsShown; ++d)
       if (t.at(d)) t.entry.push_back(d);
@@ -59,31 +85,46 @@ class TracePrinter {
     return t;
   }
 
-  std::string line(const dscope_dispatch_record& rec) const {
-    return format::recordLine(rec.kind, rt_.operatorName(reinterpret_cast<uint64_t>(rec.op)), debug::recordKey(rec));
+  // --frames may lack an operator or a key set (optimized out); records never do.
+  std::string opName(const dscope_dispatch_record& rec) const {
+    return rec.op ? rt_.operatorName(reinterpret_cast<uint64_t>(rec.op)) : "<optimized out>";
   }
-  std::string numbered(const Trace& t, uint64_t d) const { return "#" + std::to_string(d) + " " + line(*t.at(d)); }
+  std::string keyName(const Trace& t, uint64_t d) const {
+    if (t.chain.stack && !t.chain.stack->dispatches[d].keyset_known) return "<key set optimized out>";
+    return toString(debug::recordKey(*t.at(d)));
+  }
+  std::string line(const Trace& t, uint64_t d) const {
+    return format::recordLine(t.at(d)->kind, opName(*t.at(d)), std::string_view(keyName(t, d)));
+  }
+  std::string numbered(const Trace& t, uint64_t d) const {
+    std::string out = "#" + std::to_string(d) + " " + line(t, d);
+    if (t.chain.stack) {
+      const StackDispatch& sd = t.chain.stack->dispatches[d];
+      out += "  (frame #" + std::to_string(sd.frame) + (sd.key_recovered ? "; key from the kernel that ran)" : ")");
+    }
+    return out;
+  }
 
-  std::string text(const Trace& t, bool full) const {
-    const auto& r = t.r();
-    std::string out = "thread tid " + std::to_string(r.tid) + (r.state == DSCOPE_THREAD_ALIVE ? " (alive)" : " (dead)");
-    if (r.depth == 0) return out + ": no dispatch in progress\n";
-    out += ": dispatch depth " + groupThousands(r.depth) + "\n";
-    if (full || !t.cycle.period) return out + allRecords(t);
+  // The lines after a chain's header line.
+  std::string body(const Trace& t, bool full) const {
+    if (full || !t.cycle.period) return allRecords(t);
     const auto& c = t.cycle;
+    std::string out;
     if (!t.entry.empty()) {
       out += "  entry (before the loop):\n";
       for (uint64_t d : t.entry) out += "    " + numbered(t, d) + "\n";
       if (t.entry_hidden) out += "    ... " + groupThousands(t.entry_hidden) + " more (dispatch-trace --full)\n";
     }
+    const bool partial = t.chain.stack && t.chain.stack->end != StackChain::End::Outermost;
     out += "  loop: a cycle of " + std::to_string(c.period) + (c.period == 1 ? " dispatch" : " dispatches") +
            (c.start_in_gap ? " from depth <= " : " from depth ") + groupThousands(c.start_depth) + " to the top" +
-           (c.start_in_gap ? " (where it began was overwritten)" : "") + ":\n";
+           (c.start_in_gap ? " (where it began was overwritten)" : "") +
+           (partial ? " (it may begin below the frames walked)" : "") + ":\n";
     const std::string repeated = " ... repeated " + groupThousands(c.repeats) + " times";
     if (c.period == 1) {
-      out += "    " + line(*t.at(phaseRecord(t, 0))) + repeated + "\n";
+      out += "    " + line(t, phaseRecord(t, 0)) + repeated + "\n";
     } else {
-      for (uint64_t i = 0; i < c.period; ++i) out += "    " + line(*t.at(phaseRecord(t, i))) + "\n";
+      for (uint64_t i = 0; i < c.period; ++i) out += "    " + line(t, phaseRecord(t, i)) + "\n";
       out += "   " + repeated + "\n";
     }
     out += "  top of the chain:\n";
@@ -93,10 +134,55 @@ class TracePrinter {
     return out;
   }
 
-  void json(Json& j, const Trace& t, bool full) const {
-    const auto& r = t.r();
+  std::string text(const Trace& t, const ThreadBlock& b, bool full) const {
+    const auto& r = b.records;
+    std::string out = "thread tid " + std::to_string(r.tid) + (r.state == DSCOPE_THREAD_ALIVE ? " (alive)" : " (dead)");
+    if (r.depth == 0) return out + ": no dispatch in progress\n";
+    return out + ": dispatch depth " + groupThousands(r.depth) + "\n" + body(t, full);
+  }
+
+  std::string text(const Trace& t, const StackChain& sc, bool full) const {
+    std::string out = "dispatch chain from the native stack (" + groupThousands(sc.frames_walked) + " frames walked";
+    if (sc.end == StackChain::End::Bound)
+      out += "; stopped at the " + groupThousands(sc.frames_walked) + "-frame bound (--max-frames), older frames not read";
+    if (sc.end == StackChain::End::DebuggerCap)
+      out += "; stopped at the debugger's " + groupThousands(sc.debugger_cap) +
+             "-frame cap (LLDB: settings set target.process.thread.max-backtrace-depth), older frames not read";
+    out += "):\nthread tid " + std::to_string(sc.tid);
+    if (t.depth() == 0) return out + ": no dispatch frame on the stack\n";
+    out += ": dispatch depth " + groupThousands(t.depth()) + " on the stack" +
+           (sc.end == StackChain::End::Outermost ? "" : " walked (the chain's start was not reached)") + "\n";
+    out += body(t, full);
+    uint64_t recovered = 0, missing = 0;
+    for (const auto& d : sc.dispatches) {
+      recovered += d.key_recovered;
+      missing += !d.keyset_known || !d.rec.op;
+    }
+    if (recovered)
+      out += "  note: the optimizer dropped the key set of " + groupThousands(recovered) +
+             " dispatch frame(s): the key is the one whose table slot holds the kernel that ran\n";
+    if (missing)
+      out += "  note: " + groupThousands(missing) + " dispatch frame(s) had values optimized out (an -O0 build keeps "
+             "them; the records-based dispatch-trace does not need them)\n";
+    return out;
+  }
+
+  void json(Json& j, const Trace& t, const ThreadBlock& b, bool full) const {
+    const auto& r = b.records;
     j.beginObject().field("tid", static_cast<int64_t>(r.tid));
     j.field("state", r.state == DSCOPE_THREAD_ALIVE ? "alive" : "dead").field("depth", r.depth);
+    jsonBody(j, t, full);
+  }
+
+  void json(Json& j, const Trace& t, const StackChain& sc, bool full) const {
+    static const char* kEnds[] = {"outermost frame", "--max-frames bound", "debugger's frame cap"};
+    j.beginObject().field("source", "frames").field("tid", static_cast<int64_t>(sc.tid));
+    j.field("frames_walked", sc.frames_walked).field("walk_ended_at", kEnds[static_cast<int>(sc.end)]);
+    j.field("depth", t.depth());
+    jsonBody(j, t, full);
+  }
+
+  void jsonBody(Json& j, const Trace& t, bool full) const {
     j.key("cycle");
     if (t.cycle.period) {
       j.beginObject().field("period", t.cycle.period).field("start_depth", t.cycle.start_depth);
@@ -113,7 +199,7 @@ class TracePrinter {
     };
     if (full || !t.cycle.period) {
       std::vector<uint64_t> all;
-      for (uint64_t d = 0; d < r.depth; d = nextAvailable(t, d + 1)) {
+      for (uint64_t d = 0; d < t.depth(); d = nextAvailable(t, d + 1)) {
         if (t.at(d)) all.push_back(d);
       }
       depths("records", all);
@@ -139,14 +225,14 @@ class TracePrinter {
 
   // The next depth >= d that the block still holds (depth when none): skips the overwritten middle.
   static uint64_t nextAvailable(const Trace& t, uint64_t d) {
-    const uint64_t depth = t.r().depth;
+    const uint64_t depth = t.depth();
     if (d < depth && !t.at(d)) return depth > DSCOPE_RECORDS_RING ? depth - DSCOPE_RECORDS_RING : depth;
     return d;
   }
 
   std::string allRecords(const Trace& t) const {
     std::string out;
-    const uint64_t depth = t.r().depth;
+    const uint64_t depth = t.depth();
     for (uint64_t d = 0; d < depth;) {
       if (t.at(d)) {
         out += "    " + numbered(t, d) + (d + 1 == depth ? "  (innermost)" : "") + "\n";
@@ -164,8 +250,13 @@ class TracePrinter {
   void recordJson(Json& j, const Trace& t, uint64_t d) const {
     const auto& rec = *t.at(d);
     j.beginObject().field("depth", d).field("kind", format::recordKindName(rec.kind));
-    j.field("op", rt_.operatorName(reinterpret_cast<uint64_t>(rec.op))).field("key", toString(debug::recordKey(rec)));
-    j.field("keyset", hex(rec.keyset)).field("slot", static_cast<uint32_t>(rec.slot)).endObject();
+    j.field("op", opName(rec)).field("key", keyName(t, d));
+    j.field("keyset", hex(rec.keyset)).field("slot", static_cast<uint32_t>(rec.slot));
+    if (t.chain.stack) {
+      const StackDispatch& sd = t.chain.stack->dispatches[d];
+      j.field("frame", sd.frame).field("key_from_kernel", sd.key_recovered);
+    }
+    j.endObject();
   }
 
   // The kernel of the last record of a repetition is the one that dispatches the first record
@@ -173,12 +264,15 @@ class TracePrinter {
   void diagnose(Trace& t) const {
     const dscope_dispatch_record& reentered = *t.at(phaseRecord(t, 0));
     const dscope_dispatch_record& caller = *t.at(phaseRecord(t, t.cycle.period - 1));
-    const std::string caller_op = rt_.operatorName(reinterpret_cast<uint64_t>(caller.op));
-    const std::string callee_op = rt_.operatorName(reinterpret_cast<uint64_t>(reentered.op));
-    const std::string caller_key = toString(debug::recordKey(caller));
-    const std::string callee_key = toString(debug::recordKey(reentered));
-    RemoteKernel k = rt_.kernel(reinterpret_cast<uint64_t>(caller.kernel));
-    const std::string who = caller_op + "'s " + caller_key + " kernel (" + rt_.kernelSymbol(k) + ", " + k.debug + ")";
+    const std::string caller_op = opName(caller);
+    const std::string callee_op = opName(reentered);
+    const std::string caller_key = keyName(t, phaseRecord(t, t.cycle.period - 1));
+    const std::string callee_key = keyName(t, phaseRecord(t, 0));
+    std::string who = caller_op + "'s " + caller_key + " kernel";
+    if (caller.kernel) {  // --frames may not know it
+      RemoteKernel k = rt_.kernel(reinterpret_cast<uint64_t>(caller.kernel));
+      who += " (" + rt_.kernelSymbol(k) + ", " + k.debug + ")";
+    }
     if (reentered.kind == DSCOPE_RECORD_CALL && isAutogradKey(debug::recordKey(reentered)) && caller.op == reentered.op) {
       t.diagnosis = who + " calls " + callee_op + " again with op.call(...): call() recomputes the key set from the "
                     "arguments and the thread-local sets, which still select " + callee_key +
@@ -198,13 +292,54 @@ class TracePrinter {
 
 }  // namespace
 
+namespace {
+
+std::string framesTrace(Session& s, const ParsedArgs& args) {
+  if (args.has("--all")) usageError("--frames reads one thread's stack: --thread N, not --all", kUsage);
+  uint64_t max_frames = kDefaultMaxFrames;
+  if (auto m = args.value("--max-frames")) {
+    max_frames = numberOrExpression(s.mem(), *m);
+    if (max_frames == 0) usageError("--max-frames must be at least 1", kUsage);
+  }
+  int64_t tid = s.mem().selectedTid();
+  if (auto n = args.value("--thread")) {
+    auto t = s.mem().threadTid(static_cast<int64_t>(numberOrExpression(s.mem(), *n)));
+    if (!t) fail("no thread " + *n);
+    tid = *t;
+  }
+  if (!tid) fail("no process or core file: dispatch-trace --frames reads a thread's stack");
+  const RuntimeView& rt = s.runtime();
+  StackChain chain = readStackChain(s, tid, max_frames);
+  if (!chain.dispatches.empty()) {
+    bool any_value = false;
+    for (const auto& d : chain.dispatches) any_value = any_value || d.rec.op || d.keyset_known;
+    if (!any_value)
+      fail("the dispatch frames have no readable variables (libdscope_runtime without DWARF, e.g. stripped?): "
+           "--frames needs the runtime's debug info; dispatch-trace without --frames reads the dispatch records");
+  }
+  TracePrinter printer(rt);
+  Trace t = printer.analyze(Chain::of(chain));
+  if (args.has("--json")) {
+    Json j;
+    printer.json(j, t, chain, args.has("--full"));
+    return j.str();
+  }
+  return printer.text(t, chain, args.has("--full"));
+}
+
+}  // namespace
+
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--all", "--full", "--json"}, {"--thread"}}, kUsage);
+  ParsedArgs args =
+      parseArgs(words, {{"--all", "--full", "--json", "--frames"}, {"--thread", "--max-frames"}}, kUsage);
   if (!args.positional.empty()) usageError("unexpected argument '" + args.positional.front() + "'", kUsage);
   if (args.has("--all") && args.value("--thread")) usageError("--thread or --all, not both", kUsage);
+  if (args.has("--frames")) return framesTrace(s, args);
+  if (args.value("--max-frames")) usageError("--max-frames goes with --frames", kUsage);
   const RuntimeView& rt = s.runtime();
   if (!rt.descriptor().records_enabled)
-    fail("this runtime was built with DSCOPE_DISPATCH_RECORDS=OFF: there are no dispatch records to show");
+    fail("this runtime was built with DSCOPE_DISPATCH_RECORDS=OFF: there are no dispatch records to show "
+         "(dispatch-trace --frames rebuilds the chain from the stack)");
   const auto blocks = rt.threadBlocks();
   std::vector<const ThreadBlock*> selected;
   if (args.has("--all")) {
@@ -218,11 +353,11 @@ std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) 
   if (args.has("--json")) {
     Json j;
     j.beginObject().key("threads").beginArray();
-    for (const auto* b : selected) printer.json(j, printer.analyze(*b), full);
+    for (const auto* b : selected) printer.json(j, printer.analyze(Chain::of(*b)), *b, full);
     return j.endArray().endObject().str();
   }
   std::string out;
-  for (const auto* b : selected) out += (out.empty() ? "" : "\n") + printer.text(printer.analyze(*b), full);
+  for (const auto* b : selected) out += (out.empty() ? "" : "\n") + printer.text(printer.analyze(Chain::of(*b)), *b, full);
   return out;
 }
 

@@ -13,7 +13,7 @@
 namespace dscope::inspect {
 namespace {
 
-const char* kCommands = "keyset, op-table, dispatch-trace, dispatch-break-arm, dispatch-break-describe, key-name, record-line";
+const char* kCommands = "keyset, op-table, dispatch-trace, dispatch-break-arm, dispatch-break-describe, key-name, record-line, op-name, summary";
 
 std::string run(const dscope_target* target, const char* command_line) {
   if (!command_line) fail("empty command; commands: " + std::string(kCommands));
@@ -29,6 +29,8 @@ std::string run(const dscope_target* target, const char* command_line) {
   if (command == "dispatch-break-describe") return runBreakDescribe(session, words);
   if (command == "key-name") return runKeyName(session, words);
   if (command == "record-line") return runRecordLine(session, words);
+  if (command == "op-name") return runOpName(session, words);
+  if (command == "summary") return runSummary(session, words);
   fail("unknown command '" + command + "'; commands: " + kCommands);
 }
 

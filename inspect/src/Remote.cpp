@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,11 +24,51 @@ std::string hex(uint64_t value) {
   return buf;
 }
 
+struct Remote::Page {
+  bool readable = false;  // false: this page cannot be read whole; reads touching it go direct
+  unsigned char bytes[kPageSize];
+};
+
+Remote::Remote(const dscope_target* target) : target_(target) {}
+Remote::~Remote() = default;
+
 void Remote::read(uint64_t addr, void* out, uint64_t size, const char* what) const {
   if (!target_) fail("no process (start the program or load a core file first)");
   if (!target_->read_memory) fail("the debugger gave no way to read memory");
-  if (addr == 0 || addr + size < addr || target_->read_memory(target_->ctx, addr, out, size) != 0)
+  if (addr == 0 || addr + size < addr) fail("cannot read memory at " + hex(addr) + " (" + what + ")");
+  // Small reads (fields, strings, an operator's table) go through the page cache; a read of a
+  // page or more (a thread's records) is one call either way.
+  if (size < kPageSize && readThroughPages(addr, out, size)) return;
+  if (target_->read_memory(target_->ctx, addr, out, size) != 0)
     fail("cannot read memory at " + hex(addr) + " (" + what + ")");
+}
+
+bool Remote::readThroughPages(uint64_t addr, void* out, uint64_t size) const {
+  auto* dst = static_cast<unsigned char*>(out);
+  while (size > 0) {
+    const Page* p = page(addr / kPageSize);
+    if (!p->readable) return false;
+    const uint64_t offset = addr % kPageSize, n = std::min(size, kPageSize - offset);
+    std::memcpy(dst, p->bytes + offset, n);
+    dst += n;
+    addr += n;
+    size -= n;
+  }
+  return true;
+}
+
+const Remote::Page* Remote::page(uint64_t number) const {
+  if (auto it = pages_.find(number); it != pages_.end()) return it->second.get();
+  if (pages_.size() >= kMaxCachedPages) pages_.clear();
+  auto p = std::make_unique<Page>();
+  p->readable = number != 0 && target_->read_memory(target_->ctx, number * kPageSize, p->bytes, kPageSize) == 0;
+  return pages_.emplace(number, std::move(p)).first->second.get();
+}
+
+void Remote::forgetPages(uint64_t addr, uint64_t size) const {
+  if (size == 0) return;
+  if (addr + size < addr || size > kMaxCachedPages * kPageSize) return pages_.clear();
+  for (uint64_t n = addr / kPageSize; n <= (addr + size - 1) / kPageSize; ++n) pages_.erase(n);
 }
 
 std::string Remote::readString(uint64_t addr, const char* what) const {
@@ -50,8 +91,9 @@ std::string Remote::readString(uint64_t addr, const char* what) const {
 
 void Remote::write(uint64_t addr, const void* data, uint64_t size, const char* what) const {
   if (!canWrite()) fail(std::string("cannot write ") + what + ": the target is not writable (a core file?)");
+  forgetPages(addr, size);
   if (target_->write_memory(target_->ctx, addr, data, size) != 0)
-    fail("cannot write memory at " + hex(addr) + " (" + what + ")");
+    fail("cannot write memory at " + hex(addr) + " (" + what + "): a core file cannot be written; this needs a live process");
 }
 
 std::optional<uint64_t> Remote::findSymbol(const char* name) const {
@@ -63,6 +105,12 @@ std::optional<uint64_t> Remote::findSymbol(const char* name) const {
 
 std::string Remote::symbolize(uint64_t addr) const {
   if (!target_ || !target_->symbolize || addr == 0) return "";
+  // op-table names the same few fallback kernels over and over: ask the debugger once each.
+  if (auto it = symbols_.find(addr); it != symbols_.end()) return it->second;
+  return symbols_[addr] = symbolizeUncached(addr);
+}
+
+std::string Remote::symbolizeUncached(uint64_t addr) const {
   char buf[1024] = {};
   if (target_->symbolize(target_->ctx, addr, buf, sizeof buf) != 0) return "";
   buf[sizeof buf - 1] = '\0';  // a callback that forgot the NUL must not make us read past buf
@@ -81,6 +129,7 @@ std::string Remote::symbolize(uint64_t addr) const {
 
 std::optional<uint64_t> Remote::evaluate(const std::string& expr, std::string* error) const {
   if (!target_ || !target_->evaluate) return std::nullopt;
+  pages_.clear();  // an expression may assign to the target's memory
   uint64_t value = 0;
   char err[512] = {};
   if (target_->evaluate(target_->ctx, expr.c_str(), &value, err, sizeof err) != 0) {

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 
 #include "dscope/inspect.h"
 
@@ -27,10 +29,18 @@ std::string hex(uint64_t value);
 // Longest string read from the target (names, schemas, debug strings); longer means garbage.
 constexpr uint64_t kMaxStringLength = 4096;
 
+// One Remote lives for one command (a Session), while the target stands still, so it keeps what
+// it has read: whole pages, and symbol names. A command asks for the same few pages hundreds of
+// times (an operator's fields, its kernels, their strings), and every call into the debugger
+// costs microseconds. Nothing outlives the command, so a stop, a continue or another process
+// can never see stale bytes; writes and expression evaluations drop what they may change.
 class Remote {
  public:
   // target may be null: then every read fails with "no process".
-  explicit Remote(const dscope_target* target) : target_(target) {}
+  explicit Remote(const dscope_target* target);
+  ~Remote();
+  Remote(const Remote&) = delete;
+  Remote& operator=(const Remote&) = delete;
 
   bool hasTarget() const { return target_ != nullptr; }
   const dscope_target* target() const { return target_; }
@@ -60,7 +70,21 @@ class Remote {
   int64_t selectedTid() const { return target_ ? target_->selected_tid : 0; }
 
  private:
+  struct Page;
+  static constexpr uint64_t kPageSize = 4096;
+  // At most this many cached pages (16 MiB): a command that reads more starts over.
+  static constexpr size_t kMaxCachedPages = 4096;
+  // Copies [addr, addr + size) from cached pages, reading each missing page whole; false when a
+  // page cannot be read whole (the edge of a mapping, a core's section boundary): the caller then
+  // reads exactly what was asked.
+  bool readThroughPages(uint64_t addr, void* out, uint64_t size) const;
+  const Page* page(uint64_t number) const;
+  std::string symbolizeUncached(uint64_t addr) const;
+  void forgetPages(uint64_t addr, uint64_t size) const;
+
   const dscope_target* target_;
+  mutable std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;  // by page number
+  mutable std::unordered_map<uint64_t, std::string> symbols_;          // symbolize() answers
 };
 
 }  // namespace dscope::inspect

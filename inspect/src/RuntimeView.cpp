@@ -105,7 +105,7 @@ struct OperatorListCache {
   std::mutex mutex;
   uint64_t dispatcher = 0, head = 0;
   uint32_t count = 0;
-  std::vector<RemoteOperator> ops;
+  std::shared_ptr<const OperatorList> list;
 };
 OperatorListCache& operatorListCache() {
   static OperatorListCache cache;
@@ -114,22 +114,21 @@ OperatorListCache& operatorListCache() {
 }  // namespace
 
 const std::vector<RemoteOperator>& RuntimeView::operators() const {
-  if (operators_) return *operators_;
+  if (operators_) return operators_->ops;
   const uint64_t d = dispatcher();
   const uint32_t count = mem_.read<uint32_t>(d + Layout::Dispatcher_num_operators, "operator count");
   if (count > kMaxOperators)
     fail("the dispatcher claims " + std::to_string(count) + " operators (corrupt memory?)");
-  auto ops = std::make_unique<std::vector<RemoteOperator>>();
   uint64_t op = mem_.readPointer(d + Layout::Dispatcher_operators_head, "operator list");
   auto& cache = operatorListCache();
   std::lock_guard lock(cache.mutex);
-  if (cache.dispatcher == d && cache.head == op && cache.count == count && !cache.ops.empty() &&
-      operatorName(op) == cache.ops.front().name) {
-    *ops = cache.ops;
-    for (const auto& o : *ops) names_[o.addr] = o.name;
-    operators_ = std::move(ops);
-    return *operators_;
+  if (cache.dispatcher == d && cache.head == op && cache.count == count && cache.list && !cache.list->ops.empty() &&
+      operatorName(op) == cache.list->ops.front().name) {
+    operators_ = cache.list;
+    return operators_->ops;
   }
+  auto list = std::make_shared<OperatorList>();
+  auto* ops = &list->ops;
   const uint64_t head = op;
   std::unordered_set<uint64_t> seen;
   // Bounded by the count; a revisit means a corrupt link, not a longer list.
@@ -139,16 +138,16 @@ const std::vector<RemoteOperator>& RuntimeView::operators() const {
            " operators (corrupt memory?)");
     std::string name = mem_.readString(mem_.readPointer(op + Layout::OperatorEntry_full_name, "operator name"),
                                        "operator name");
-    names_[op] = name;
+    list->by_addr.emplace(op, ops->size());
     ops->push_back({op, std::move(name)});
     op = mem_.readPointer(op + Layout::OperatorEntry_next, "operator list");
   }
   cache.dispatcher = d;
   cache.head = head;
   cache.count = count;
-  cache.ops = *ops;
-  operators_ = std::move(ops);
-  return *operators_;
+  cache.list = list;
+  operators_ = std::move(list);
+  return operators_->ops;
 }
 
 RemoteOperator RuntimeView::findOperator(const std::string& query) const {
@@ -177,6 +176,8 @@ RemoteOperator RuntimeView::findOperator(const std::string& query) const {
 }
 
 std::string RuntimeView::operatorName(uint64_t op) const {
+  if (operators_)
+    if (auto it = operators_->by_addr.find(op); it != operators_->by_addr.end()) return operators_->ops[it->second].name;
   if (auto it = names_.find(op); it != names_.end()) return it->second;
   std::string name = mem_.readString(mem_.readPointer(op + Layout::OperatorEntry_full_name, "operator name"),
                                      "operator name");

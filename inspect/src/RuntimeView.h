@@ -39,6 +39,12 @@ struct RemoteOperator {
   std::string name;  // "aten::add.Tensor"
 };
 
+// A target's operator list as RuntimeView::operators() reads it, with an index by address.
+struct OperatorList {
+  std::vector<RemoteOperator> ops;
+  std::unordered_map<uint64_t, size_t> by_addr;  // operatorName() without a read
+};
+
 // One computed dispatch-table entry, with the kernel behind it.
 struct TableEntry {
   DispatchKey key = DispatchKey::Undefined;
@@ -99,8 +105,10 @@ class RuntimeView {
   const Remote& mem_;
   uint64_t descriptor_addr_ = 0;
   struct dscope_debug_descriptor descriptor_{};
-  mutable std::unique_ptr<std::vector<RemoteOperator>> operators_;
-  mutable std::unordered_map<uint64_t, std::string> names_;
+  // Shared (not copied) with the cache of the last target read: a copy of 3 693 names per
+  // command cost more than the command itself.
+  mutable std::shared_ptr<const OperatorList> operators_;
+  mutable std::unordered_map<uint64_t, std::string> names_;  // operators read one by one
   mutable std::unordered_map<uint64_t, RemoteKernel> kernels_;
   // An operator's computed table, read in two bulk reads (one per array) instead of two per slot.
   struct RemoteTable {

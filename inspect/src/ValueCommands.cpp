@@ -1,5 +1,6 @@
 // key-name VALUE [--backend]
 // record-line OP_PTR KEYSET KIND
+// op-name OP_PTR
 //
 // One-line decodes for the debuggers' value printers (gdb/dscope_gdb/printers.py), so that a
 // printed DispatchKey, BackendComponent or dispatch record reads exactly as the runtime and the
@@ -16,6 +17,7 @@ namespace dscope::inspect {
 namespace {
 const char* kKeyNameUsage = "key-name VALUE [--backend]";
 const char* kRecordLineUsage = "record-line OP_PTR KEYSET KIND";
+const char* kOpNameUsage = "op-name OP_PTR";
 }  // namespace
 
 std::string runKeyName(Session& s, const std::vector<std::string>& words) {
@@ -41,6 +43,15 @@ std::string runRecordLine(Session& s, const std::vector<std::string>& words) {
   if (!op) fail("the record's operator is null (an unused record slot?)");
   const std::string name = s.runtime().operatorName(op);
   return format::recordLine(static_cast<uint8_t>(kind > 0xff ? 0 : kind), name, ks.highestPriorityTypeId()) + "\n";
+}
+
+// The full name of the operator whose impl::OperatorEntry is at OP_PTR ($dispatch_op_is).
+std::string runOpName(Session& s, const std::vector<std::string>& words) {
+  ParsedArgs args = parseArgs(words, {{}, {}}, kOpNameUsage);
+  if (args.positional.size() != 1) usageError("op-name needs one OperatorEntry address", kOpNameUsage);
+  const uint64_t op = numberOrExpression(s.mem(), args.positional[0]);
+  if (!op) fail("the operator entry pointer is null");
+  return s.runtime().operatorName(op) + "\n";
 }
 
 }  // namespace dscope::inspect

@@ -1,5 +1,5 @@
-// The exported debug descriptor, the thread-record registry, the break filter and the
-// max-depth guard (docs/DEBUG-INTERFACE.md).
+// The thread-record registry, the break filter and the max-depth guard (docs/DEBUG-INTERFACE.md);
+// the descriptor itself and the break hook are in DebugDescriptor.cpp.
 #include "dscope/DebugInterface.h"
 
 #include <sys/syscall.h>
@@ -13,7 +13,6 @@
 #include "dscope/Dispatcher.h"
 #include "dscope/DispatchRecords.h"
 #include "dscope/Error.h"
-#include "dscope/debug/Layout.h"
 #include "dscope/format/DispatchRecord.h"
 
 namespace {
@@ -34,34 +33,7 @@ const uint64_t kDepthLimit = maxDispatchDepthFromEnv();
 
 }  // namespace
 
-extern "C" {
-
-__attribute__((visibility("default"))) struct dscope_debug_descriptor dscope_debug_descriptor = {
-    {'D', 'S', 'C', 'O', 'P', 'E', 'D', 'D'},
-    DSCOPE_DEBUG_INTERFACE_VERSION,
-    sizeof(void*),
-    dscope::debug::Layout::hash(),
-    nullptr,
-    nullptr,
-    0,
-    DSCOPE_RECORDS_FIRST,
-    DSCOPE_RECORDS_RING,
-    DSCOPE_DISPATCH_RECORDS,
-    0,
-    {0, 0},
-    0,
-    0,
-    {},
-};
-
-__attribute__((visibility("default"), noinline, used)) void dscope_debug_break_hook(const void* op, uint64_t keyset,
-                                                                                 uint16_t key) {
-  // Keep the call and its arguments observable: a debugger breaks here and reads them.
-  asm volatile("" : : "r"(op), "r"(keyset), "r"(key) : "memory");
-  std::atomic_ref<uint32_t>(dscope_debug_descriptor.break_hits).fetch_add(1, std::memory_order_relaxed);
-}
-
-}  // extern "C"
+// dscope_debug_descriptor and dscope_debug_break_hook are defined in DebugDescriptor.cpp.
 
 namespace dscope::debug {
 
@@ -157,7 +129,7 @@ void checkBreakFilter(const impl::OperatorEntry& op, DispatchKeySet ks) {
     if (e.name_hash != op.name_hash() && e.name_hash != op.base_name_hash()) continue;  // the common case
     auto key = static_cast<uint16_t>(ks.highestPriorityTypeId());
     if (e.key == DSCOPE_BREAK_ANY_KEY || e.key == key) {
-      dscope_debug_break_hook(&op, ks.raw_repr(), key);
+      callBreakHook(&op, ks.raw_repr(), key);
       return;
     }
   }
@@ -170,9 +142,14 @@ bool addBreak(const std::string& name, std::optional<DispatchKey> key) {
   if (n >= DSCOPE_MAX_BREAKS) return false;
   d.breaks[n] = {dscope_fnv1a64(name.c_str()), key ? static_cast<uint16_t>(*key) : uint16_t{DSCOPE_BREAK_ANY_KEY}, {}};
   count.store(n + 1, std::memory_order_release);
+  // Armed last, so a dispatch that sees the new bit also sees the entry.
+  std::atomic_ref<uint64_t>(d.break_bloom).fetch_or(dscope_break_bloom_bit(d.breaks[n].name_hash), std::memory_order_release);
   return true;
 }
 
-void clearBreaks() { std::atomic_ref<uint32_t>(dscope_debug_descriptor.break_count).store(0); }
+void clearBreaks() {
+  std::atomic_ref<uint64_t>(dscope_debug_descriptor.break_bloom).store(0);
+  std::atomic_ref<uint32_t>(dscope_debug_descriptor.break_count).store(0);
+}
 
 }  // namespace dscope::debug

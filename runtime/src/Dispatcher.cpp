@@ -219,8 +219,8 @@ static void dispatchBoxed(dscope_record_kind kind, const OperatorHandle& op, Dis
   int slot = ks.getDispatchTableIndexForDispatchKeySet();
   const impl::AnnotatedKernel& k = op.entry().lookupSlot(slot);
   debug::RecordScope record(&op.entry(), &k, ks, slot, kind);
-  if (debug::breakFilterArmed()) [[unlikely]]
-    debug::checkBreakFilter(op.entry(), ks);
+  if (uint64_t armed = debug::breakBloom()) [[unlikely]]
+    if (armed & op.entry().breakMask()) debug::checkBreakFilter(op.entry(), ks);
   std::optional<detail::DispatchTraceScope> trace;
   if (detail::show_dispatch_trace) [[unlikely]]
     trace.emplace(kind, op.entry(), ks);

@@ -100,7 +100,8 @@ OperatorEntry::OperatorEntry(OperatorName name, const Dispatcher& d)
     : name_(std::move(name)),
       full_name_(copyToHeap(name_.full())),
       name_hash_(dscope_fnv1a64(full_name_)),
-      base_name_hash_(dscope_fnv1a64(name_.name.c_str())) {
+      base_name_hash_(dscope_fnv1a64(name_.name.c_str())),
+      break_mask_(dscope_break_bloom_bit(name_hash_) | dscope_break_bloom_bit(base_name_hash_)) {
   for (auto& slot : dispatchTable_) slot.store(&missingKernel(), std::memory_order_relaxed);
   // Pick up the backend fallbacks registered before this operator existed.
   updateDispatchTableFull_(d);

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "dscope/Error.h"
+#include "dscope/format/Tensor.h"
 
 namespace dscope {
 
@@ -135,11 +136,7 @@ double Tensor::item() const {
 
 std::string Tensor::toString() const {
   if (!defined()) return "Tensor(undefined)";
-  std::string s = "Tensor[";
-  for (int64_t i = 0; i < dim(); ++i) s += (i ? ", " : "") + std::to_string(size(i));
-  s += std::string("] ") + dscope::toString(dtype()) + " " + device().str();
-  if (requires_grad()) s += " requires_grad";
-  return s;
+  return format::tensorLine(sizes(), dtype(), device(), requires_grad());
 }
 
 AutogradMeta& Tensor::autogradMeta() const {

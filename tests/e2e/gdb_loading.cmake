@@ -83,7 +83,7 @@ dscope_loading_test(gdb_loading_no_runtime
     --cmd "dispatch-trace" --cmd "dispatch-trace --frames" --cmd "starti" --cmd "dispatch-trace"
     --cmd "dispatch-trace --frames" --cmd "kill"
     --expect "dscope: " --expect "dscope: no process or core file"
-    --expect "dscope: libdscope_runtime is not loaded in this program"
+    --expect "dscope: no DispatchScope runtime in this process"
     -- /bin/true)
 
 # (e) dispatch-trace --frames at a live stop inside a nested dispatch: basic_dispatch's forward
@@ -99,11 +99,12 @@ dscope_loading_test(gdb_loading_frames_live
     --expect "from the native stack (" --expect "frames walked)"
     --expect "[call] op=[aten::mm], key=[AutogradCPU]" --expect "[redispatch] op=[aten::mm], key=[CPU]"
     -- $<TARGET_FILE:basic_dispatch>)
-# --frames on the overflow core: the walk stops at its bound and folds the my_add cycle.
+# --frames on the overflow core: the walk stops at its bound, folds the my_add cycle and names the
+# kernel that re-enters (the same diagnosis as the records give).
 dscope_loading_test(gdb_loading_frames_overflow_core REQUIRES crash_infinite_redispatch
   COMMAND ${LOADING} run --work ${DSCOPE_CORES} --core-name crash_infinite_redispatch --gdb-script ${GDB_SCRIPT}
     --cmd "dispatch-trace --frames"
-    --expect "stopped at the 20,000-frame bound" --expect "[call] op=[myops::my_add], key=[AutogradCPU]"
-    --expect "... repeated"
+    --expect "stopped at the 20 000-frame bound" --expect "[call] op=[myops::my_add], key=[AutogradCPU] ... repeated"
+    --expect "my_add_autograd" --expect "ks & after_autograd_keyset"
     -- $<TARGET_FILE:infinite_redispatch>)
 endif()

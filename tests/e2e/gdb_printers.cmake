@@ -91,3 +91,26 @@ dscope_gdb_test(gdb_printers_record_in_core PROGRAM infinite_redispatch CORE_OF 
   CMD "print dscope_debug_descriptor.thread_records->first[0]"
       "print dscope_debug_descriptor.thread_records->ring[0]"
   EXPECT "$1 = [call] op=[myops::my_add], key=[AutogradCPU]\n$2 = [call] op=[myops::my_add], key=[AutogradCPU]\n")
+
+# The TLS printer in a kernel core of tls_leak, which aborts after its leaked exclude of
+# AutogradCPU: the thread's exclude set holds AutogradCPU besides the default autocast keys.
+# (From main's frame: stopped in libc, GDB has not read the dscope::impl types yet.)
+dscope_gdb_test(gdb_printers_tls_in_core PROGRAM tls_leak CORE_OF crash_tls_leak
+  CMD "frame function main" "print *(dscope::impl::PODLocalDispatchKeySet*)dscope_debug_descriptor.thread_records->tls"
+  EXPECT "= included=DispatchKeySet(BackendSelect, ADInplaceOrView), excluded=DispatchKeySet(AutogradCPU, AutocastCPU"
+         "{included = DispatchKeySet(BackendSelect, ADInplaceOrView) = {BackendSelect, ADInplaceOrView}")
+
+# Installed (the gdb_loading_prefix fixture of gdb_loading.cmake): the runtime's auto-load script
+# loads the printers from <prefix>/share/dscope/pretty_printers, and they decode tls_leak's TLS at
+# its checkpoint (after the leaked exclude of AutogradCPU).
+add_test(NAME gdb_printers_installed
+  COMMAND ${Python3_EXECUTABLE} ${E2E}/gdb_loading.py run --work ${CMAKE_CURRENT_BINARY_DIR}/gdb_loading
+    --env LD_LIBRARY_PATH=@WORK@/prefix/lib --iex "add-auto-load-scripts-directory @WORK@/prefix/share/gdb/auto-load"
+    --cmd "break sample_checkpoint" --cmd "run"
+    --cmd "print *(dscope::impl::PODLocalDispatchKeySet*)dscope_debug_descriptor.thread_records->tls"
+    --cmd "python import dscope_printers; print(dscope_printers.__file__)" --cmd "kill"
+    --expect "= included=DispatchKeySet(BackendSelect, ADInplaceOrView), excluded=DispatchKeySet(AutogradCPU, AutocastCPU"
+    --expect "@WORK@/prefix/share/dscope/pretty_printers/dscope_printers/__init__.py"
+    --reject "GDB support not loaded"
+    -- $<TARGET_FILE:tls_leak>)
+set_tests_properties(gdb_printers_installed PROPERTIES LABELS "gdb" FIXTURES_REQUIRED gdb_loading_prefix)

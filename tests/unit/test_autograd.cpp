@@ -98,7 +98,7 @@ TEST_SUITE("autograd") {
                    [](const std::vector<Tensor>& in) { return in[0].mm(in[1]).relu().mm(in[2]).sum(); });
   }
 
-  TEST_CASE("sum backward is a stride-0 expand; the leaf's .grad is a contiguous copy") {
+  TEST_CASE("sum backward is a stride-0 expand - the leaf's .grad is a contiguous copy") {
     Tensor x = leaf({2, 3}, {1, 2, 3, 4, 5, 6});
     Tensor s = x.sum();
     CHECK(s.grad_fn()->name() == "SumBackward0");
@@ -123,7 +123,7 @@ TEST_SUITE("autograd") {
     CHECK(autograd::gradient_edge(a).function->name() == "torch::autograd::AccumulateGrad");
   }
 
-  TEST_CASE("no_grad builds no graph; new threads start with grad mode enabled") {
+  TEST_CASE("no_grad builds no graph - new threads start with grad mode enabled") {
     Tensor a = leaf({2}, {1, 2});
     {
       autograd::NoGradGuard no_grad;
@@ -161,7 +161,7 @@ TEST_SUITE("autograd") {
     CHECK(w.grad().data_ptr<double>()[1] == doctest::Approx(5));
   }
 
-  TEST_CASE("saved tensors: modified in place is an error; a second backward needs retain_graph") {
+  TEST_CASE("saved tensors: modified in place is an error - a second backward needs retain_graph") {
     Tensor a = leaf({2}, {1, 2});
     Tensor b = doubles({2}, {3, 4});
     Tensor y = a.mul(b).sum();

@@ -73,7 +73,7 @@ TEST_SUITE("dispatcher") {
     CHECK(op.label(K::AutogradCPU) != "math kernel");  // the autograd fallback or nothing
   }
 
-  TEST_CASE("alias resolution: CEANF beats CEA; CEA covers XLA and Undefined") {
+  TEST_CASE("alias resolution: CEANF beats CEA - CEA covers XLA and Undefined") {
     TestOp op("composite_explicit");
     op.impls.impl("composite_explicit", dispatch(K::CompositeExplicitAutograd, &ret1));
     op.impls.impl("composite_explicit", dispatch(K::CompositeExplicitAutogradNonFunctional, &ret2));

@@ -26,160 +26,13 @@ using K = DispatchKey;
 
 namespace {
 
-// ---------------------------------------------------------------- the in-process target
-
-struct TestTarget {
-  dscope_target t{};
-  std::map<std::string, uint64_t> symbol_overrides;  // e.g. a fake descriptor
-  std::map<uint64_t, std::string> names;             // symbolize: this test's kernels
-  bool reads_fail = false;
-  bool writable = true;
-
-  TestTarget() {
-    t.ctx = this;
-    t.read_memory = &read;
-    t.write_memory = &write;
-    t.find_symbol = &findSymbol;
-    t.symbolize = &symbolize;
-    t.selected_tid = static_cast<int64_t>(::syscall(SYS_gettid));
-  }
-  const dscope_target* get() {
-    t.write_memory = writable ? &write : nullptr;
-    return &t;
-  }
-
-  // A copy of our own memory. Through process_vm_readv rather than memcpy so that a bad address
-  // fails instead of crashing, and ASan does not flag the page-bounded chunks of string reads.
-  static int read(void* ctx, uint64_t addr, void* out, uint64_t size) {
-    if (static_cast<TestTarget*>(ctx)->reads_fail) return 1;
-    iovec local{out, size}, remote{reinterpret_cast<void*>(addr), size};
-    ssize_t n = ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0);
-    if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
-      std::memcpy(out, reinterpret_cast<const void*>(addr), size);
-      return 0;
-    }
-    return n == static_cast<ssize_t>(size) ? 0 : 1;
-  }
-  static int write(void*, uint64_t addr, const void* data, uint64_t size) {
-    std::memcpy(reinterpret_cast<void*>(addr), data, size);
-    return 0;
-  }
-  static int findSymbol(void* ctx, const char* name, uint64_t* addr) {
-    auto* self = static_cast<TestTarget*>(ctx);
-    if (auto it = self->symbol_overrides.find(name); it != self->symbol_overrides.end()) {
-      *addr = it->second;
-      return 0;
-    }
-    void* p = ::dlsym(RTLD_DEFAULT, name);
-    if (!p) return 1;
-    *addr = reinterpret_cast<uint64_t>(p);
-    return 0;
-  }
-  static int symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size) {
-    auto* self = static_cast<TestTarget*>(ctx);
-    std::string name;
-    if (auto it = self->names.find(addr); it != self->names.end()) {
-      name = it->second;
-    } else {
-      Dl_info info{};
-      if (::dladdr(reinterpret_cast<void*>(addr), &info) && info.dli_sname && info.dli_saddr == reinterpret_cast<void*>(addr))
-        name = info.dli_sname;
-    }
-    std::snprintf(out, out_size, "%s", name.c_str());
-    return 0;
-  }
-};
-
-struct Result {
-  std::string text;
-  bool error = false;
-};
-
-Result run(const dscope_target* target, const std::string& line) {
-  int is_error = -1;
-  char* out = dscope_inspect_run(target, line.c_str(), &is_error);
-  REQUIRE(out);
-  Result r{out, is_error == 1};
-  dscope_inspect_free(out);
-  REQUIRE((is_error == 0 || is_error == 1));
-  return r;
-}
-Result run(TestTarget& t, const std::string& line) { return run(t.get(), line); }
-
-// The error contract: one line starting with "dscope: ".
-void checkOneLineError(const Result& r) {
-  CHECK(r.error);
-  CHECK(r.text.rfind("dscope: ", 0) == 0);
-  CHECK(r.text.find('\n') == r.text.size() - 1);
-}
-
-// A strict JSON syntax check (objects, arrays, strings, numbers, literals), enough to know that
-// what --json prints parses.
-class JsonChecker {
- public:
-  static bool valid(const std::string& s) {
-    JsonChecker c{s};
-    c.ws();
-    if (!c.value()) return false;
-    c.ws();
-    return c.i == s.size();
-  }
-
- private:
-  explicit JsonChecker(const std::string& s) : s(s) {}
-  const std::string& s;
-  size_t i = 0;
-  void ws() {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  }
-  bool lit(const char* w) {
-    size_t n = std::strlen(w);
-    if (s.compare(i, n, w) != 0) return false;
-    i += n;
-    return true;
-  }
-  bool string() {
-    if (s[i] != '"') return false;
-    for (++i; i < s.size(); ++i) {
-      if (s[i] == '"') return ++i, true;
-      if (static_cast<unsigned char>(s[i]) < 0x20) return false;
-      if (s[i] == '\\') ++i;
-    }
-    return false;
-  }
-  bool number() {
-    size_t start = i;
-    if (s[i] == '-') ++i;
-    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == 'e')) ++i;
-    return i > start;
-  }
-  bool value() {
-    if (i >= s.size()) return false;
-    char c = s[i];
-    if (c == '{' || c == '[') {
-      char close = c == '{' ? '}' : ']';
-      ++i;
-      ws();
-      if (s[i] == close) return ++i, true;
-      for (;;) {
-        ws();
-        if (c == '{') {
-          if (!string()) return false;
-          ws();
-          if (s[i++] != ':') return false;
-          ws();
-        }
-        if (!value()) return false;
-        ws();
-        if (s[i] == ',') { ++i; continue; }
-        if (s[i] == close) return ++i, true;
-        return false;
-      }
-    }
-    if (c == '"') return string();
-    return lit("true") || lit("false") || lit("null") || number();
-  }
-};
+// The in-process target and its helpers (TestTarget, run, checkOneLineError, JsonChecker) are
+// in test_util.h, shared with test_summary.cpp.
+using testing::checkOneLineError;
+using testing::JsonChecker;
+using testing::Result;
+using testing::run;
+using testing::TestTarget;
 
 // ---------------------------------------------------------------- the scenario
 
@@ -307,7 +160,7 @@ TEST_SUITE("inspect") {
     CHECK(run(t, "op-table aten::add --computed").text == entryOf("aten::add.Tensor").dumpComputedTable());
   }
 
-  TEST_CASE("op-table --key: one entry; why it resolved that way; the kernel's symbol") {
+  TEST_CASE("op-table --key: one entry - why it resolved that way - the kernel's symbol") {
     auto& t = liveTarget();
     Result cpu = run(t, "op-table insp::probe --key CPU");
     REQUIRE(!cpu.error);
@@ -329,9 +182,11 @@ TEST_SUITE("inspect") {
     checkOneLineError(run(t, "op-table insp::probe --key Bogus"));
   }
 
-  TEST_CASE("op-table --list and --missing; and operator completion") {
+  TEST_CASE("op-table --list and --missing - and operator completion") {
     auto& t = liveTarget();
-    const auto all = Dispatcher::singleton().getAllOpNames();
+    // Every entry the runtime keeps (it never frees one, even when other tests in this process
+    // removed all of an operator's registrations): what the operator list holds.
+    const auto all = Dispatcher::singleton().operators();
     Result list = run(t, "op-table --list insp::p");
     CHECK(list.text == "insp::probe\ninsp::ping\ninsp::pong\n3 of " + std::to_string(all.size()) + " operators match 'insp::p'\n");
     Result everything = run(t, "op-table --list");
@@ -355,7 +210,7 @@ TEST_SUITE("inspect") {
     dscope_inspect_free(completions);
   }
 
-  TEST_CASE("keyset: PyTorch's repr; raw value and highest key; with no process at all") {
+  TEST_CASE("keyset: PyTorch's repr - raw value and highest key - with no process at all") {
     for (uint64_t raw : {0x12800010001ull, 0x0ull, 0x1ull, 0x2000010001ull, 0x3ff0000000000ull, 0x8000000000000000ull,
                          0xffffffffffffffffull, 0x400000ull}) {
       CAPTURE(raw);
@@ -409,7 +264,7 @@ TEST_SUITE("inspect") {
     CHECK(run(nullptr, "keyset 0 --verbose").text.find("functionality bits: none\nbackend bits: none\n") != std::string::npos);
   }
 
-  TEST_CASE("keyset --tls: this thread's sets; what differs from the defaults; --explain") {
+  TEST_CASE("keyset --tls: this thread's sets - what differs from the defaults - --explain") {
     auto& t = liveTarget();
     const std::string tid = std::to_string(::syscall(SYS_gettid));
     Result plain = run(t, "keyset --tls");
@@ -461,7 +316,7 @@ TEST_SUITE("inspect") {
     checkOneLineError(run(t, "keyset --tls --thread 999999999"));
   }
 
-  TEST_CASE("dispatch-trace inside a nested dispatch: entry records; kinds; keys") {
+  TEST_CASE("dispatch-trace inside a nested dispatch: entry records - kinds - keys") {
     auto& t = liveTarget();
     captured.clear();
     typedOp("insp::nest").call(cpuTensor());
@@ -501,7 +356,7 @@ TEST_SUITE("inspect") {
     CHECK(debug::current_thread_records->depth == 0);
   }
 
-  TEST_CASE("dispatch-trace --full over a chain deeper than the records; and a cycle of two operators") {
+  TEST_CASE("dispatch-trace --full over a chain deeper than the records - and a cycle of two operators") {
     auto& t = liveTarget();
     // --full from inside the deep chain: every record the block still holds, the gap named.
     trace_command = "dispatch-trace --full";
@@ -564,7 +419,7 @@ TEST_SUITE("inspect") {
     checkOneLineError(run(t, "dispatch-break-describe 0x10 0x10001 50"));  // not an operator
   }
 
-  TEST_CASE("bad input: one line each; never a crash") {
+  TEST_CASE("bad input: one line each - never a crash") {
     auto& t = liveTarget();
     Result unknown = run(t, "op-table aten::mmm");
     checkOneLineError(unknown);
@@ -609,7 +464,7 @@ TEST_SUITE("inspect") {
     dscope_inspect_free(c);
   }
 
-  TEST_CASE("a corrupted descriptor copy: magic; version; layout hash") {
+  TEST_CASE("a corrupted descriptor copy: magic - version - layout hash") {
     TestTarget t;
     static struct dscope_debug_descriptor fake;
     t.symbol_overrides["dscope_debug_descriptor"] = reinterpret_cast<uint64_t>(&fake);
@@ -636,7 +491,7 @@ TEST_SUITE("inspect") {
     checkOneLineError(run(&no_symbols, "op-table aten::mm"));
   }
 
-  TEST_CASE("fake operator lists: a cycle; an absurd count; an unterminated name") {
+  TEST_CASE("fake operator lists: a cycle - an absurd count - an unterminated name") {
     TestTarget t;
     static struct dscope_debug_descriptor fake;
     std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);

@@ -1,6 +1,16 @@
-// Helpers shared by the unit tests: reading the real PyTorch outputs in shared/data.
+// Helpers shared by the unit tests: reading the real PyTorch outputs in shared/data, and an
+// in-process dscope_target for the tests of libdscope_inspect.
 #pragma once
 
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -8,6 +18,8 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+
+#include "dscope/inspect.h"
 
 namespace dscope::testing {
 
@@ -56,6 +68,164 @@ inline std::string joinLines(const std::vector<std::string>& lines) {
   for (const auto& l : lines) out += l + "\n";
   return out;
 }
+
+// ---------------------------------------------------------------- libdscope_inspect in-process
+// A dscope_target whose reads copy this test's own memory, for the tests of libdscope_inspect
+// (test_inspect.cpp, test_summary.cpp): expected values come from the runtime's own in-process
+// API, never from the library's output.
+
+struct TestTarget {
+  dscope_target t{};
+  std::map<std::string, uint64_t> symbol_overrides;  // e.g. a fake descriptor
+  std::map<uint64_t, std::string> names;             // symbolize: this test's kernels
+  bool reads_fail = false;
+  bool writable = true;
+
+  TestTarget() {
+    t.ctx = this;
+    t.read_memory = &read;
+    t.write_memory = &write;
+    t.find_symbol = &findSymbol;
+    t.symbolize = &symbolize;
+    t.selected_tid = static_cast<int64_t>(::syscall(SYS_gettid));
+  }
+  const dscope_target* get() {
+    t.write_memory = writable ? &write : nullptr;
+    return &t;
+  }
+
+  // A copy of our own memory. Through process_vm_readv rather than memcpy so that a bad address
+  // fails instead of crashing, and ASan does not flag the page-bounded chunks of string reads.
+  static int read(void* ctx, uint64_t addr, void* out, uint64_t size) {
+    if (static_cast<TestTarget*>(ctx)->reads_fail) return 1;
+    iovec local{out, size}, remote{reinterpret_cast<void*>(addr), size};
+    ssize_t n = ::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0);
+    if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+      std::memcpy(out, reinterpret_cast<const void*>(addr), size);
+      return 0;
+    }
+    return n == static_cast<ssize_t>(size) ? 0 : 1;
+  }
+  static int write(void*, uint64_t addr, const void* data, uint64_t size) {
+    std::memcpy(reinterpret_cast<void*>(addr), data, size);
+    return 0;
+  }
+  static int findSymbol(void* ctx, const char* name, uint64_t* addr) {
+    auto* self = static_cast<TestTarget*>(ctx);
+    if (auto it = self->symbol_overrides.find(name); it != self->symbol_overrides.end()) {
+      *addr = it->second;
+      return 0;
+    }
+    void* p = ::dlsym(RTLD_DEFAULT, name);
+    if (!p) return 1;
+    *addr = reinterpret_cast<uint64_t>(p);
+    return 0;
+  }
+  static int symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size) {
+    auto* self = static_cast<TestTarget*>(ctx);
+    std::string name;
+    if (auto it = self->names.find(addr); it != self->names.end()) {
+      name = it->second;
+    } else {
+      Dl_info info{};
+      if (::dladdr(reinterpret_cast<void*>(addr), &info) && info.dli_sname && info.dli_saddr == reinterpret_cast<void*>(addr))
+        name = info.dli_sname;
+    }
+    std::snprintf(out, out_size, "%s", name.c_str());
+    return 0;
+  }
+};
+
+struct Result {
+  std::string text;
+  bool error = false;
+};
+
+inline Result run(const dscope_target* target, const std::string& line) {
+  int is_error = -1;
+  char* out = dscope_inspect_run(target, line.c_str(), &is_error);
+  REQUIRE(out);
+  Result r{out, is_error == 1};
+  dscope_inspect_free(out);
+  REQUIRE((is_error == 0 || is_error == 1));
+  return r;
+}
+inline Result run(TestTarget& t, const std::string& line) { return run(t.get(), line); }
+
+// The error contract: one line starting with "dscope: ".
+inline void checkOneLineError(const Result& r) {
+  CHECK(r.error);
+  CHECK(r.text.rfind("dscope: ", 0) == 0);
+  CHECK(r.text.find('\n') == r.text.size() - 1);
+}
+
+// A strict JSON syntax check (objects, arrays, strings, numbers, literals), enough to know that
+// what --json prints parses.
+class JsonChecker {
+ public:
+  static bool valid(const std::string& s) {
+    JsonChecker c{s};
+    c.ws();
+    if (!c.value()) return false;
+    c.ws();
+    return c.i == s.size();
+  }
+
+ private:
+  explicit JsonChecker(const std::string& s) : s(s) {}
+  const std::string& s;
+  size_t i = 0;
+  void ws() {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  }
+  bool lit(const char* w) {
+    size_t n = std::strlen(w);
+    if (s.compare(i, n, w) != 0) return false;
+    i += n;
+    return true;
+  }
+  bool string() {
+    if (s[i] != '"') return false;
+    for (++i; i < s.size(); ++i) {
+      if (s[i] == '"') return ++i, true;
+      if (static_cast<unsigned char>(s[i]) < 0x20) return false;
+      if (s[i] == '\\') ++i;
+    }
+    return false;
+  }
+  bool number() {
+    size_t start = i;
+    if (s[i] == '-') ++i;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == 'e')) ++i;
+    return i > start;
+  }
+  bool value() {
+    if (i >= s.size()) return false;
+    char c = s[i];
+    if (c == '{' || c == '[') {
+      char close = c == '{' ? '}' : ']';
+      ++i;
+      ws();
+      if (s[i] == close) return ++i, true;
+      for (;;) {
+        ws();
+        if (c == '{') {
+          if (!string()) return false;
+          ws();
+          if (s[i++] != ':') return false;
+          ws();
+        }
+        if (!value()) return false;
+        ws();
+        if (s[i] == ',') { ++i; continue; }
+        if (s[i] == close) return ++i, true;
+        return false;
+      }
+    }
+    if (c == '"') return string();
+    return lit("true") || lit("false") || lit("null") || number();
+  }
+};
 
 }  // namespace dscope::testing
 

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 1
+#define DSCOPE_INSPECT_ABI_VERSION 2
 
 typedef struct dscope_target {
   void* ctx; /* passed back to every callback */
@@ -33,13 +33,38 @@ typedef struct dscope_target {
   int (*thread_tid)(void* ctx, int64_t n, int64_t* tid);
   /* LWP of the currently selected thread, or 0 when there is none. */
   int64_t selected_tid;
+
+  /* ---- dispatch-trace --frames: the native stack, for runtimes built without dispatch records.
+   * The library walks frames outwards from level 0 (the innermost) one level at a time and
+   * decides itself which are dispatch frames; the front end only answers these questions. All
+   * optional: NULL makes --frames answer "not supported by this front end". */
+  /* The function name of frame `level` of thread `tid` (demangled; with or without its parameter
+   * list), "" when the debugger knows none. 0 on success; 1 when `level` is past the outermost
+   * frame the debugger unwinds (the walk ends there). */
+  int (*frame_function)(void* ctx, int64_t tid, uint64_t level, char* out, uint64_t out_size);
+  /* A variable of that frame as 64 bits: `path` is one of "ks" (a DispatchKeySet: its repr_),
+   * "kind" (an enum), "this->entry_", "op.entry_" (pointers; `op` may be an OperatorHandle or a
+   * reference to one), "k" (a reference: the referenced object's address). 0 on success; nonzero
+   * when the variable is absent, optimized out or unreadable. */
+  int (*frame_value)(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value);
+  /* The TensorImpl addresses (Tensor::impl_.p_, 0 for an undefined tensor) of the frame's
+   * dscope::Tensor arguments (the `args` pack of a TypedOperatorHandle::dispatch frame), at most
+   * `max` into impls, their number into *count. 0 on success; nonzero when an argument is
+   * optimized out or is not a plain dscope::Tensor (an optional or a list: the set of tensors
+   * would be incomplete). */
+  int (*frame_tensors)(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max, uint64_t* count);
+  /* The deepest frame level the debugger can unwind (LLDB: target.process.thread.max-backtrace-depth),
+   * 0 when it has no such cap. --frames says so when the walk reaches it. */
+  uint64_t frame_cap;
 } dscope_target;
 
 /* Runs one command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",
  * "op-table aten::mm --computed", "op-table --list mm", "op-table --missing Meta",
  * "dispatch-trace --all", "dispatch-trace --json". The first word is the command
- * (keyset | op-table | dispatch-trace | dispatch-break-arm | dispatch-break-describe | key-name | record-line;
- * the last two are one-line decodes for value printers: "key-name 135", "record-line OP KEYSET KIND").
+ * (keyset | op-table | dispatch-trace | dispatch-break-arm | dispatch-break-describe | key-name | record-line
+ * | op-name | summary; the last four are decodes for value printers and convenience functions:
+ * "key-name 135", "record-line OP KEYSET KIND", "op-name ENTRY", "summary TYPE WORD [--json]",
+ * see docs/DEBUG-INTERFACE.md).
  * Returns a malloc'd NUL-terminated string (free with dscope_inspect_free). On bad input,
  * unreadable or corrupt memory, a missing or foreign runtime, the result is exactly one line
  * starting with "dscope: " and *is_error is set to 1. Never crashes, never loops unbounded. */

@@ -25,7 +25,7 @@ extern "C" {
 /* Bump DSCOPE_DEBUG_INTERFACE_VERSION whenever the meaning of a field changes or a field is
  * added/removed here; the layout hash additionally changes by itself whenever the size or an
  * offset of any struct the tools read changes (runtime C++ classes included). */
-#define DSCOPE_DEBUG_INTERFACE_VERSION 1u
+#define DSCOPE_DEBUG_INTERFACE_VERSION 2u
 #define DSCOPE_DEBUG_MAGIC "DSCOPEDD"
 #define DSCOPE_THREAD_RECORDS_MAGIC 0x5344524f43455244ull /* "DRECORDS" little endian */
 
@@ -75,6 +75,11 @@ struct dscope_break_entry {
   uint8_t reserved[6];
 };
 
+/* The bit a name hash sets in dscope_debug_descriptor.break_bloom (its top 6 bits pick one of
+ * 64). Every operator carries the bits of its full and base name hashes, so a dispatch leaves
+ * the inline path only when one of them is armed (or shares a bit with an armed name). */
+static inline uint64_t dscope_break_bloom_bit(uint64_t name_hash) { return (uint64_t)1 << (name_hash >> 58); }
+
 struct dscope_debug_descriptor {
   char magic[8];        /* DSCOPE_DEBUG_MAGIC, not NUL-terminated */
   uint32_t version;     /* DSCOPE_DEBUG_INTERFACE_VERSION */
@@ -88,10 +93,13 @@ struct dscope_debug_descriptor {
   uint8_t records_enabled;                       /* 0 in DSCOPE_DISPATCH_RECORDS=OFF builds */
   uint8_t trace_enabled;                         /* DSCOPE_SHOW_DISPATCH_TRACE=1 */
   uint8_t reserved[2];
-  /* Break filter, written by the debugger. The runtime reads break_count on every dispatch
-   * (0: nothing else is read) and calls dscope_debug_break_hook on a match. */
+  /* Break filter, written by the debugger: the entries, then break_count, then break_bloom (the
+   * OR of dscope_break_bloom_bit(name_hash) over the entries in use). The runtime reads
+   * break_bloom on every dispatch (0: nothing else is read); only an operator whose name bits
+   * meet it goes on to the entries, and a match calls dscope_debug_break_hook. */
   uint32_t break_count;
   uint32_t break_hits;  /* times the hook was called */
+  uint64_t break_bloom;
   struct dscope_break_entry breaks[DSCOPE_MAX_BREAKS];
 };
 

@@ -86,12 +86,18 @@ class RecordScope {
 #endif
 };
 
-// The break filter: one relaxed load and one branch per dispatch while it is empty.
-inline bool breakFilterArmed() {
-  return std::atomic_ref<uint32_t>(dscope_debug_descriptor.break_count).load(std::memory_order_relaxed) != 0;
+// The break filter's bloom word: one relaxed load and one branch per dispatch while it is 0 (no
+// entry armed). While armed, a dispatch tests it against its operator's breakMask() inline and
+// calls checkBreakFilter only when they meet:
+//   if (uint64_t armed = debug::breakBloom()) [[unlikely]]
+//     if (armed & entry.breakMask()) debug::checkBreakFilter(entry, ks);
+inline uint64_t breakBloom() {
+  return std::atomic_ref<uint64_t>(dscope_debug_descriptor.break_bloom).load(std::memory_order_relaxed);
 }
 // Calls dscope_debug_break_hook when (op, chosen key) matches an entry.
 void checkBreakFilter(const impl::OperatorEntry& op, DispatchKeySet ks);
+// Calls the hook, then counts the hit (DebugDescriptor.cpp: see there why it lives apart).
+[[gnu::noinline]] void callBreakHook(const void* op, uint64_t keyset, uint16_t key);
 
 // In-process arming of the break filter (what a debugger does by writing the descriptor).
 // Returns false when the table is full. name: "aten::mm" or "aten::add.Tensor".

@@ -85,8 +85,8 @@ class TypedOperatorHandle<Ret(Args...)> final : public OperatorHandle {
     int slot = ks.getDispatchTableIndexForDispatchKeySet();
     const impl::AnnotatedKernel& k = entry_->lookupSlot(slot);
     debug::RecordScope record(entry_, &k, ks, slot, kind);
-    if (debug::breakFilterArmed()) [[unlikely]]
-      debug::checkBreakFilter(*entry_, ks);
+    if (uint64_t armed = debug::breakBloom()) [[unlikely]]
+      if (armed & entry_->breakMask()) debug::checkBreakFilter(*entry_, ks);
     if (detail::show_dispatch_trace) [[unlikely]]
       return traced(kind, k, ks, std::forward<Args>(args)...);
     return k.kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);

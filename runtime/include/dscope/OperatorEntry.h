@@ -121,6 +121,9 @@ class OperatorEntry {
   // FNV-1a 64 of "ns::name.overload" and of "ns::name": what break filter entries hold.
   uint64_t name_hash() const { return name_hash_; }
   uint64_t base_name_hash() const { return base_name_hash_; }
+  // The break filter's bloom bits of both hashes: a dispatch checks the entries only when the
+  // descriptor's break_bloom meets them (DebugInterface.h).
+  uint64_t breakMask() const { return break_mask_; }
   bool hasSchema() const { return schema_ != nullptr; }
   const FunctionSchema& schema() const;  // throws when the operator has no def
 
@@ -164,6 +167,7 @@ class OperatorEntry {
   const char* full_name_;                 // "aten::add.Tensor" (heap)
   uint64_t name_hash_;
   uint64_t base_name_hash_;
+  uint64_t break_mask_;  // dscope_break_bloom_bit(name_hash_) | dscope_break_bloom_bit(base_name_hash_)
   RegisteredSchema* schema_ = nullptr;   // null: no def() (yet, or any more)
   RegisteredSchema* retired_schemas_ = nullptr;
   AnnotatedKernel* kernels_ = nullptr;    // newest first

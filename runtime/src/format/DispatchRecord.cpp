@@ -12,11 +12,15 @@ const char* recordKindLabel(uint8_t kind) { return kLabels[kindIndex(kind)]; }
 const char* recordKindName(uint8_t kind) { return kNames[kindIndex(kind)]; }
 
 std::string recordLine(uint8_t kind, std::string_view op_name, DispatchKey key) {
+  return recordLine(kind, op_name, std::string_view(toString(key)));
+}
+
+std::string recordLine(uint8_t kind, std::string_view op_name, std::string_view key_name) {
   std::string line = recordKindLabel(kind);
   line += " op=[";
   line += op_name;
   line += "], key=[";
-  line += toString(key);
+  line += key_name;
   return line + "]";
 }
 

@@ -11,6 +11,13 @@
 #include "dscope/Dispatcher.h"
 #include "dscope/Tensor.h"
 
+// Nonzero only in a test build of the tools that must see every runtime as foreign (a core from
+// another build) without changing any struct: changing a size would break the one-definition rule
+// with the objects the tools share with the runtime.
+#ifndef DSCOPE_LAYOUT_HASH_SALT
+#define DSCOPE_LAYOUT_HASH_SALT 0
+#endif
+
 namespace dscope::debug {
 
 #pragma GCC diagnostic push
@@ -39,7 +46,11 @@ struct Layout {
   static constexpr size_t OperatorEntry_dispatchTableSource = offsetof(OperatorEntry, dispatchTableSource_);
   static constexpr size_t OperatorEntry_nonFallthroughKeys =
       offsetof(OperatorEntry, extractor_) + offsetof(impl::DispatchKeyExtractor, nonFallthroughKeys_);
+  static constexpr size_t OperatorEntry_requiresBitsetPerBackend =
+      offsetof(OperatorEntry, extractor_) + offsetof(impl::DispatchKeyExtractor, requiresBitsetPerBackend_);
   static constexpr size_t OperatorEntry_next = offsetof(OperatorEntry, next_);
+  // TensorImpl: the key set (dispatch-trace --frames recovers a [call]'s key from its arguments).
+  static constexpr size_t TensorImpl_key_set = offsetof(TensorImpl, key_set);
   // RegisteredSchema: the def's text, debug string and alias analysis kind (_dispatch_dump prints it).
   static constexpr size_t RegisteredSchema_text = offsetof(RegisteredSchema, text);
   static constexpr size_t RegisteredSchema_debug = offsetof(RegisteredSchema, debug);
@@ -58,6 +69,40 @@ struct Layout {
   static constexpr size_t PODLocalDispatchKeySet_included = offsetof(impl::PODLocalDispatchKeySet, included_);
   static constexpr size_t PODLocalDispatchKeySet_excluded = offsetof(impl::PODLocalDispatchKeySet, excluded_);
 
+  // Value printers (inspect's `summary`): the objects a debugger shows by value. A one-pointer
+  // handle (Tensor, OperatorHandle) holds its pointer at offset 0 (its only member, private: the
+  // sizes are checked below). Standard-library members are read by their pointer: std::unique_ptr
+  // (default deleter) and std::shared_ptr hold the object pointer first, and a libstdc++
+  // std::string is {char* data, size_t length, ...} (unit tests check all three in-process).
+  static constexpr size_t Tensor_impl = 0;
+  static constexpr size_t OperatorHandle_entry = 0;
+  static constexpr size_t UniquePtr_pointer = 0;
+  static constexpr size_t SharedPtr_pointer = 0;
+  static constexpr size_t StdString_data = 0;
+  static constexpr size_t StdString_length = sizeof(void*);
+  static constexpr size_t TensorImpl_dtype = offsetof(TensorImpl, dtype);
+  static constexpr size_t TensorImpl_device = offsetof(TensorImpl, device);
+  static constexpr size_t TensorImpl_dim = offsetof(TensorImpl, dim);
+  static constexpr size_t TensorImpl_sizes = offsetof(TensorImpl, sizes);
+  static constexpr size_t TensorImpl_strides = offsetof(TensorImpl, strides);
+  static constexpr size_t TensorImpl_autograd_meta = offsetof(TensorImpl, autograd_meta);
+  static constexpr size_t AutogradMeta_grad_fn = offsetof(AutogradMeta, grad_fn);
+  static constexpr size_t AutogradMeta_requires_grad = offsetof(AutogradMeta, requires_grad);
+  static constexpr size_t Device_type = offsetof(Device, type);
+  static constexpr size_t Device_index = offsetof(Device, index);
+  static constexpr size_t KernelFunction_functor = offsetof(KernelFunction, functor_);
+  static constexpr size_t KernelFunction_boxed_fn = offsetof(KernelFunction, boxed_fn_);
+  static constexpr size_t KernelFunction_unboxed_fn = offsetof(KernelFunction, unboxed_fn_);
+  static constexpr size_t KernelFunction_owned_functor = offsetof(KernelFunction, owned_functor_);
+  static constexpr size_t OperatorName_name = offsetof(OperatorName, name);
+  static constexpr size_t OperatorName_overload_name = offsetof(OperatorName, overload_name);
+  static constexpr size_t DispatchRecord_op = offsetof(dscope_dispatch_record, op);
+  static constexpr size_t DispatchRecord_keyset = offsetof(dscope_dispatch_record, keyset);
+  static constexpr size_t DispatchRecord_kind = offsetof(dscope_dispatch_record, kind);
+  static_assert(sizeof(Tensor) == sizeof(void*) && sizeof(OperatorHandle) == sizeof(void*));
+  static_assert(sizeof(std::unique_ptr<AutogradMeta>) == sizeof(void*));
+  static_assert(sizeof(Device) == 2 && sizeof(ScalarType) == 1);
+
   static constexpr uint64_t mix(std::initializer_list<uint64_t> values) {
     uint64_t h = 1469598103934665603ull;
     for (uint64_t v : values)
@@ -66,6 +111,7 @@ struct Layout {
   }
   static constexpr uint64_t hash() {
     return mix({
+        DSCOPE_LAYOUT_HASH_SALT,
         sizeof(struct dscope_debug_descriptor), offsetof(struct dscope_debug_descriptor, dispatcher),
         offsetof(struct dscope_debug_descriptor, thread_records), offsetof(struct dscope_debug_descriptor, break_count),
         offsetof(struct dscope_debug_descriptor, breaks), sizeof(dscope_break_entry),
@@ -95,6 +141,15 @@ struct Layout {
         OperatorEntry_name_hash, OperatorEntry_base_name_hash, RegisteredSchema_alias_analysis,
         sizeof(AliasAnalysisKind), sizeof(DispatchKey), sizeof(impl::TableEntrySource),
         PODLocalDispatchKeySet_included, PODLocalDispatchKeySet_excluded,
+        // dispatch-trace --frames: the extractor's per-backend flag.
+        OperatorEntry_requiresBitsetPerBackend, sizeof(bool),
+        // Value printers (inspect's summary): tensors, autograd meta, kernels, names, handles.
+        sizeof(Tensor), sizeof(OperatorHandle), sizeof(AutogradMeta), AutogradMeta_grad_fn,
+        AutogradMeta_requires_grad, sizeof(std::shared_ptr<autograd::Node>), sizeof(Device), Device_type,
+        Device_index, sizeof(ScalarType), KernelFunction_owned_functor, sizeof(OperatorName), OperatorName_name,
+        OperatorName_overload_name, sizeof(std::string), DispatchRecord_op,
+        // The break filter's bloom word (dispatch-break-arm writes it with the entries).
+        offsetof(struct dscope_debug_descriptor, break_bloom),
     });
   }
 };

@@ -17,5 +17,7 @@ const char* recordKindLabel(uint8_t kind);
 const char* recordKindName(uint8_t kind);
 // "[call] op=[aten::mm], key=[AutogradCPU]"
 std::string recordLine(uint8_t kind, std::string_view op_name, DispatchKey key);
+// The same with the key already spelled (dispatch-trace --frames: "<key set optimized out>").
+std::string recordLine(uint8_t kind, std::string_view op_name, std::string_view key_name);
 
 }  // namespace dscope::format

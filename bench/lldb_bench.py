@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""LLDB front-end benchmark (results in docs/PERFORMANCE.md, section "LLDB").
+
+Run after building the release preset with the LLDB plugin (target dscope_lldb):
+
+    python3 bench/lldb_bench.py --build build/release            # about 8 minutes (bt is slow)
+    python3 bench/lldb_bench.py --build build/release --quick    # 8 MiB stack only, fewer repeats
+
+dispatch-trace against plain `bt` on a kernel core of samples/infinite_redispatch, crashed with an
+8 MiB and a 64 MiB stack (cores made as bench/gdb_bench.py makes them), in the same run:
+
+  dispatch-trace  lldb-16 -b -O 'plugin load BUILD/lldb/libdscope_lldb.so' -c CORE PROG -o dispatch-trace
+  bt              lldb-16 -b -O 'settings set target.process.thread.max-backtrace-depth 100000000'
+                          -c CORE PROG -o bt > /dev/null
+  start-up        lldb-16 -b -O 'plugin load ...' -c CORE PROG   (no command: loading the core alone)
+
+Wall times of whole lldb-16 processes, best and median of --repeats runs, interleaved (bt:
+--bt-repeats runs on the 8 MiB core, one on the 64 MiB core, each killed after --bt-timeout
+seconds and then reported as a lower bound); also the CPU time of each process tree and, for
+dispatch-trace, the command's own time measured inside lldb (start-up and core load excluded).
+LLDB stops a backtrace at target.process.thread.max-backtrace-depth (600 000 frames by default)
+without a word, so bt runs with the limit raised; the frame count LLDB unwinds with that setting
+is checked once per core (SBThread.GetNumFrames) and printed. One "lldb_bench:" line per core.
+"""
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gdb_bench import log, make_core, run_timed  # noqa: E402  (same core recipe and timer as GDB's)
+
+LLDB = shutil.which("lldb-16") or "lldb-16"
+DEPTH_SETTING = "settings set target.process.thread.max-backtrace-depth 100000000"
+
+
+def summary(msg):
+    print("lldb_bench: " + msg, flush=True)
+
+
+def lldb_argv(core, prog, *commands, plugin=None, pre=()):
+    argv = [LLDB, "-b"]
+    if plugin:
+        argv += ["-O", "plugin load " + plugin]
+    for p in pre:
+        argv += ["-O", p]
+    argv += ["-c", core, prog]
+    for c in commands:
+        argv += ["-o", c]
+    return argv
+
+
+def run_once(argv, timeout=None):
+    """(wall s, CPU s of the whole process tree) of one run with stdout to /dev/null; wall is None
+    for a run killed at the timeout."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds, rc, _ = run_timed(argv, timeout=timeout)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if rc is None:
+        return None, cpu
+    if rc != 0:
+        sys.exit("lldb_bench: %s exited with %d" % (" ".join(argv), rc))
+    return seconds, cpu
+
+
+def command_time(argv):
+    """Seconds the last -o command took inside lldb (start-up and core load excluded)."""
+    argv = argv[:-2] + ["-o", "script import time; t0 = time.monotonic()", argv[-2], argv[-1],
+                        "-o", "script print('COMMAND_S %.4f' % (time.monotonic() - t0))"]
+    _, _, out = run_timed(argv, stdout=subprocess.PIPE, timeout=120)
+    m = re.search(r"^COMMAND_S ([\d.]+)", out or "", re.MULTILINE)
+    return float(m.group(1)) if m else float("nan")
+
+
+def fmt(runs):
+    return " ".join("killed" if w is None else "%.2f" % w for w, _ in runs)
+
+
+def best_median(runs):
+    walls = [w for w, _ in runs if w is not None]
+    cpus = [c for w, c in runs if w is not None]
+    return min(walls), statistics.median(walls), min(cpus)
+
+
+def bench_core(args, workdir, stack_kib, label, bt_repeats):
+    prog = os.path.join(args.build, "samples", "infinite_redispatch")
+    plugin = os.path.join(args.build, "lldb", "libdscope_lldb.so")
+    core = make_core(workdir, [prog], stack_kib, "redispatch-" + label)
+
+    # Check the output once: a dispatch-trace that failed fast would be a meaningless figure.
+    _, rc, out = run_timed(lldb_argv(core, prog, "dispatch-trace", plugin=plugin), stdout=subprocess.PIPE,
+                           timeout=60)
+    m = re.search(r"dispatch depth ([\d ]+)", out or "")
+    if rc != 0 or not m or "repeated" not in out or "Traceback" in out:
+        sys.exit("lldb_bench: dispatch-trace did not print the chain on %s:\n%s" % (core, (out or "")[-2000:]))
+    depth = m.group(1).strip()
+    _, _, out = run_timed(lldb_argv(core, prog, "script print('FRAMES', lldb.thread.GetNumFrames())",
+                                    pre=[DEPTH_SETTING]), stdout=subprocess.PIPE, timeout=args.bt_timeout)
+    m = re.search(r"^FRAMES (\d+)", out or "", re.MULTILINE)
+    frames = "{:,}".format(int(m.group(1))).replace(",", " ") if m else "?"
+
+    trace_argv = lldb_argv(core, prog, "dispatch-trace", plugin=plugin)
+    bt_argv = lldb_argv(core, prog, "bt", pre=[DEPTH_SETTING])
+    startup, trace, bt = [], [], []
+    # Interleaved, so that the machine's load falls on all of them alike.
+    for i in range(max(args.repeats, bt_repeats)):
+        if i < args.repeats:
+            startup.append(run_once(lldb_argv(core, prog, plugin=plugin)))
+            trace.append(run_once(trace_argv))
+        if i < bt_repeats and (not bt or bt[-1][0] is not None):  # one bound hit is enough
+            bt.append(run_once(bt_argv, timeout=args.bt_timeout))
+    inside = [command_time(trace_argv) for _ in range(args.repeats)]
+    log("  %s stack: core %.1f MB, dispatch depth %s, %s frames (max-backtrace-depth raised)"
+        % (label, os.path.getsize(core) / 1e6, depth, frames))
+    log("    lldb start-up + plugin load + core load, no command: %s" % fmt(startup))
+    log("    dispatch-trace: %s; the command alone, timed inside lldb: %s"
+        % (fmt(trace), " ".join("%.3f" % t for t in inside)))
+    log("    bt:             %s" % fmt(bt))
+    t_best, t_med, t_cpu = best_median(trace)
+    s_best, _, _ = best_median(startup)
+    head = ("trace %-5s: dispatch-trace best %.3f s, median %.3f s (start-up alone %.3f s, the command alone %.3f s)"
+            % (label, t_best, t_med, s_best, min(inside)))
+    if bt[-1][0] is None:
+        summary("%s; bt did not finish in %.0f s -> ratio >= %.0fx" % (head, args.bt_timeout, args.bt_timeout / t_best))
+    else:
+        b_best, b_med, b_cpu = best_median(bt)
+        summary("%s; bt best %.1f s, median %.1f s (%d run%s) -> ratio %.0fx best/best, %.0fx median/median, "
+                "%.0fx in CPU time (%.2f s vs %.1f s)"
+                % (head, b_best, b_med, len(bt), "" if len(bt) == 1 else "s", b_best / t_best, b_med / t_med,
+                   b_cpu / t_cpu, t_cpu, b_cpu))
+    os.unlink(core)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default="build/release")
+    parser.add_argument("--quick", action="store_true", help="8 MiB stack only, 3 repeats, one bt")
+    parser.add_argument("--repeats", type=int, help="dispatch-trace runs per core (default 7, quick 3)")
+    parser.add_argument("--bt-repeats", type=int, help="bt runs on the 8 MiB core (default 3, quick 1); "
+                        "the 64 MiB core's bt (minutes) runs once")
+    parser.add_argument("--bt-timeout", type=float, default=300.0, help="seconds before a bt is killed")
+    args = parser.parse_args()
+    args.build = os.path.abspath(args.build)
+    if args.repeats is None:
+        args.repeats = 3 if args.quick else 7
+    if args.bt_repeats is None:
+        args.bt_repeats = 1 if args.quick else 3
+    for path in ("lldb/libdscope_lldb.so", "samples/infinite_redispatch"):
+        if not os.path.exists(os.path.join(args.build, path)):
+            sys.exit("lldb_bench: %s missing: cmake --build %s (the LLDB plugin needs liblldb-16-dev)"
+                     % (path, args.build))
+    pattern = open("/proc/sys/kernel/core_pattern").read().strip()
+    if pattern.startswith("|"):
+        sys.exit("lldb_bench: kernel.core_pattern pipes cores to a program (%s); no core file to read" % pattern)
+    version = subprocess.run([LLDB, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    log("lldb_bench: %s, build %s, %s" % (version, args.build, "quick" if args.quick else "full"))
+    start = time.monotonic()
+    stacks = [(8192, "8MiB", args.bt_repeats)] + ([] if args.quick else [(65536, "64MiB", 1)])
+    with tempfile.TemporaryDirectory(prefix="lldb_bench.") as workdir:
+        for stack_kib, label, bt_repeats in stacks:
+            bench_core(args, workdir, stack_kib, label, bt_repeats)
+    log("lldb_bench: done in %.0f s" % (time.monotonic() - start))
+
+
+if __name__ == "__main__":
+    main()

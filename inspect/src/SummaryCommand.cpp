@@ -1,0 +1,356 @@
+// summary TYPE WORD [--json]
+//
+// The debuggers' value printers (GDB pretty-printers, LLDB summaries and synthetic children)
+// decode nothing themselves: they pass a value's bits, or an object's address, and print the
+// one line this returns; --json adds the children an IDE expands. See docs/DEBUG-INTERFACE.md
+// (value printers) for the contract.
+//
+//   TYPE (WORD is the value's bits)       TYPE (WORD is the object's load address)
+//   DispatchKey        uint16             OperatorName, OperatorHandle (and TypedOperatorHandle)
+//   BackendComponent   uint8              OperatorEntry, KernelFunction
+//   DispatchKeySet     repr_              Tensor, TensorImpl
+//   ScalarType         int8 (as unsigned) PODLocalDispatchKeySet, dscope_dispatch_record
+//   Device             2 bytes, little endian: type | index << 8
+//
+// Objects are read through dscope::debug::Layout's named offsets, every read bounded; names come
+// from the runtime's own toString and formatters (dscope_common).
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "CommandLine.h"
+#include "Commands.h"
+#include "Json.h"
+
+#include "dscope/LocalDispatchKeySet.h"
+#include "dscope/debug/Layout.h"
+#include "dscope/format/DispatchRecord.h"
+#include "dscope/format/Tensor.h"
+
+namespace dscope::inspect {
+
+using debug::Layout;
+
+namespace {
+
+const char* kUsage = "summary TYPE WORD [--json]";
+
+constexpr const char* kAmbiguousAutogradOtherSymbol =
+    "_ZN6dscope6detail28ambiguousAutogradOtherKernelEPvRKNS_14OperatorHandleENS_14DispatchKeySetEPSt6vectorINS_6IValueESa"
+    "IS7_EE";
+
+// One child an IDE shows under the value. `type` says how a front end makes a typed child:
+//   a value TYPE of this command (DispatchKey, DispatchKeySet, ScalarType, Device): `word` is
+//   its bits; "bool": word 0 or 1; "autograd::Node*": word is the node's address (0: none);
+//   "int64[]": `elements` are the values; "" (none): the child is its summary text.
+struct Child {
+  std::string name;
+  std::string summary;
+  std::string type;
+  uint64_t word = 0;
+  std::vector<int64_t> elements;
+};
+
+struct Summary {
+  std::string text;
+  std::vector<Child> children;
+};
+
+Child keyChild(std::string name, DispatchKey k) {
+  return {std::move(name), toString(k), "DispatchKey", static_cast<uint16_t>(k), {}};
+}
+Child keySetChild(std::string name, DispatchKeySet ks) {
+  return {std::move(name), toString(ks), "DispatchKeySet", ks.raw_repr(), {}};
+}
+
+// ---------------------------------------------------------------- values (no memory read)
+
+void checkRange(uint64_t word, uint64_t max, const char* what) {
+  if (word > max) fail(std::string(what) + " value " + hex(word) + " is out of range (at most " + hex(max) + ")");
+}
+
+Summary dispatchKeySummary(uint64_t word) {
+  checkRange(word, 0xffff, "DispatchKey");  // a uint16_t; toString names values past the alias keys
+  return {toString(static_cast<DispatchKey>(word)), {}};
+}
+
+Summary backendComponentSummary(uint64_t word) {
+  checkRange(word, 0xff, "BackendComponent");
+  return {toString(static_cast<BackendComponent>(word)), {}};
+}
+
+Summary keySetSummary(uint64_t word) {
+  const auto ks = DispatchKeySet::from_raw_repr(word);
+  Summary s{toString(ks), {}};
+  int i = 0;
+  for (DispatchKey k : ks) s.children.push_back(keyChild("[" + std::to_string(i++) + "]", k));
+  return s;
+}
+
+std::string scalarTypeName(uint8_t bits, bool with_value) {
+  const auto t = static_cast<ScalarType>(static_cast<int8_t>(bits));
+  std::string name = toString(t);
+  if (name == "unknown" && with_value) name += " (" + std::to_string(static_cast<int8_t>(bits)) + ")";
+  return name;
+}
+
+Summary scalarTypeSummary(uint64_t word) {
+  checkRange(word, 0xff, "ScalarType");
+  return {scalarTypeName(static_cast<uint8_t>(word), true), {}};
+}
+
+Device deviceOf(uint16_t bits) {
+  return Device(static_cast<DeviceType>(static_cast<int8_t>(bits & 0xff)), static_cast<int8_t>(bits >> 8));
+}
+uint16_t deviceBits(Device d) {
+  return static_cast<uint16_t>(static_cast<uint8_t>(d.type) | static_cast<uint8_t>(d.index) << 8);
+}
+
+Summary deviceSummary(uint64_t word) {
+  checkRange(word, 0xffff, "Device");
+  return {deviceOf(static_cast<uint16_t>(word)).str(), {}};
+}
+
+// ---------------------------------------------------------------- objects in the target
+
+// A libstdc++ std::string member, at most kMaxStringLength bytes.
+std::string readStdString(const Remote& mem, uint64_t addr, const char* what) {
+  const uint64_t length = mem.read<uint64_t>(addr + Layout::StdString_length, what);
+  if (length > kMaxStringLength)
+    fail(std::string(what) + " at " + hex(addr) + " claims " + std::to_string(length) + " bytes (corrupt memory?)");
+  std::string s(length, '\0');
+  if (length) mem.read(mem.readPointer(addr + Layout::StdString_data, what), s.data(), length, what);
+  return s;
+}
+
+Summary operatorNameSummary(const RuntimeView& rt, uint64_t addr) {
+  std::string name = readStdString(rt.mem(), addr + Layout::OperatorName_name, "operator name");
+  std::string overload = readStdString(rt.mem(), addr + Layout::OperatorName_overload_name, "overload name");
+  return {overload.empty() ? name : name + "." + overload, {}};
+}
+
+// "schema: aten::mm(Tensor self, Tensor mat2) -> Tensor", or why there is none.
+std::string schemaText(const RuntimeView& rt, uint64_t op) {
+  const uint64_t schema = rt.mem().readPointer(op + Layout::OperatorEntry_schema, "operator schema");
+  if (!schema) return "no schema (no def() registered)";
+  return "schema: " + rt.mem().readString(rt.mem().readPointer(schema + Layout::RegisteredSchema_text, "schema"),
+                                          "schema text");
+}
+
+Summary operatorHandleSummary(const RuntimeView& rt, uint64_t addr) {
+  const uint64_t op = rt.mem().readPointer(addr + Layout::OperatorHandle_entry, "operator handle");
+  if (!op) return {"OperatorHandle(null)", {}};
+  const std::string name = rt.operatorName(op);
+  return {"OperatorHandle(" + name + ", " + schemaText(rt, op) + ")", {}};
+}
+
+uint32_t kernelCount(const RuntimeView& rt, uint64_t op) {
+  const uint32_t count = rt.mem().read<uint32_t>(op + Layout::OperatorEntry_num_kernels, "kernel count");
+  if (count > kMaxKernelsPerOperator)
+    fail("operator " + rt.operatorName(op) + " claims " + std::to_string(count) + " kernels (corrupt memory?)");
+  return count;
+}
+
+Summary operatorEntrySummary(const RuntimeView& rt, uint64_t op) {
+  const std::string name = rt.operatorName(op);
+  const uint32_t count = kernelCount(rt, op);
+  Summary s{"OperatorEntry(" + name + ", " + schemaText(rt, op) + ", " + std::to_string(count) + " registered kernel" +
+                (count == 1 ? "" : "s") + ")",
+            {}};
+  // The registered kernels, newest first ("CPU: registered at FILE:LINE"): bounded by the count.
+  std::unordered_set<uint64_t> seen;
+  for (uint64_t k = rt.mem().readPointer(op + Layout::OperatorEntry_kernels, "kernel list"); k && s.children.size() < count;) {
+    if (!seen.insert(k).second) fail("the kernel list of " + name + " loops back to " + hex(k) + " (corrupt memory?)");
+    RemoteKernel rk = rt.kernel(k);
+    s.children.push_back({"[" + std::to_string(s.children.size()) + "]", std::string(toString(rk.key)) + ": " + rk.debug,
+                          "", 0, {}});
+    k = rk.next;
+  }
+  return s;
+}
+
+std::string symbolOr(const Remote& mem, uint64_t pc) {
+  std::string name = mem.symbolize(pc);
+  return name.empty() ? hex(pc) : name;
+}
+
+Summary kernelFunctionSummary(const RuntimeView& rt, uint64_t addr) {
+  const Remote& mem = rt.mem();
+  RemoteKernel k;
+  k.functor = mem.readPointer(addr + Layout::KernelFunction_functor, "kernel function");
+  k.boxed_fn = mem.readPointer(addr + Layout::KernelFunction_boxed_fn, "kernel function");
+  k.unboxed_fn = mem.readPointer(addr + Layout::KernelFunction_unboxed_fn, "kernel function");
+  if (!k.boxed_fn) return {"invalid (no kernel)", {}};
+  if (rt.isFallthrough(k)) return {"fallthrough", {}};
+  if (rt.isMissing(k)) return {"missing", {}};
+  if (auto ambiguous = mem.findSymbol(kAmbiguousAutogradOtherSymbol); ambiguous && *ambiguous == k.boxed_fn)
+    return {"ambiguous autogradother", {}};
+  if (!k.unboxed_fn) return {"boxed " + symbolOr(mem, k.functor), {}};  // functor_: the user's boxed function
+  const uint64_t owned =
+      mem.readPointer(addr + Layout::KernelFunction_owned_functor + Layout::SharedPtr_pointer, "kernel function");
+  // A stateful functor lives on the heap: the typed trampoline's name names its type.
+  if (owned) return {"functor at " + hex(k.functor) + " via " + symbolOr(mem, k.unboxed_fn), {}};
+  return {symbolOr(mem, k.functor), {}};
+}
+
+// "vtable for dscope::autograd::(anonymous namespace)::MmBackward0 + 16" -> "MmBackward0": the
+// class name as PyTorch's repr shows it (grad_fn=<MmBackward0>).
+std::optional<std::string> classOfVtableSymbol(std::string symbol) {
+  const std::string prefix = "vtable for ";
+  const auto at = symbol.find(prefix);
+  if (at == std::string::npos) return std::nullopt;
+  symbol.erase(0, at + prefix.size());
+  for (const char* tail : {" + ", " at ", " in "})
+    if (auto end = symbol.find(tail); end != std::string::npos) symbol.resize(end);
+  size_t start = 0;
+  int depth = 0;  // "::" inside template arguments is not a scope of the class itself
+  for (size_t i = 0; i + 1 < symbol.size(); ++i) {
+    if (symbol[i] == '<') ++depth;
+    if (symbol[i] == '>') --depth;
+    if (depth == 0 && symbol[i] == ':' && symbol[i + 1] == ':') start = i + 2;
+  }
+  std::string name = symbol.substr(start);
+  if (name.empty()) return std::nullopt;
+  return name;
+}
+
+// An autograd node's class: its vtable pointer (at offset 0 of a polymorphic object), named by
+// the debugger's symbols.
+std::string nodeClass(const Remote& mem, uint64_t node) {
+  const uint64_t vptr = mem.readPointer(node, "autograd node");
+  if (auto name = classOfVtableSymbol(mem.symbolize(vptr))) return *name;
+  return "autograd node at " + hex(node);  // no symbols for its vtable (a stripped runtime)
+}
+
+std::string listText(const std::vector<int64_t>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
+  return s + "]";
+}
+
+Summary tensorImplSummary(const RuntimeView& rt, uint64_t impl) {
+  const Remote& mem = rt.mem();
+  const auto ks = DispatchKeySet::from_raw_repr(mem.read<uint64_t>(impl + Layout::TensorImpl_key_set, "tensor"));
+  const auto dtype_bits = mem.read<uint8_t>(impl + Layout::TensorImpl_dtype, "tensor");
+  const auto device_type = mem.read<uint8_t>(impl + Layout::TensorImpl_device + Layout::Device_type, "tensor");
+  const auto device_index = mem.read<uint8_t>(impl + Layout::TensorImpl_device + Layout::Device_index, "tensor");
+  const auto device_bits = static_cast<uint16_t>(device_type | device_index << 8);
+  const auto dim = mem.read<uint8_t>(impl + Layout::TensorImpl_dim, "tensor");
+  if (dim > TensorImpl::kMaxDim)
+    fail("tensor of " + std::to_string(dim) + " dimensions (at most " + std::to_string(TensorImpl::kMaxDim) +
+         "; corrupt memory?)");
+  std::vector<int64_t> sizes(dim), strides(dim);
+  if (dim) {
+    mem.read(impl + Layout::TensorImpl_sizes, sizes.data(), dim * sizeof(int64_t), "tensor sizes");
+    mem.read(impl + Layout::TensorImpl_strides, strides.data(), dim * sizeof(int64_t), "tensor strides");
+  }
+  // Tensor::requires_grad(): set by the user on a leaf, or implied by a grad_fn.
+  bool requires_grad = false;
+  uint64_t grad_fn = 0;
+  if (uint64_t meta = mem.readPointer(impl + Layout::TensorImpl_autograd_meta + Layout::UniquePtr_pointer, "tensor")) {
+    grad_fn = mem.readPointer(meta + Layout::AutogradMeta_grad_fn + Layout::SharedPtr_pointer, "autograd meta");
+    requires_grad = mem.read<uint8_t>(meta + Layout::AutogradMeta_requires_grad, "autograd meta") != 0 || grad_fn;
+  }
+  const auto dtype = static_cast<ScalarType>(static_cast<int8_t>(dtype_bits));
+  const Device device = deviceOf(device_bits);
+  const std::string node = grad_fn ? nodeClass(mem, grad_fn) : "";
+  Summary s{format::tensorLine(sizes, dtype, device, requires_grad) + " keys=" + toString(ks), {}};
+  if (grad_fn) s.text += " grad_fn=<" + node + ">";
+  s.children.push_back({"sizes", listText(sizes), "int64[]", 0, sizes});
+  s.children.push_back({"strides", listText(strides), "int64[]", 0, strides});
+  s.children.push_back({"dtype", scalarTypeName(dtype_bits, false), "ScalarType", dtype_bits, {}});
+  s.children.push_back({"device", device.str(), "Device", deviceBits(device), {}});
+  s.children.push_back(keySetChild("key_set", ks));
+  s.children.push_back({"requires_grad", requires_grad ? "true" : "false", "bool", requires_grad ? 1u : 0u, {}});
+  s.children.push_back({"grad_fn", grad_fn ? node : "(none)", "autograd::Node*", grad_fn, {}});
+  return s;
+}
+
+Summary tensorSummary(const RuntimeView& rt, uint64_t addr) {
+  const uint64_t impl = rt.mem().readPointer(addr + Layout::Tensor_impl, "tensor");
+  if (!impl) return {"Tensor(undefined)", {}};
+  return tensorImplSummary(rt, impl);
+}
+
+Summary localKeySetSummary(const RuntimeView& rt, uint64_t addr) {
+  // Stored XOR the defaults (docs/DEBUG-INTERFACE.md): the runtime's own accessors decode them.
+  impl::PODLocalDispatchKeySet raw{};
+  raw.included_ = rt.mem().read<uint64_t>(addr + Layout::PODLocalDispatchKeySet_included, "thread-local key sets");
+  raw.excluded_ = rt.mem().read<uint64_t>(addr + Layout::PODLocalDispatchKeySet_excluded, "thread-local key sets");
+  return {"included=" + toString(raw.included()) + ", excluded=" + toString(raw.excluded()),
+          {keySetChild("included", raw.included()), keySetChild("excluded", raw.excluded())}};
+}
+
+Summary dispatchRecordSummary(const RuntimeView& rt, uint64_t addr) {
+  const Remote& mem = rt.mem();
+  const uint64_t op = mem.readPointer(addr + Layout::DispatchRecord_op, "dispatch record");
+  if (!op) return {"(empty record)", {}};
+  const auto ks = DispatchKeySet::from_raw_repr(mem.read<uint64_t>(addr + Layout::DispatchRecord_keyset, "dispatch record"));
+  const auto kind = mem.read<uint8_t>(addr + Layout::DispatchRecord_kind, "dispatch record");
+  return {format::recordLine(kind, rt.operatorName(op), ks.highestPriorityTypeId()), {}};
+}
+
+struct TypeDecoder {
+  const char* name;
+  Summary (*of_value)(uint64_t word);                         // WORD: the value's bits
+  Summary (*of_object)(const RuntimeView& rt, uint64_t addr);  // WORD: the object's address
+};
+
+constexpr TypeDecoder kTypes[] = {
+    {"DispatchKey", dispatchKeySummary, nullptr},
+    {"BackendComponent", backendComponentSummary, nullptr},
+    {"DispatchKeySet", keySetSummary, nullptr},
+    {"ScalarType", scalarTypeSummary, nullptr},
+    {"Device", deviceSummary, nullptr},
+    {"OperatorName", nullptr, operatorNameSummary},
+    {"OperatorHandle", nullptr, operatorHandleSummary},
+    {"OperatorEntry", nullptr, operatorEntrySummary},
+    {"KernelFunction", nullptr, kernelFunctionSummary},
+    {"Tensor", nullptr, tensorSummary},
+    {"TensorImpl", nullptr, tensorImplSummary},
+    {"PODLocalDispatchKeySet", nullptr, localKeySetSummary},
+    {"dscope_dispatch_record", nullptr, dispatchRecordSummary},
+};
+
+const TypeDecoder& decoderFor(const std::string& type) {
+  for (const auto& t : kTypes)
+    if (type == t.name) return t;
+  std::string names;
+  for (const auto& t : kTypes) names += (names.empty() ? "" : ", ") + std::string(t.name);
+  fail("unknown type '" + type + "' for summary; types: " + names);
+}
+
+std::string json(const Summary& s) {
+  Json j;
+  j.beginObject().field("summary", s.text);
+  j.key("children").beginArray();
+  for (const Child& c : s.children) {
+    j.beginObject().field("name", c.name).field("summary", c.summary);
+    if (!c.type.empty()) j.field("type", c.type);
+    if (c.type == "int64[]") {
+      j.key("elements").beginArray();
+      for (int64_t e : c.elements) j.value(e);
+      j.endArray();
+    } else if (!c.type.empty()) {
+      j.field("word", hex(c.word));
+    }
+    j.endObject();
+  }
+  j.endArray().endObject();
+  return j.str();
+}
+
+}  // namespace
+
+std::string runSummary(Session& s, const std::vector<std::string>& words) {
+  ParsedArgs args = parseArgs(words, {{"--json"}, {}}, kUsage);
+  if (args.positional.size() != 2) usageError("summary needs TYPE and WORD", kUsage);
+  const TypeDecoder& decoder = decoderFor(args.positional[0]);
+  const uint64_t word = numberOrExpression(s.mem(), args.positional[1]);
+  const Summary summary = decoder.of_value ? decoder.of_value(word) : decoder.of_object(s.runtime(), word);
+  return args.has("--json") ? json(summary) : summary.text + "\n";
+}
+
+}  // namespace dscope::inspect

@@ -1,0 +1,229 @@
+// dispatch-break: the runtime's in-process break filter plus one breakpoint on its hook (as
+// gdb/dscope_gdb/commands.py DispatchBreakCommand). The runtime checks the operator name (and
+// key) itself and calls dscope_debug_break_hook only on a match, so the program runs at full
+// speed between stops. The breakpoints are C++ callbacks (SBBreakpoint::SetCallback).
+//
+// Arming: the filter lives in the runtime's memory, so it is written once the runtime is loaded
+// and relocated and before it dispatches anything. A second breakpoint, on
+// dscope::debug::registerCurrentThread (which every thread calls before its first dispatch
+// checks the filter), arms a pending filter and continues: that covers `dispatch-break` before
+// `process launch`, re-runs, and a runtime loaded later with dlopen.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "LldbTarget.h"
+#include "Plugin.h"
+
+namespace dscope::lldb_plugin {
+namespace {
+
+constexpr const char* kHookSymbol = "dscope_debug_break_hook";
+constexpr const char* kFirstDispatchSymbol = "dscope::debug::registerCurrentThread";
+// Our breakpoints carry this name, which `breakpoint list` hides and `breakpoint delete` keeps,
+// like GDB's internal breakpoints.
+constexpr const char* kBreakpointName = "dscope_dispatch_break";
+
+struct DispatchBreakpoint {
+  int number;
+  std::string op;
+  std::string key;  // "" for any key
+};
+
+// One per debugger (the baton of its breakpoints; never freed, as the debugger may outlive us).
+struct BreakState {
+  lldb::SBDebugger debugger;
+  std::vector<DispatchBreakpoint> breaks;
+  int next = 1;
+  uint32_t armed_process = 0;  // SBProcess::GetUniqueID() of the process whose filter we wrote
+};
+
+std::string describe(const DispatchBreakpoint& b) { return b.op + (b.key.empty() ? "" : " at " + b.key); }
+
+// Writes the whole filter into the runtime. Returns "" on success, else the error line.
+std::string arm(BreakState& state, LldbTarget& target) {
+  InspectResult r = target.run("dispatch-break-arm --clear");
+  if (r.is_error) return r.text;
+  for (const DispatchBreakpoint& b : state.breaks) {
+    r = target.run("dispatch-break-arm " + b.op + (b.key.empty() ? "" : " --key " + b.key));
+    if (r.is_error) return r.text;
+  }
+  return "";
+}
+
+bool onHook(void* baton, lldb::SBProcess& process, lldb::SBThread& thread, lldb::SBBreakpointLocation&) {
+  auto* state = static_cast<BreakState*>(baton);
+  try {
+    // dscope_debug_break_hook(const void* op, uint64_t keyset, uint16_t key): SysV x86-64
+    // arguments, read at the hook's first instruction.
+    lldb::SBFrame frame = thread.GetFrameAtIndex(0);
+    uint64_t args[3] = {};
+    const char* registers[3] = {"rdi", "rsi", "rdx"};
+    for (int i = 0; i < 3; ++i) {
+      lldb::SBError error;
+      args[i] = frame.FindRegister(registers[i]).GetValueAsUnsigned(error, 0);
+      if (error.Fail()) throw std::runtime_error(std::string("cannot read register ") + registers[i]);
+    }
+    char line[128];
+    std::snprintf(line, sizeof line, "dispatch-break-describe 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64, args[0], args[1],
+                  args[2] & 0xFFFF);
+    LldbTarget target(process.GetTarget(), frame);
+    writeToDebugger(state->debugger, target.run(line).text);
+  } catch (const std::exception& e) {
+    writeToDebugger(state->debugger, std::string("dscope: dispatch-break: ") + e.what());
+  }
+  return true;  // stop
+}
+
+bool onFirstDispatch(void* baton, lldb::SBProcess& process, lldb::SBThread&, lldb::SBBreakpointLocation&) {
+  auto* state = static_cast<BreakState*>(baton);
+  try {
+    if (state->breaks.empty() || state->armed_process == process.GetUniqueID()) return false;
+    LldbTarget target(process.GetTarget());
+    if (!target.hasRuntime()) return false;  // `main` of a program that loads the runtime later
+    std::string error = arm(*state, target);
+    if (!error.empty()) writeToDebugger(state->debugger, error);  // a bad name: said once
+    state->armed_process = process.GetUniqueID();
+  } catch (const std::exception& e) {
+    writeToDebugger(state->debugger, std::string("dscope: dispatch-break: ") + e.what());
+  }
+  return false;  // continue: this stop only armed the filter
+}
+
+// A breakpoint on the first instruction of `function` (SBTarget::BreakpointCreateByName would
+// skip the prologue, and registerCurrentThread's first statement after it only runs when the
+// registry is not empty; the hook's arguments are in rdi/rsi/rdx only at its entry).
+lldb::SBBreakpoint createAtEntry(lldb::SBDebugger& debugger, lldb::SBTarget& target, bool dummy,
+                                 const char* function) {
+  lldb::SBBreakpointList before(target);
+  target.FindBreakpointsByName(kBreakpointName, before);
+  std::string command = std::string("breakpoint set --skip-prologue false --name ") + function +
+                        " --breakpoint-name " + kBreakpointName + (dummy ? " --dummy-breakpoints" : "");
+  lldb::SBCommandReturnObject result;
+  debugger.GetCommandInterpreter().HandleCommand(command.c_str(), result);
+  lldb::SBBreakpointList after(target);
+  target.FindBreakpointsByName(kBreakpointName, after);
+  for (size_t i = 0; i < after.GetSize(); ++i) {
+    lldb::SBBreakpoint b = after.GetBreakpointAtIndex(i);
+    if (!before.FindBreakpointByID(b.GetID()).IsValid()) return b;
+  }
+  return lldb::SBBreakpoint();
+}
+
+// The hook and arming breakpoints in `target`, created once per target (pending until the
+// runtime loads). Hidden from `breakpoint list` and kept by `breakpoint delete`, like GDB's
+// internal breakpoints.
+void ensureBreakpoints(BreakState& state, lldb::SBTarget target, bool dummy) {
+  lldb::SBBreakpointList existing(target);
+  if (target.FindBreakpointsByName(kBreakpointName, existing) && existing.GetSize() > 0) return;
+  lldb::SBBreakpointName name(target, kBreakpointName);
+  name.SetAllowList(false);
+  name.SetAllowDelete(false);
+  lldb::SBBreakpoint hook = createAtEntry(state.debugger, target, dummy, kHookSymbol);
+  if (hook.IsValid()) hook.SetCallback(&onHook, &state);
+  // Arms a pending filter before the first dispatch of each thread; `main` arms it for a
+  // thread that already dispatched in a static constructor (LLDB 16 on Linux loads the
+  // libraries' symbols only at the program's entry point, after their constructors ran).
+  for (const char* function : {kFirstDispatchSymbol, "main"}) {
+    lldb::SBBreakpoint arm_point = createAtEntry(state.debugger, target, dummy, function);
+    if (arm_point.IsValid()) arm_point.SetCallback(&onFirstDispatch, &state);
+  }
+}
+
+class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
+ public:
+  explicit DispatchBreakCommand(BreakState* state) : state_(state) {}
+
+  bool DoExecute(lldb::SBDebugger debugger, char** arguments, lldb::SBCommandReturnObject& result) override {
+    try {
+      printResult(result, execute(debugger, splitArguments(arguments)));
+    } catch (const std::exception& e) {
+      printResult(result, std::string("dscope: ") + e.what());
+    } catch (...) {
+      printResult(result, "dscope: internal error in the LLDB plugin");
+    }
+    return true;
+  }
+
+ private:
+  static std::vector<std::string> splitArguments(char** arguments) {
+    std::vector<std::string> words;
+    for (char** a = arguments; a && *a; ++a)
+      if (**a) words.emplace_back(*a);
+    return words;
+  }
+
+  static bool isNumber(const std::string& s) {
+    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() < 10;
+  }
+
+  // The same texts as the GDB command.
+  std::string execute(lldb::SBDebugger& debugger, const std::vector<std::string>& words) {
+    BreakState& s = *state_;
+    if (words.empty()) return "dscope: usage: dispatch-break OP [--key K] | --list | --delete N\n";
+    if (words[0] == "--list") {
+      if (s.breaks.empty()) return "No dispatch breakpoints.\n";
+      std::string out;
+      for (const auto& b : s.breaks) out += std::to_string(b.number) + "  " + describe(b) + "\n";
+      return out;
+    }
+    LldbTarget target = LldbTarget::forSelected(debugger);
+    if (words[0] == "--delete") {
+      if (words.size() != 2 || !isNumber(words[1])) return "dscope: usage: dispatch-break --delete N\n";
+      const int number = std::stoi(words[1]);
+      auto it = std::find_if(s.breaks.begin(), s.breaks.end(), [&](const auto& b) { return b.number == number; });
+      if (it == s.breaks.end()) return "dscope: no dispatch breakpoint " + words[1] + "\n";
+      s.breaks.erase(it);
+      if (target.hasLiveProcess()) arm(s, target);  // as GDB: re-armed without a report
+      return "";
+    }
+    std::string key;
+    if (words.size() == 3 && words[1] == "--key")
+      key = words[2];
+    else if (words.size() != 1)
+      return "dscope: usage: dispatch-break OP [--key K]\n";
+    const lldb::SBProcess process = target.target().GetProcess();
+    if (!process.IsValid() || (!target.hasLiveProcess() && !target.isCore())) {
+      // Not started yet: armed when the runtime dispatches for the first time. Without a target,
+      // the breakpoints go to LLDB's dummy target, which every new target copies.
+      s.breaks.push_back({s.next, words[0], key});
+      if (target.target().IsValid())
+        ensureBreakpoints(s, target.target(), false);
+      else
+        ensureBreakpoints(s, debugger.GetDummyTarget(), true);
+      return "Dispatch breakpoint " + std::to_string(s.next++) + " (" + words[0] +
+             ") pending: it arms when the runtime is loaded.\n";
+    }
+    s.breaks.push_back({s.next, words[0], key});
+    std::string error = arm(s, target);
+    if (!error.empty()) {
+      s.breaks.pop_back();  // a core file, or a rejected name: nothing was armed
+      return error;
+    }
+    ensureBreakpoints(s, target.target(), false);
+    s.armed_process = target.target().GetProcess().GetUniqueID();
+    return "Dispatch breakpoint " + std::to_string(s.next++) + ": " + describe(s.breaks.back()) + "\n";
+  }
+
+  BreakState* state_;
+};
+
+}  // namespace
+
+void registerDispatchBreak(lldb::SBDebugger debugger) {
+  auto* state = new BreakState{debugger, {}, 1, 0};
+  lldb::SBCommand command = debugger.GetCommandInterpreter().AddCommand(
+      "dispatch-break", new DispatchBreakCommand(state), "Stop when an operator is dispatched.",
+      "dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N");
+  if (command.IsValid())
+    command.SetHelpLong(
+        "The runtime checks the operator name (and key) itself and calls a hook only on a match, so the "
+        "program runs at full speed between stops. OP is a full name (aten::add.Tensor) or a base name "
+        "(aten::add, every overload). Set before `process launch`, it stays pending and arms when the "
+        "runtime is loaded (before its first dispatch).");
+}
+
+}  // namespace dscope::lldb_plugin

@@ -1,0 +1,641 @@
+#include "LldbTarget.h"
+
+#include "GdbDwarfNames.h"
+#include "GdbLines.h"
+#include "GdbNames.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace dscope::lldb_plugin {
+
+namespace {
+
+void copyOut(const std::string& text, char* out, uint64_t size) {
+  if (!out || size == 0) return;
+  size_t n = std::min<uint64_t>(text.size(), size - 1);
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+}
+
+std::string firstLine(const char* text) {
+  std::string s = text ? text : "";
+  auto nl = s.find('\n');
+  if (nl != std::string::npos) s.resize(nl);
+  return s;
+}
+
+// LLDB's expression errors read "expression failed to parse:\nerror: <user expression 0>:1:9:
+// expected expression\n...": the reason is the first error's text after its location, as GDB's
+// reason is its whole one-line message.
+std::string expressionReason(const char* error) {
+  std::string text = error ? error : "";
+  std::string fallback;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? text.size() + 1 : nl + 1;
+    if (line.rfind("error: ", 0) == 0) line.erase(0, 7);
+    if (line.rfind("<user expression", 0) == 0) {
+      auto close = line.find(">:");
+      if (close == std::string::npos) continue;
+      size_t i = close + 2;
+      while (i < line.size() && (std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == ':')) ++i;
+      while (i < line.size() && line[i] == ' ') ++i;
+      return line.substr(i);
+    }
+    if (fallback.empty() && !line.empty() && line != "expression failed to parse:") fallback = line;
+  }
+  return fallback.empty() ? "cannot evaluate" : fallback;
+}
+
+bool isLive(lldb::SBProcess& process) {
+  if (!process.IsValid()) return false;
+  switch (process.GetState()) {
+    case lldb::eStateStopped:
+    case lldb::eStateSuspended:
+    case lldb::eStateCrashed:
+    case lldb::eStateRunning:
+    case lldb::eStateStepping:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A module's global definition of `name` (never an undefined reference or a PLT stub).
+bool definitionIn(lldb::SBModule module, const char* name, lldb::SBTarget& target, bool loaded, uint64_t* addr) {
+  lldb::SBSymbolContextList list = module.FindSymbols(name, lldb::eSymbolTypeAny);
+  for (uint32_t i = 0; i < list.GetSize(); ++i) {
+    lldb::SBSymbol symbol = list.GetContextAtIndex(i).GetSymbol();
+    if (!symbol.IsValid()) continue;
+    switch (symbol.GetType()) {
+      case lldb::eSymbolTypeCode:
+      case lldb::eSymbolTypeData:
+      case lldb::eSymbolTypeResolver:
+        break;
+      default:
+        continue;  // undefined, trampoline (PLT), debug-only entries
+    }
+    lldb::SBAddress start = symbol.GetStartAddress();
+    uint64_t a = loaded ? start.GetLoadAddress(target) : start.GetFileAddress();
+    if (a == LLDB_INVALID_ADDRESS || a == 0) continue;
+    *addr = a;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(target), frame_(frame) {
+  if (target_.IsValid()) process_ = target_.GetProcess();
+  if (process_.IsValid()) {
+    const char* plugin = process_.GetPluginName();
+    core_ = plugin && std::strstr(plugin, "core") != nullptr;  // "elf-core", "minidump" ...
+    live_ = !core_ && isLive(process_);
+  }
+  c_.ctx = this;
+  c_.read_memory = &LldbTarget::readMemory;
+  c_.write_memory = &LldbTarget::writeMemory;
+  c_.find_symbol = &LldbTarget::findSymbol;
+  c_.symbolize = &LldbTarget::symbolize;
+  c_.evaluate = &LldbTarget::evaluate;
+  c_.thread_tid = &LldbTarget::threadTid;
+  c_.frame_function = &LldbTarget::frameFunction;
+  c_.frame_value = &LldbTarget::frameValue;
+  c_.frame_tensors = &LldbTarget::frameTensors;
+  c_.selected_tid = 0;
+  if (live_ || core_) {
+    lldb::SBThread thread = process_.GetSelectedThread();
+    if (thread.IsValid()) c_.selected_tid = static_cast<int64_t>(thread.GetThreadID());
+  }
+  c_.frame_cap = 0;  // filled by run(): reading a setting needs the debugger
+}
+
+LldbTarget LldbTarget::forSelected(lldb::SBDebugger& debugger) {
+  lldb::SBTarget target = debugger.GetSelectedTarget();
+  lldb::SBFrame frame;
+  if (target.IsValid()) {
+    lldb::SBProcess process = target.GetProcess();
+    if (process.IsValid()) frame = process.GetSelectedThread().GetSelectedFrame();
+  }
+  return LldbTarget(target, frame);
+}
+
+InspectResult LldbTarget::run(const std::string& command_line) {
+  // Only dispatch-trace --frames asks for it; reading a setting per summary would be waste.
+  if (command_line.rfind("dispatch-trace", 0) == 0) c_.frame_cap = frameCap();
+  InspectResult result;
+  int is_error = 0;
+  char* text = dscope_inspect_run(&c_, command_line.c_str(), &is_error);
+  result.text = text ? text : "dscope: out of memory\n";
+  result.is_error = is_error != 0 || !text;
+  dscope_inspect_free(text);
+  if (result.text.empty() || result.text.back() != '\n') result.text += '\n';
+  return result;
+}
+
+// ---------------------------------------------------------------- addresses
+
+lldb::SBAddress LldbTarget::resolveLoadAddress(uint64_t addr) {
+  lldb::SBAddress a = target_.ResolveLoadAddress(addr);
+  if (a.GetSection().IsValid()) return a;
+  // LLDB 16 cannot map back addresses in a library's read-write segment when that segment also
+  // holds thread-local sections (.tdata/.tbss get load addresses that shadow it): the runtime's
+  // .data.rel.ro (vtables) and .data. Find the section by its load range instead.
+  for (uint32_t m = 0; m < target_.GetNumModules(); ++m) {
+    lldb::SBModule module = target_.GetModuleAtIndex(m);
+    for (size_t i = 0; i < module.GetNumSections(); ++i) {
+      lldb::SBSection segment = module.GetSectionAtIndex(i);
+      const uint64_t base = segment.GetLoadAddress(target_);
+      if (base == LLDB_INVALID_ADDRESS || addr < base || addr - base >= segment.GetByteSize()) continue;
+      for (size_t j = 0; j < segment.GetNumSubSections(); ++j) {
+        lldb::SBSection section = segment.GetSubSectionAtIndex(j);
+        const char* name = section.GetName();
+        if (name && (std::strcmp(name, ".tdata") == 0 || std::strcmp(name, ".tbss") == 0)) continue;
+        const uint64_t start = section.GetLoadAddress(target_);
+        if (start != LLDB_INVALID_ADDRESS && addr >= start && addr - start < section.GetByteSize())
+          return lldb::SBAddress(section, addr - start);
+      }
+      return lldb::SBAddress(segment, addr - base);
+    }
+  }
+  return a;
+}
+
+// ---------------------------------------------------------------- memory
+
+bool LldbTarget::readFromModuleFile(uint64_t addr, void* out, uint64_t size) {
+  // With no process the modules are not loaded: addresses are file addresses of the executable
+  // (as GDB reads its exec file before `run`); with a core they are load addresses.
+  auto* dst = static_cast<uint8_t*>(out);
+  while (size > 0) {
+    lldb::SBAddress a = (live_ || core_) ? resolveLoadAddress(addr) : target_.ResolveFileAddress(addr);
+    lldb::SBSection section = a.GetSection();
+    if (!section.IsValid()) return false;
+    const uint64_t base = (live_ || core_) ? section.GetLoadAddress(target_) : section.GetFileAddress();
+    if (base == LLDB_INVALID_ADDRESS || addr < base) return false;
+    const uint64_t offset = addr - base;
+    const uint64_t in_section = section.GetByteSize();
+    if (offset >= in_section) return false;
+    const uint64_t n = std::min(size, in_section - offset);
+    const uint64_t file_bytes = section.GetFileByteSize();
+    // Zero-fill (.bss) bytes past the file contents read as zeros, as the loader maps them.
+    uint64_t from_file = offset < file_bytes ? std::min(n, file_bytes - offset) : 0;
+    if (from_file > 0) {
+      lldb::SBData data = section.GetSectionData(offset, from_file);
+      lldb::SBError error;
+      if (!data.IsValid() || data.GetByteSize() < from_file || data.ReadRawData(error, 0, dst, from_file) < from_file ||
+          error.Fail())
+        return false;
+    }
+    std::memset(dst + from_file, 0, n - from_file);
+    dst += n;
+    addr += n;
+    size -= n;
+  }
+  return true;
+}
+
+bool LldbTarget::read(uint64_t addr, void* out, uint64_t size) {
+  if (size == 0) return true;
+  if (live_) {
+    lldb::SBError error;
+    size_t n = process_.ReadMemory(addr, out, size, error);
+    return error.Success() && n == size;
+  }
+  if (!core_) return readFromModuleFile(addr, out, size);
+  // A core: bytes of read-only, file-backed sections come from the module files (kernel cores
+  // leave those pages out, and LLDB 16 reads them as zeros); everything else from the core.
+  auto* dst = static_cast<uint8_t*>(out);
+  while (size > 0) {
+    lldb::SBSection section = resolveLoadAddress(addr).GetSection();
+    uint64_t n = size;
+    bool from_file = false;
+    if (section.IsValid()) {
+      const uint64_t base = section.GetLoadAddress(target_);
+      if (base != LLDB_INVALID_ADDRESS && addr >= base && addr - base < section.GetByteSize()) {
+        n = std::min(size, section.GetByteSize() - (addr - base));
+        from_file = (section.GetPermissions() & lldb::ePermissionsWritable) == 0 && section.GetFileByteSize() > 0;
+      }
+    }
+    if (from_file) {
+      if (!readFromModuleFile(addr, dst, n)) return false;
+    } else {
+      lldb::SBError error;
+      size_t got = process_.ReadMemory(addr, dst, n, error);
+      if (error.Fail() || got != n) return false;
+    }
+    dst += n;
+    addr += n;
+    size -= n;
+  }
+  return true;
+}
+
+int LldbTarget::readMemory(void* ctx, uint64_t addr, void* out, uint64_t size) {
+  try {
+    return static_cast<LldbTarget*>(ctx)->read(addr, out, size) ? 0 : 1;
+  } catch (...) {
+    return 1;
+  }
+}
+
+int LldbTarget::writeMemory(void* ctx, uint64_t addr, const void* data, uint64_t size) {
+  auto* self = static_cast<LldbTarget*>(ctx);
+  if (!self->live_) return 1;  // a core file, or no process
+  lldb::SBError error;
+  size_t n = self->process_.WriteMemory(addr, data, size, error);
+  return error.Success() && n == size ? 0 : 1;
+}
+
+// ---------------------------------------------------------------- symbols
+
+bool LldbTarget::lookupSymbol(const std::string& name, uint64_t* addr) {
+  auto cached = symbol_addresses_.find(name);
+  if (cached != symbol_addresses_.end()) {
+    *addr = cached->second;
+    return true;
+  }
+  lldb::SBModule executable = target_.GetModuleAtIndex(0);
+  const bool loaded = live_ || core_;
+  // The dynamic linker's order: the executable's own definition first (a PIE executable that
+  // uses dscope_debug_descriptor holds the live copy, by COPY relocation), then the libraries
+  // in load order. Without a process only the executable is searched, as GDB does before `run`.
+  bool found = executable.IsValid() && definitionIn(executable, name.c_str(), target_, loaded, addr);
+  for (uint32_t i = 1; !found && loaded && i < target_.GetNumModules(); ++i)
+    found = definitionIn(target_.GetModuleAtIndex(i), name.c_str(), target_, loaded, addr);
+  if (found) symbol_addresses_[name] = *addr;
+  return found;
+}
+
+int LldbTarget::findSymbol(void* ctx, const char* name, uint64_t* addr) {
+  try {
+    auto* self = static_cast<LldbTarget*>(ctx);
+    if (!name || !self->target_.IsValid()) return 1;
+    return self->lookupSymbol(name, addr) ? 0 : 1;
+  } catch (...) {
+    return 1;
+  }
+}
+
+namespace {
+
+std::vector<uint8_t> sectionBytes(lldb::SBModule& module, const char* name) {
+  std::vector<uint8_t> bytes;
+  lldb::SBSection section = module.FindSection(name);
+  if (!section.IsValid()) return bytes;
+  // Debug sections have no size in memory: ask for exactly the file's bytes (GetSectionData()
+  // without a size reads on to the end of the file).
+  const uint64_t size = section.GetFileByteSize();
+  if (size == 0) return bytes;
+  lldb::SBData data = section.GetSectionData(0, size);
+  if (!data.IsValid() || data.GetByteSize() != size) return bytes;
+  bytes.resize(data.GetByteSize());
+  lldb::SBError error;
+  if (data.ReadRawData(error, 0, bytes.data(), bytes.size()) != bytes.size() || error.Fail()) bytes.clear();
+  return bytes;
+}
+
+// GDB's line table of a module (parsed once per module file), or null without .debug_line.
+std::shared_ptr<const GdbLineTable> gdbLinesOf(lldb::SBModule module) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const GdbLineTable>> tables;
+  char path[4096] = {};
+  module.GetFileSpec().GetPath(path, sizeof path);
+  const char* uuid = module.GetUUIDString();
+  std::string key = std::string(path) + "|" + (uuid ? uuid : "");
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = tables.find(key);
+  if (it != tables.end()) return it->second;
+  std::shared_ptr<const GdbLineTable> table;
+  std::vector<uint8_t> line = sectionBytes(module, ".debug_line");
+  if (!line.empty())
+    table = GdbLineTable::parse(std::move(line), sectionBytes(module, ".debug_line_str"), sectionBytes(module, ".debug_str"),
+                                 sectionBytes(module, ".debug_aranges"));
+  tables[key] = table;
+  return table;
+}
+
+// GDB's names for the functions of a module LLDB has no Function for (parsed lazily), or null
+// without .debug_info.
+std::shared_ptr<const GdbDwarfNames> gdbDwarfNamesOf(lldb::SBModule module) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const GdbDwarfNames>> names;
+  char path[4096] = {};
+  module.GetFileSpec().GetPath(path, sizeof path);
+  const char* uuid = module.GetUUIDString();
+  std::string key = std::string(path) + "|" + (uuid ? uuid : "");
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = names.find(key);
+  if (it != names.end()) return it->second;
+  std::shared_ptr<const GdbDwarfNames> table;
+  DwarfSections s;
+  s.info = sectionBytes(module, ".debug_info");
+  if (!s.info.empty()) {
+    s.abbrev = sectionBytes(module, ".debug_abbrev");
+    s.str = sectionBytes(module, ".debug_str");
+    s.line_str = sectionBytes(module, ".debug_line_str");
+    s.rnglists = sectionBytes(module, ".debug_rnglists");
+    s.ranges = sectionBytes(module, ".debug_ranges");
+    s.aranges = sectionBytes(module, ".debug_aranges");
+    table = std::make_shared<GdbDwarfNames>(std::move(s));
+  }
+  names[key] = table;
+  return table;
+}
+
+// LLDB 16 makes no Function of a GCC function whose code is split into a hot and a cold part
+// (DW_AT_ranges); GDB has its DWARF block. Such a function has a NAME.cold symbol beside it. An
+// address that merely has line rows but no function (GCC's identical-code-folding thunks) is
+// what GDB names from the ELF symbol alone.
+bool isSplitFunction(lldb::SBModule module, lldb::SBSymbol symbol) {
+  if (!symbol.IsValid()) return false;
+  const char* mangled = symbol.GetMangledName();
+  const char* name = mangled ? mangled : symbol.GetName();
+  if (!name) return false;
+  return module.FindSymbol((std::string(name) + ".cold").c_str()).IsValid();
+}
+
+}  // namespace
+
+std::string LldbTarget::describeAddress(uint64_t addr) {
+  auto cached = address_names_.find(addr);
+  if (cached != address_names_.end()) return cached->second;
+  const bool loaded = live_ || core_;
+  lldb::SBAddress a = loaded ? resolveLoadAddress(addr) : target_.ResolveFileAddress(addr);
+  std::string text;
+  if (a.GetSection().IsValid()) {
+    lldb::SBSymbolContext sc = target_.ResolveSymbolContextForAddress(
+        a, lldb::eSymbolContextFunction | lldb::eSymbolContextBlock | lldb::eSymbolContextLineEntry |
+               lldb::eSymbolContextSymbol);
+    // The line as GDB's find_pc_line gives it (see GdbLines.h); LLDB's own line entry only
+    // when the module has no .debug_line we can read.
+    std::optional<SourceLine> line;
+    if (auto table = gdbLinesOf(a.GetModule())) {
+      line = table->lookup(a.GetFileAddress());
+    } else if (sc.GetLineEntry().IsValid() && sc.GetLineEntry().GetLine() != 0) {
+      char path[4096] = {};
+      sc.GetLineEntry().GetFileSpec().GetPath(path, sizeof path);
+      line = SourceLine{path, sc.GetLineEntry().GetLine()};
+    }
+    lldb::SBFunction function = sc.GetFunction();
+    lldb::SBSymbol symbol = sc.GetSymbol();
+    // GDB's name when the address is in a function with debug info (GDB: the function of the
+    // innermost block, an inlined one if addr is inside it).
+    std::optional<std::string> name;
+    lldb::SBBlock inlined = sc.GetBlock().GetContainingInlinedBlock();
+    if (function.IsValid() && inlined.IsValid() && inlined.GetInlinedName()) {
+      name = gdbCanonicalSpelling(inlined.GetInlinedName());
+    } else if (function.IsValid()) {
+      name = gdbFunctionName(function);
+    } else if (auto dwarf = gdbDwarfNamesOf(a.GetModule())) {
+      // LLDB 16 has no Function for it (see GdbDwarfNames.h): GDB's answer from the DWARF.
+      GdbDwarfNames::Answer answer = dwarf->functionAt(a.GetFileAddress());
+      if (answer.found == GdbDwarfNames::Found::Name)
+        name = answer.name;
+      else if (answer.found == GdbDwarfNames::Found::Unknown && line && isSplitFunction(a.GetModule(), symbol))
+        name = gdbDemangleFunction(symbol.GetMangledName() ? symbol.GetMangledName() : symbol.GetName());
+    }
+    if (name) {
+      text = *name;
+      if (line) text += " at " + line->file + ":" + std::to_string(line->line);
+    } else if (symbol.IsValid()) {
+      // No debug info: GDB's "info symbol" ("name + offset").
+      text = gdbSymbolName(symbol);
+      uint64_t start = loaded ? symbol.GetStartAddress().GetLoadAddress(target_) : symbol.GetStartAddress().GetFileAddress();
+      if (!text.empty() && start != LLDB_INVALID_ADDRESS && addr > start) text += " + " + std::to_string(addr - start);
+    }
+  }
+  address_names_[addr] = text;
+  return text;
+}
+
+int LldbTarget::symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size) {
+  try {
+    copyOut(static_cast<LldbTarget*>(ctx)->describeAddress(addr), out, out_size);
+    return 0;
+  } catch (...) {
+    return 1;
+  }
+}
+
+// ---------------------------------------------------------------- expressions, threads
+
+bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, std::string* error) {
+  if (!target_.IsValid()) {
+    *error = "no target (load a program or a core file first)";
+    return false;
+  }
+  // A variable path ("ks", "x.impl_.p_->key_set") is read without compiling anything, which
+  // also works in core files; anything else is an expression.
+  lldb::SBValue v;
+  if (frame_.IsValid()) {
+    v = frame_.GetValueForVariablePath(expr.c_str());
+    if (v.IsValid() && v.GetError().Fail()) v = lldb::SBValue();
+  }
+  if (!v.IsValid()) {
+    lldb::SBExpressionOptions options;
+    options.SetIgnoreBreakpoints(true);
+    options.SetUnwindOnError(true);
+    options.SetTryAllThreads(false);
+    options.SetTimeoutInMicroSeconds(5 * 1000 * 1000);
+    options.SetSuppressPersistentResult(true);
+    if (!live_) options.SetAllowJIT(false);  // a core cannot run code
+    v = frame_.IsValid() ? frame_.EvaluateExpression(expr.c_str(), options)
+                         : target_.EvaluateExpression(expr.c_str(), options);
+  }
+  if (!v.IsValid() || v.GetError().Fail()) {
+    *error = expressionReason(v.IsValid() ? v.GetError().GetCString() : nullptr);
+    return false;
+  }
+  lldb::SBType type = v.GetType().GetCanonicalType();
+  if (type.IsReferenceType()) {
+    v = v.Dereference();
+    type = v.GetType().GetCanonicalType();
+  }
+  if (type.GetTypeClass() == lldb::eTypeClassStruct || type.GetTypeClass() == lldb::eTypeClassClass) {
+    lldb::SBValue repr = v.GetNonSyntheticValue().GetChildMemberWithName("repr_");
+    if (!repr.IsValid()) {
+      const char* name = v.GetTypeName();
+      *error = expr + " is a " + (name ? name : "struct") + ", not a DispatchKeySet";
+      return false;
+    }
+    v = repr;
+  }
+  lldb::SBError err;
+  uint64_t raw = v.GetValueAsUnsigned(err, 0);
+  if (err.Fail()) {
+    *error = firstLine(err.GetCString());
+    if (error->empty()) *error = "cannot read the value of " + expr;
+    return false;
+  }
+  *value = raw;
+  return true;
+}
+
+int LldbTarget::evaluate(void* ctx, const char* expr, uint64_t* value, char* err, uint64_t err_size) {
+  try {
+    std::string error;
+    if (static_cast<LldbTarget*>(ctx)->evaluateExpression(expr ? expr : "", value, &error)) return 0;
+    copyOut(error, err, err_size);
+    return 1;
+  } catch (...) {
+    copyOut("cannot evaluate", err, err_size);
+    return 1;
+  }
+}
+
+int LldbTarget::threadTid(void* ctx, int64_t n, int64_t* tid) {
+  auto* self = static_cast<LldbTarget*>(ctx);
+  if (!(self->live_ || self->core_) || n <= 0 || n > UINT32_MAX) return 1;
+  // LLDB's thread number ("thread #3", `thread select 3`) is the thread's index id.
+  lldb::SBThread thread = self->process_.GetThreadByIndexID(static_cast<uint32_t>(n));
+  if (!thread.IsValid()) return 1;
+  *tid = static_cast<int64_t>(thread.GetThreadID());
+  return 0;
+}
+
+// ---------------------------------------------------------------- stack frames
+
+lldb::SBFrame LldbTarget::frameOf(int64_t tid, uint64_t level) {
+  if (!(live_ || core_) || level > UINT32_MAX) return lldb::SBFrame();
+  lldb::SBThread thread = process_.GetThreadByID(static_cast<lldb::tid_t>(tid));
+  if (!thread.IsValid()) return lldb::SBFrame();
+  // GetFrameAtIndex unwinds only as far as `level`: never GetNumFrames, which unwinds a whole
+  // overflowed stack (hundreds of thousands of frames).
+  return thread.GetFrameAtIndex(static_cast<uint32_t>(level));
+}
+
+int LldbTarget::frameFunction(void* ctx, int64_t tid, uint64_t level, char* out, uint64_t out_size) {
+  try {
+    lldb::SBFrame frame = static_cast<LldbTarget*>(ctx)->frameOf(tid, level);
+    if (!frame.IsValid()) return 1;
+    const char* name = frame.GetFunctionName();  // demangled, inlined frames by their own name
+    copyOut(name ? name : "", out, out_size);
+    return 0;
+  } catch (...) {
+    return 1;
+  }
+}
+
+namespace {
+
+// A scalar as 64 bits: references give the referent's address, structs with repr_ (a
+// DispatchKeySet) their repr_, enums and pointers their value.
+bool scalarOf(lldb::SBValue v, uint64_t* out) {
+  if (!v.IsValid() || v.GetError().Fail()) return false;
+  lldb::SBType type = v.GetType().GetCanonicalType();
+  if (type.IsReferenceType()) {
+    lldb::SBValue target = v.Dereference();
+    if (!target.IsValid() || target.GetError().Fail()) return false;
+    uint64_t addr = target.GetLoadAddress();
+    if (addr == LLDB_INVALID_ADDRESS) return false;
+    *out = addr;
+    return true;
+  }
+  if (type.GetTypeClass() == lldb::eTypeClassStruct || type.GetTypeClass() == lldb::eTypeClassClass) {
+    lldb::SBValue repr = v.GetNonSyntheticValue().GetChildMemberWithName("repr_");
+    if (!repr.IsValid()) return false;
+    v = repr;
+  }
+  lldb::SBError error;
+  uint64_t raw = v.GetValueAsUnsigned(error, 0);
+  if (error.Fail()) return false;  // optimized out, unreadable
+  *out = raw;
+  return true;
+}
+
+// The referent of a reference, else the value itself; its canonical, unqualified type name.
+lldb::SBValue referent(lldb::SBValue v) {
+  if (v.GetType().GetCanonicalType().IsReferenceType()) return v.Dereference();
+  return v;
+}
+
+std::string plainTypeName(lldb::SBValue v) {
+  lldb::SBType type = v.GetType().GetCanonicalType().GetUnqualifiedType();
+  const char* name = type.GetName();
+  return name ? name : "";
+}
+
+}  // namespace
+
+int LldbTarget::frameValue(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value) {
+  try {
+    lldb::SBFrame frame = static_cast<LldbTarget*>(ctx)->frameOf(tid, level);
+    if (!frame.IsValid() || !path) return 1;
+    lldb::SBValue v = frame.GetValueForVariablePath(path);
+    return scalarOf(v, value) ? 0 : 1;
+  } catch (...) {
+    return 1;
+  }
+}
+
+int LldbTarget::frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max,
+                              uint64_t* count) {
+  try {
+    lldb::SBFrame frame = static_cast<LldbTarget*>(ctx)->frameOf(tid, level);
+    if (!frame.IsValid() || !count) return 1;
+    lldb::SBValueList args = frame.GetVariables(/*arguments=*/true, /*locals=*/false, /*statics=*/false,
+                                                /*in_scope_only=*/true);
+    // The pack's elements are named args#0, args#1... (GCC's DWARF, as GDB shows them); the
+    // other parameters (this, kind, ks) are not tensors of the call.
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < args.GetSize(); ++i) {
+      lldb::SBValue arg = args.GetValueAtIndex(i);
+      const char* name = arg.GetName();
+      if (!name || std::strncmp(name, "args#", 5) != 0) continue;
+      arg = referent(arg);
+      const std::string type = plainTypeName(arg);
+      if (type == "dscope::Tensor") {
+        lldb::SBValue impl = arg.GetNonSyntheticValue().GetValueForExpressionPath(".impl_.p_");
+        lldb::SBError error;
+        uint64_t p = impl.IsValid() ? impl.GetValueAsUnsigned(error, 0) : 0;
+        if (!impl.IsValid() || error.Fail()) return 1;  // optimized out
+        if (n < max && impls) impls[n] = p;
+        ++n;
+      } else if (type.substr(0, type.find('<')).find("Tensor") != std::string::npos) {
+        return 1;  // optional<Tensor>, a tensor list: the set of tensors would be incomplete
+      }
+    }
+    *count = std::min(n, max);
+    return 0;
+  } catch (...) {
+    return 1;
+  }
+}
+
+uint64_t LldbTarget::frameCap() {
+  lldb::SBDebugger debugger = target_.IsValid() ? target_.GetDebugger() : lldb::SBDebugger();
+  if (!debugger.IsValid()) return 0;
+  lldb::SBStringList value =
+      lldb::SBDebugger::GetInternalVariableValue("target.process.thread.max-backtrace-depth", debugger.GetInstanceName());
+  if (value.GetSize() == 0 || !value.GetStringAtIndex(0)) return 0;
+  return std::strtoull(value.GetStringAtIndex(0), nullptr, 10);
+}
+
+void writeToDebugger(lldb::SBDebugger debugger, const std::string& text) {
+  std::string line = text;
+  if (line.empty() || line.back() != '\n') line += '\n';
+  lldb::SBFile out = debugger.GetOutputFile();
+  if (out.IsValid()) {
+    size_t written = 0;
+    out.Write(reinterpret_cast<const uint8_t*>(line.data()), line.size(), &written);
+    out.Flush();
+    return;
+  }
+  std::fputs(line.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace dscope::lldb_plugin

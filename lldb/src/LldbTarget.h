@@ -1,0 +1,83 @@
+// The LLDB side of the inspect library's dscope_target (inspect/include/dscope/inspect.h):
+// memory, symbols, expressions, threads and stack frames come from LLDB's SB API. Every decode,
+// every format and every argument parse lives in libdscope_inspect; this only adapts LLDB to it,
+// so LLDB prints what GDB prints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include "dscope/inspect.h"
+#include "lldb/API/LLDB.h"
+
+namespace dscope::lldb_plugin {
+
+// What one inspect command returned.
+struct InspectResult {
+  std::string text;  // ends with '\n'
+  bool is_error = false;
+};
+
+// One dscope_target over an LLDB target, its process (live or core, or none) and the selected
+// frame (for expressions). Built per command: cheap, and never stale across process restarts.
+class LldbTarget {
+ public:
+  explicit LldbTarget(lldb::SBTarget target, lldb::SBFrame frame = lldb::SBFrame());
+  // The callbacks get `this` as their context: never copied or moved.
+  LldbTarget(const LldbTarget&) = delete;
+  LldbTarget& operator=(const LldbTarget&) = delete;
+
+  // The debugger's selected target, thread and frame.
+  static LldbTarget forSelected(lldb::SBDebugger& debugger);
+
+  // Runs "<command> <arguments>" through the inspect library.
+  InspectResult run(const std::string& command_line);
+
+  lldb::SBTarget& target() { return target_; }
+  // What symbolize tells the inspect library about a code address (GDB's describe_address).
+  std::string describeAddress(uint64_t addr);
+  bool hasLiveProcess() const { return live_; }
+  bool isCore() const { return core_; }
+  // The runtime's debug descriptor is among the loaded modules' symbols.
+  bool hasRuntime() {
+    uint64_t addr = 0;
+    return lookupSymbol("dscope_debug_descriptor", &addr);
+  }
+
+ private:
+  // The dscope_target callbacks: each answers a C caller and never throws.
+  static int readMemory(void* ctx, uint64_t addr, void* out, uint64_t size);
+  static int writeMemory(void* ctx, uint64_t addr, const void* data, uint64_t size);
+  static int findSymbol(void* ctx, const char* name, uint64_t* addr);
+  static int symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size);
+  static int evaluate(void* ctx, const char* expr, uint64_t* value, char* err, uint64_t err_size);
+  static int threadTid(void* ctx, int64_t n, int64_t* tid);
+  static int frameFunction(void* ctx, int64_t tid, uint64_t level, char* out, uint64_t out_size);
+  static int frameValue(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value);
+  static int frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max, uint64_t* count);
+
+  lldb::SBAddress resolveLoadAddress(uint64_t addr);
+  bool read(uint64_t addr, void* out, uint64_t size);
+  bool readFromModuleFile(uint64_t addr, void* out, uint64_t size);
+  bool lookupSymbol(const std::string& name, uint64_t* addr);
+  bool evaluateExpression(const std::string& expr, uint64_t* value, std::string* error);
+  lldb::SBFrame frameOf(int64_t tid, uint64_t level);
+  uint64_t frameCap();
+
+  lldb::SBTarget target_;
+  lldb::SBProcess process_;
+  lldb::SBFrame frame_;
+  bool live_ = false;  // a running (stopped) process: memory is read and written normally
+  bool core_ = false;  // a core file: read-only file-backed bytes come from the module files
+  dscope_target c_{};
+  // Per-command caches: op-table asks for the same kernel addresses many times.
+  std::unordered_map<uint64_t, std::string> address_names_;
+  std::unordered_map<std::string, uint64_t> symbol_addresses_;
+};
+
+// Writes text (with a final newline) to the debugger's output, for breakpoint callbacks that
+// have no command result to print into.
+void writeToDebugger(lldb::SBDebugger debugger, const std::string& text);
+
+}  // namespace dscope::lldb_plugin

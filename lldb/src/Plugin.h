@@ -1,0 +1,26 @@
+// The pieces of libdscope_lldb that lldb::PluginInitialize (Plugin.cpp) wires into a debugger.
+#pragma once
+
+#include <string>
+
+#include "lldb/API/LLDB.h"
+
+namespace dscope::lldb_plugin {
+
+// keyset, op-table, dispatch-trace, dscope-summary (Commands.cpp) and dispatch-break
+// (DispatchBreak.cpp).
+void registerCommands(lldb::SBDebugger debugger);
+void registerDispatchBreak(lldb::SBDebugger debugger);
+
+// The `dscope` type category: one C++ summary per runtime type (Summaries.cpp).
+void registerSummaries(lldb::SBDebugger debugger);
+
+// "a b c" from LLDB's already split argument vector (the inspect library splits it again).
+std::string joinArguments(char** arguments);
+
+// Prints inspect's text unchanged. Failures are printed as output too and the command still
+// succeeds: `lldb -b` gives up on the remaining -o commands after a failed one, and GDB's
+// batch mode goes on after a dscope error, so a script of several commands behaves the same.
+void printResult(lldb::SBCommandReturnObject& result, const std::string& text);
+
+}  // namespace dscope::lldb_plugin

@@ -1,0 +1,144 @@
+// The `dscope` type category: one C++ summary per runtime type the GDB printers cover
+// (gdb/dscope_gdb/printers.py), each the text of the inspect library's
+// `summary TYPE WORD`, so LLDB shows what GDB shows. Children (a key set's keys, a tensor's
+// sizes) come from the Python synthetic-children providers of pretty_printers/.
+#include <array>
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "LldbTarget.h"
+#include "Plugin.h"
+
+namespace dscope::lldb_plugin {
+namespace {
+
+enum class Word {
+  Bits,     // the value's own bytes, little endian (enums, DispatchKeySet's repr_, Device)
+  Address,  // the object's load address
+};
+
+struct SummaryType {
+  const char* type_name;  // LLDB's name of the type, or a regex
+  bool regex;
+  const char* inspect_type;  // TYPE of `summary TYPE WORD`
+  Word word;
+  bool has_children;  // GDB's printer has children(): keep LLDB's (synthetic) children visible
+};
+
+// As printers.py DscopePrettyPrinter._EXACT and _PREFIXES.
+const SummaryType kTypes[] = {
+    {"dscope::DispatchKey", false, "DispatchKey", Word::Bits, false},
+    {"dscope::BackendComponent", false, "BackendComponent", Word::Bits, false},
+    {"dscope::DispatchKeySet", false, "DispatchKeySet", Word::Bits, true},
+    {"dscope::ScalarType", false, "ScalarType", Word::Bits, false},
+    {"dscope::Device", false, "Device", Word::Bits, false},
+    {"dscope::OperatorName", false, "OperatorName", Word::Address, false},
+    {"dscope::OperatorHandle", false, "OperatorHandle", Word::Address, false},
+    {"^dscope::TypedOperatorHandle<.+>$", true, "OperatorHandle", Word::Address, false},
+    {"dscope::impl::OperatorEntry", false, "OperatorEntry", Word::Address, true},
+    {"dscope::KernelFunction", false, "KernelFunction", Word::Address, false},
+    {"dscope::Tensor", false, "Tensor", Word::Address, true},
+    {"dscope::TensorImpl", false, "TensorImpl", Word::Address, true},
+    {"dscope::impl::PODLocalDispatchKeySet", false, "PODLocalDispatchKeySet", Word::Address, true},
+    {"dscope_dispatch_record", false, "dscope_dispatch_record", Word::Address, false},
+};
+constexpr size_t kNumTypes = sizeof kTypes / sizeof kTypes[0];
+
+std::string errorText(std::string text) {
+  // As printers.py _error_text: "<error: REASON>", one line, without the "dscope: " prefix.
+  auto nl = text.find('\n');
+  if (nl != std::string::npos) text.resize(nl);
+  if (text.rfind("dscope: ", 0) == 0) text.erase(0, 8);
+  return "<error: " + text + ">";
+}
+
+// `summary TYPE WORD`'s WORD for value, or false with the reason.
+bool wordOf(lldb::SBValue value, Word word, uint64_t* out, std::string* error) {
+  if (value.GetType().GetCanonicalType().IsReferenceType()) value = value.Dereference();
+  value = value.GetNonSyntheticValue();
+  if (word == Word::Address) {
+    uint64_t addr = value.GetLoadAddress();
+    if (addr == LLDB_INVALID_ADDRESS || addr == 0) {
+      *error = "the value is not in memory";
+      return false;
+    }
+    *out = addr;
+    return true;
+  }
+  lldb::SBData data = value.GetData();
+  const size_t size = data.IsValid() ? data.GetByteSize() : 0;
+  if (size == 0 || size > 8) {
+    lldb::SBError e = value.GetError();
+    *error = e.Fail() && e.GetCString() ? e.GetCString() : "the value is not available";
+    return false;
+  }
+  uint8_t bytes[8] = {};
+  lldb::SBError e;
+  if (data.ReadRawData(e, 0, bytes, size) < size || e.Fail()) {
+    *error = "the value is not available";
+    return false;
+  }
+  uint64_t w = 0;
+  for (size_t i = 0; i < size; ++i) w |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  *out = w;
+  return true;
+}
+
+bool summarize(size_t index, lldb::SBValue value, lldb::SBStream& stream) {
+  std::string text;
+  try {
+    const SummaryType& t = kTypes[index];
+    uint64_t word = 0;
+    std::string error;
+    if (!wordOf(value, t.word, &word, &error)) {
+      text = errorText(error);
+    } else {
+      char line[96];
+      std::snprintf(line, sizeof line, "summary %s 0x%" PRIx64, t.inspect_type, word);
+      LldbTarget target(value.GetTarget(), value.GetFrame());
+      InspectResult r = target.run(line);
+      text = r.is_error ? errorText(r.text) : r.text;
+      while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    }
+  } catch (const std::exception& e) {
+    text = errorText(e.what());
+  } catch (...) {
+    text = "<error: internal error in the LLDB plugin>";
+  }
+  stream.Printf("%s", text.c_str());
+  return true;
+}
+
+// CreateWithCallback takes no baton: one function per table row.
+template <size_t I>
+bool summaryCallback(lldb::SBValue value, lldb::SBTypeSummaryOptions, lldb::SBStream& stream) {
+  return summarize(I, value, stream);
+}
+
+template <size_t... I>
+constexpr auto makeCallbacks(std::index_sequence<I...>) {
+  return std::array<lldb::SBTypeSummary::FormatCallback, sizeof...(I)>{&summaryCallback<I>...};
+}
+
+}  // namespace
+
+void registerSummaries(lldb::SBDebugger debugger) {
+  static const auto callbacks = makeCallbacks(std::make_index_sequence<kNumTypes>());
+  lldb::SBTypeCategory category = debugger.GetCategory("dscope");
+  if (!category.IsValid()) category = debugger.CreateCategory("dscope");
+  for (size_t i = 0; i < kNumTypes; ++i) {
+    const SummaryType& t = kTypes[i];
+    // The summary replaces the value (an enum's enumerator, a struct's braces) as GDB's printer
+    // does; pointers keep printing as addresses, references show their referent.
+    uint32_t options = lldb::eTypeOptionCascade | lldb::eTypeOptionSkipPointers | lldb::eTypeOptionHideValue;
+    if (!t.has_children) options |= lldb::eTypeOptionHideChildren;
+    std::string description = std::string("DispatchScope ") + t.inspect_type;
+    category.AddTypeSummary(lldb::SBTypeNameSpecifier(t.type_name, t.regex),
+                            lldb::SBTypeSummary::CreateWithCallback(callbacks[i], options, description.c_str()));
+  }
+  category.SetEnabled(true);
+}
+
+}  // namespace dscope::lldb_plugin

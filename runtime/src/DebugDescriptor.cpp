@@ -1,0 +1,53 @@
+// The exported debug descriptor, the break hook and the hook's only caller (docs/DEBUG-INTERFACE.md
+// §1, §6), alone in a small translation unit on purpose: GDB reads a compilation unit's whole
+// debug info the first time it needs anything in it. A breakpoint on the hook, the descriptor's
+// address and the frame of a stop in the hook need this unit, and so does the hook's caller
+// (building frame 0, GDB looks for the call site at the return address, in the caller's unit).
+// Here that is ~16 KB; DebugInterface.cpp's unit is ~180 KB, and the inlined dispatch that called
+// checkBreakFilter sits in a different large unit per operator: each cost 170-300 ms before the
+// first dispatch-break stop at it.
+#include <atomic>
+
+#include "dscope/DebugInterface.h"
+#include "dscope/DispatchRecords.h"
+#include "dscope/debug/Layout.h"
+
+extern "C" {
+
+__attribute__((visibility("default"))) struct dscope_debug_descriptor dscope_debug_descriptor = {
+    {'D', 'S', 'C', 'O', 'P', 'E', 'D', 'D'},
+    DSCOPE_DEBUG_INTERFACE_VERSION,
+    sizeof(void*),
+    dscope::debug::Layout::hash(),
+    nullptr,
+    nullptr,
+    0,
+    DSCOPE_RECORDS_FIRST,
+    DSCOPE_RECORDS_RING,
+    DSCOPE_DISPATCH_RECORDS,
+    0,
+    {0, 0},
+    0,
+    0,
+    0,
+    {},
+};
+
+__attribute__((visibility("default"), noinline, used)) void dscope_debug_break_hook(const void* op, uint64_t keyset,
+                                                                                 uint16_t key) {
+  // Keep the call and its arguments observable: a debugger breaks here and reads them.
+  asm volatile("" : : "r"(op), "r"(keyset), "r"(key) : "memory");
+}
+
+}  // extern "C"
+
+namespace dscope::debug {
+
+void callBreakHook(const void* op, uint64_t keyset, uint16_t key) {
+  dscope_debug_break_hook(op, keyset, key);
+  // Counted after the call, which also keeps it a call rather than a jump: the hook's frame
+  // then returns here, into this small unit.
+  std::atomic_ref<uint32_t>(dscope_debug_descriptor.break_hits).fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace dscope::debug

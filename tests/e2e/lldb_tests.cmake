@@ -1,0 +1,175 @@
+# lldb-16 on the samples and cores of the GDB tests (tests/CMakeLists.txt, gdb_loading.cmake),
+# with the plugin (lldb/, `plugin load`). Same scenarios, same expected texts: they come from what
+# each sample does (which operator, which key, which kernel), never from recorded output. An LLDB
+# crash, an unknown command (the plugin did not load) or a traceback fails every test.
+set(LLDB_PLUGIN $<TARGET_FILE:dscope_lldb>)
+function(dscope_lldb_test name)
+  cmake_parse_arguments(T "" "CORE;CORE_OF;PROGRAM" "CMD;EXPECT;REJECT;ARGS;SETTINGS;ON_CRASH;REQUIRES" ${ARGN})
+  set(command ${Python3_EXECUTABLE} ${E2E}/debugger.py --debugger lldb --lldb-plugin ${LLDB_PLUGIN})
+  if(T_PROGRAM)
+    list(APPEND command --program $<TARGET_FILE:${T_PROGRAM}>)
+  endif()
+  if(T_CORE_OF)
+    list(APPEND command --core ${DSCOPE_CORES}/${T_CORE_OF}.core)
+  elseif(T_CORE)
+    list(APPEND command --core ${T_CORE})
+  endif()
+  foreach(s ${T_SETTINGS})
+    list(APPEND command --lldb-setting ${s})
+  endforeach()
+  foreach(c ${T_CMD})
+    list(APPEND command --cmd ${c})
+  endforeach()
+  foreach(c ${T_ON_CRASH})
+    list(APPEND command --on-crash ${c})
+  endforeach()
+  foreach(e ${T_EXPECT})
+    list(APPEND command --expect ${e})
+  endforeach()
+  foreach(r ${T_REJECT})
+    list(APPEND command --reject ${r})
+  endforeach()
+  if(T_ARGS)
+    list(APPEND command --args ${T_ARGS})
+  endif()
+  add_test(NAME ${name} COMMAND ${command})
+  set_tests_properties(${name} PROPERTIES LABELS "lldb")
+  set(required ${T_REQUIRES})
+  if(T_CORE_OF)
+    list(APPEND required ${T_CORE_OF})
+  endif()
+  if(required)
+    set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${required}")
+  endif()
+endfunction()
+
+set(DSCOPE_CPU_KEYS "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)")
+
+# ---- kernel cores (the crash tests' fixtures) ----
+
+# infinite_redispatch: my_add's AutogradCPU kernel calls my_add again; the records fold the cycle
+# and name the kernel and the fix, without unwinding the 200 000-frame stack.
+dscope_lldb_test(lldb_dispatch_trace_overflow_core PROGRAM infinite_redispatch CORE_OF crash_infinite_redispatch
+  CMD "dispatch-trace"
+  EXPECT "[call] op=[myops::my_add], key=[AutogradCPU] ... repeated" "from depth 0 to the top"
+         "my_add_autograd" "ks & after_autograd_keyset")
+# multithread: every worker loops on myops::loop at AutogradCPU; --all shows each thread.
+dscope_lldb_test(lldb_dispatch_trace_multithread_core PROGRAM multithread CORE_OF crash_multithread
+  CMD "dispatch-trace --all"
+  EXPECT "[call] op=[myops::loop], key=[AutogradCPU] ... repeated" "loop_autograd" "(alive)")
+# missing_kernel: only_cpu has no Meta kernel, so Meta falls to the Meta backend fallback.
+dscope_lldb_test(lldb_missing_kernel_core PROGRAM missing_kernel CORE_OF crash_missing_kernel
+  CMD "dispatch-trace" "op-table myops::only_cpu --key Meta"
+  EXPECT "#0 [call] op=[myops::only_cpu], key=[AutogradMeta]" "[redispatchBoxed] op=[myops::only_cpu], key=[Meta]"
+         "[backend fallback]" "metaFallback")
+# tls_leak: an ExcludeDispatchKeyGuard for AutogradCPU that was never undone, read from the
+# thread records (LLDB 16 cannot read thread_local in a core).
+dscope_lldb_test(lldb_tls_leak_core PROGRAM tls_leak CORE_OF crash_tls_leak
+  CMD "keyset --tls"
+  EXPECT "excluded: DispatchKeySet(AutogradCPU, AutocastCPU" "excluded beyond the default: AutogradCPU")
+# op_catalog: PyTorch's operator names at scale; aten::linear is registered with its schema.
+dscope_lldb_test(lldb_op_catalog_core PROGRAM op_catalog CORE_OF crash_op_catalog
+  CMD "op-table --list" "op-table aten::linear --registered"
+  EXPECT "operators registered" "name: aten::linear" "schema: aten::linear(Tensor self) -> Tensor")
+# Bad input: one "dscope:" line each, and the batch goes on (the last command still runs).
+dscope_lldb_test(lldb_bad_input_core PROGRAM infinite_redispatch CORE_OF crash_infinite_redispatch
+  CMD "op-table aten::mmm" "keyset garbage+" "keyset --bogus" "dispatch-break aten::mm" "dispatch-break"
+      "dispatch-trace --thread 99" "keyset 0x12800010001"
+  EXPECT "dscope: unknown operator 'aten::mmm'; did you mean aten::mm" "dscope: cannot evaluate 'garbage+'"
+         "dscope: unknown option --bogus" "dscope: cannot write memory"
+         "dscope: usage: dispatch-break OP [--key K] | --list | --delete N" "dscope: "
+         "${DSCOPE_CPU_KEYS}")
+# Raw key sets decode with no program at all; the commands that need one say so in one line.
+dscope_lldb_test(lldb_keyset_without_process
+  CMD "keyset 0x12800010001" "keyset 0x8000000000010001" "keyset --tls" "op-table aten::mm" "help keyset"
+  EXPECT "${DSCOPE_CPU_KEYS}" "DispatchKeySet(CPU, UnknownUnknown)"
+         "dscope: no DispatchScope runtime in this process" "Syntax: keyset EXPR|RAW [--verbose] [--json]")
+
+# ---- live ----
+
+# dispatch-break before `process launch`: pending, armed before the first dispatch, stops only at
+# aten::mm dispatched to CPU (basic_dispatch's forward pass: mm enters at AutogradCPU and
+# redispatches to CPU). The plugin's own breakpoints stay out of `breakpoint list`.
+dscope_lldb_test(lldb_dispatch_break_live PROGRAM basic_dispatch
+  CMD "dispatch-break aten::mm --key CPU" "process launch" "dispatch-trace" "dispatch-break --list"
+      "breakpoint list" "process kill"
+  EXPECT "pending" "dispatch-break: aten::mm at CPU" "stop reason = breakpoint"
+         "[call] op=[aten::mm], key=[AutogradCPU]" "[redispatch] op=[aten::mm], key=[CPU]"
+         "1  aten::mm at CPU" "Current breakpoints:\n(lldb) process kill"
+  REJECT "[call] op=[aten::randn]")
+# Armed at once in a live process; a base name matches every overload; --delete disarms.
+dscope_lldb_test(lldb_dispatch_break_armed_live PROGRAM basic_dispatch
+  CMD "b main" "process launch" "dispatch-break aten::add" "dispatch-break aten::relu"
+      "dispatch-break --delete 2" "dispatch-break --list" "continue" "dispatch-trace" "process kill"
+  EXPECT "Dispatch breakpoint 1: aten::add" "Dispatch breakpoint 2: aten::relu" "1  aten::add\n"
+         "dispatch-break: aten::add.Tensor at AutogradCPU" "[call] op=[aten::add.Tensor], key=[AutogradCPU]"
+  REJECT "2  aten::relu" "dispatch-break: aten::relu")
+
+# Type summaries (the `dscope` category): main's locals in printers_program (see
+# printers_program.cpp: a CPU tensor's key set, AutogradCPU, CPUBit, a 2x3 float32 tensor).
+dscope_lldb_test(lldb_summaries_live PROGRAM printers_program
+  CMD "b stop_here" "process launch" "up" "frame variable ks key backend x undefined add_name probe tls c"
+      "frame variable corrupt_impl dangling" "dscope-summary DispatchKeySet 0x12800010001"
+      "dscope-summary Bogus 1" "type category list dscope" "process kill"
+  EXPECT "(dscope::DispatchKeySet) ks = ${DSCOPE_CPU_KEYS}" "(dscope::DispatchKey) key = AutogradCPU\n"
+         "(dscope::BackendComponent) backend = CPUBit\n"
+         "(dscope::Tensor) x = Tensor[2, 3] float32 cpu requires_grad keys=${DSCOPE_CPU_KEYS}"
+         "(dscope::Tensor) undefined = Tensor(undefined)" "(dscope::OperatorName) add_name = aten::add.Tensor\n"
+         "(dscope::OperatorHandle) probe = OperatorHandle(printers::probe, schema: printers::probe(Tensor x) -> Tensor)"
+         "tls = included=DispatchKeySet(BackendSelect, ADInplaceOrView), excluded=DispatchKeySet(AutocastCPU"
+         "grad_fn=<MmBackward0>" "corrupt_impl = <error: tensor of 200 dimensions"
+         "dangling = <error: cannot read memory at 0x" "\n${DSCOPE_CPU_KEYS}\n" "dscope: "
+         "Category: dscope (enabled)")
+
+# dispatch-trace --frames: the chain rebuilt from LLDB's stack, one frame at a time, at a live
+# stop in the CPU mm kernel (mm enters at AutogradCPU, redispatches to CPU), and on the overflow
+# core, where the walk stops at its bound without unwinding the rest. The [call] key comes from
+# the kernel that ran (the optimizer dropped `ks`); LLDB 16 cannot evaluate the entry value GDB
+# uses for the [redispatch] frame's `ks`, so only its operator is checked.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" OR CMAKE_BUILD_TYPE STREQUAL "Debug")
+  dscope_lldb_test(lldb_frames_live PROGRAM basic_dispatch
+    CMD "b mm_cpu" "process launch" "dispatch-trace --frames" "process kill"
+    EXPECT "from the native stack (" "frames walked)" "[call] op=[aten::mm], key=[AutogradCPU]"
+           "[redispatch] op=[aten::mm], key=[")
+  dscope_lldb_test(lldb_frames_overflow_core PROGRAM infinite_redispatch CORE_OF crash_infinite_redispatch
+    CMD "dispatch-trace --frames"
+    EXPECT "stopped at the 20 000-frame bound" "[call] op=[myops::my_add], key=[AutogradCPU] ... repeated"
+           "my_add_autograd" "ks & after_autograd_keyset")
+  # LLDB stops unwinding at target.process.thread.max-backtrace-depth (600 000 by default): a
+  # walk that reaches the cap says so.
+  dscope_lldb_test(lldb_frames_cap_core PROGRAM infinite_redispatch CORE_OF crash_infinite_redispatch
+    SETTINGS "target.process.thread.max-backtrace-depth 1000"
+    CMD "dispatch-trace --frames --max-frames 100000"
+    EXPECT "-frame cap (LLDB: settings set target.process.thread.max-backtrace-depth)"
+           "[call] op=[myops::my_add], key=[AutogradCPU] ... repeated")
+endif()
+
+# ---- the cores of gdb_loading.cmake: a stripped runtime, a gcore core ----
+
+# The infinite redispatch with a `strip --strip-debug` runtime: everything through the
+# descriptor and the ELF symbols. The runtime's fallback kernels are named by their symbols alone
+# (as GDB's `info symbol`), the sample's own kernels (not stripped) with their source line.
+dscope_lldb_test(lldb_stripped_runtime_core PROGRAM infinite_redispatch
+  CORE ${LOADING_WORK}/stripped_overflow.core REQUIRES "gdb_loading_prefix;gdb_loading_stripped_core"
+  CMD "image list libdscope_runtime.so.0.1" "dispatch-trace" "op-table myops::my_add"
+  EXPECT "/stripped/libdscope_runtime.so" "[call] op=[myops::my_add], key=[AutogradCPU] ... repeated"
+         "my_add_autograd"
+         "AutogradOther: dscope::(anonymous namespace)::autogradFallback(dscope::OperatorHandle const&, dscope::DispatchKeySet, std::vector<dscope::IValue, std::allocator<dscope::IValue> >*)\n"
+         "AutogradCPU: (anonymous namespace)::my_add_autograd(dscope::DispatchKeySet, dscope::Tensor const&, dscope::Tensor const&) at ")
+# GDB's generate-core-file of tls_leak at its checkpoint: no dispatch in progress, AutogradCPU
+# still excluded.
+dscope_lldb_test(lldb_gcore PROGRAM tls_leak CORE ${LOADING_WORK}_gcore/tls_leak.core REQUIRES gdb_loading_gcore
+  CMD "dispatch-trace" "keyset --tls"
+  EXPECT "no dispatch in progress" "excluded: DispatchKeySet(AutogradCPU, AutocastCPU"
+         "excluded beyond the default: AutogradCPU")
+
+# ---- LLDB and GDB agree on source lines ----
+
+# The plugin picks a code address's line the way GDB does (lldb/src/GdbLines.h): every row
+# address of the runtime's and a sample's line tables, against gdb.find_pc_line.
+foreach(module dscope_runtime op_catalog)
+  add_test(NAME lldb_lines_match_gdb_${module}
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/lldb/tests/lines_vs_gdb.py
+            $<TARGET_FILE:dscope_lldb_lines_probe> $<TARGET_FILE:${module}>)
+  set_tests_properties(lldb_lines_match_gdb_${module} PROPERTIES LABELS "lldb")
+endforeach()

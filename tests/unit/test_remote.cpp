@@ -1,0 +1,85 @@
+// How libdscope_inspect reads a target: whole pages, once per command. A page that cannot be read
+// whole (the edge of a mapping) falls back to the exact read; nothing read survives the command.
+// The target here serves two page-aligned pages of this test's memory laid out as the runtime's
+// objects, and counts the calls.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+
+#include "dscope/DebugInterface.h"
+#include "dscope/debug/Layout.h"
+#include "dscope/inspect.h"
+#include "test_util.h"
+
+using namespace dscope;
+using testing::run;
+
+namespace {
+
+constexpr size_t kPage = 4096;
+
+// Page 0: a copy of the descriptor at 0, an operator entry's name pointer at 1024, its name at 2048.
+struct PagedMemory {
+  alignas(kPage) unsigned char bytes[2 * kPage] = {};
+  bool whole_pages_fail = false;  // as at the end of a mapping: only smaller reads succeed
+  int calls = 0;
+  dscope_target t{};
+
+  PagedMemory() {
+    std::memcpy(bytes, &dscope_debug_descriptor, sizeof dscope_debug_descriptor);
+    const char* name = reinterpret_cast<const char*>(bytes + 2048);
+    std::memcpy(bytes + 1024 + debug::Layout::OperatorEntry_full_name, &name, sizeof name);
+    setName("fake::op");
+    t.ctx = this;
+    t.read_memory = [](void* ctx, uint64_t addr, void* out, uint64_t size) {
+      auto* self = static_cast<PagedMemory*>(ctx);
+      ++self->calls;
+      auto base = reinterpret_cast<uint64_t>(self->bytes);
+      if (addr < base || addr + size > base + sizeof self->bytes) return 1;
+      if (self->whole_pages_fail && size >= kPage) return 1;
+      std::memcpy(out, reinterpret_cast<const void*>(addr), size);
+      return 0;
+    };
+    t.find_symbol = [](void* ctx, const char* name, uint64_t* addr) {
+      if (std::strcmp(name, "dscope_debug_descriptor") != 0) return 1;
+      *addr = reinterpret_cast<uint64_t>(static_cast<PagedMemory*>(ctx)->bytes);
+      return 0;
+    };
+  }
+  void setName(const char* name) { std::strcpy(reinterpret_cast<char*>(bytes + 2048), name); }
+  std::string describe() {
+    char line[96];
+    std::snprintf(line, sizeof line, "dispatch-break-describe %p 0x10001 %d", static_cast<void*>(bytes + 1024),
+                  static_cast<int>(DispatchKey::CPU));
+    return run(&t, line).text;
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("remote") {
+  TEST_CASE("reads: the descriptor and an operator name in one page cost one read") {
+    static PagedMemory m;  // static: 8 KiB, page-aligned
+    m.calls = 0;
+    CHECK(m.describe() == "dispatch-break: fake::op at CPU (keyset DispatchKeySet(CPU))\n");
+    CHECK(m.calls == 1);  // descriptor, name pointer and name: all in page 0
+  }
+
+  TEST_CASE("reads: a page that cannot be read whole falls back to exact reads") {
+    static PagedMemory m;
+    m.whole_pages_fail = true;
+    m.calls = 0;
+    CHECK(m.describe() == "dispatch-break: fake::op at CPU (keyset DispatchKeySet(CPU))\n");
+    CHECK(m.calls == 4);  // the failed page read, then descriptor, name pointer, name
+  }
+
+  TEST_CASE("reads: nothing cached outlives the command") {
+    static PagedMemory m;
+    CHECK(m.describe() == "dispatch-break: fake::op at CPU (keyset DispatchKeySet(CPU))\n");
+    m.setName("fake::renamed");  // the target changed between two commands (it ran, or it is another one)
+    m.calls = 0;
+    CHECK(m.describe() == "dispatch-break: fake::renamed at CPU (keyset DispatchKeySet(CPU))\n");
+    CHECK(m.calls == 1);
+  }
+}
