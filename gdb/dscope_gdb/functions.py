@@ -167,6 +167,8 @@ condition on dscope::TypedOperatorHandle<...>::dispatch or dscope::dispatchBoxed
         want = _string_argument("dispatch_op_is", args[0], self._USAGE)
         if "::" not in want:
             _fail("dispatch_op_is", "'%s' is not an operator name: use ns::name or ns::name.overload" % want)
+        if _frame_name(_selected_frame("dispatch_op_is")).endswith("@plt"):
+            return 0  # `break` on a dispatch function also resolves to its PLT stub: not a dispatch
         full = _frame_operator("dispatch_op_is")
         return 1 if full == want or full.split(".", 1)[0] == want else 0
 

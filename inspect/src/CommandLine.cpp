@@ -65,7 +65,7 @@ std::optional<uint64_t> parseNumber(const std::string& text) {
   char* end = nullptr;
   unsigned long long v = std::strtoull(digits, &end, is_hex ? 16 : 10);
   // A number too large is the user's mistake, said here rather than in each debugger's words.
-  if (errno == ERANGE) fail(text + " does not fit in 64 bits (a DispatchKeySet is one 64-bit word)");
+  if (errno == ERANGE) fail(text + " does not fit in 64 bits");
   if (*end != '\0') return std::nullopt;
   return static_cast<uint64_t>(v);
 }

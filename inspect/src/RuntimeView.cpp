@@ -73,6 +73,12 @@ RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
          "loaded yet?)");
   descriptor_addr_ = *addr;
   descriptor_ = mem_.read<struct dscope_debug_descriptor>(*addr, "dscope_debug_descriptor");
+  // An executable's copy of the descriptor (a copy relocation, in .bss) is all zeros until the
+  // program runs: the file alone has no runtime state.
+  static constexpr struct dscope_debug_descriptor kZero{};
+  if (std::memcmp(&descriptor_, &kZero, sizeof kZero) == 0)
+    fail("dscope_debug_descriptor at " + hex(*addr) + " is all zeros: the program is not running yet (start it or "
+         "load a core file)");
   if (std::memcmp(descriptor_.magic, DSCOPE_DEBUG_MAGIC, sizeof descriptor_.magic) != 0)
     fail("dscope_debug_descriptor at " + hex(*addr) + " has no DSCOPEDD magic (corrupt memory, or not a DispatchScope "
          "runtime)");

@@ -19,10 +19,11 @@ std::string joinArguments(char** arguments) {
 }
 
 void printResult(lldb::SBCommandReturnObject& result, const std::string& text) {
-  std::string line = text;
-  if (line.empty() || line.back() != '\n') line += '\n';
-  result.PutCString(line.c_str(), static_cast<int>(line.size()));
   result.SetStatus(lldb::eReturnStatusSuccessFinishResult);
+  if (text.empty()) return;  // a command with nothing to say (dispatch-break --delete) prints nothing
+  std::string line = text;
+  if (line.back() != '\n') line += '\n';
+  result.PutCString(line.c_str(), static_cast<int>(line.size()));
 }
 
 namespace {

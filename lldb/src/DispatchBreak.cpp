@@ -4,10 +4,12 @@
 // speed between stops. The breakpoints are C++ callbacks (SBBreakpoint::SetCallback).
 //
 // Arming: the filter lives in the runtime's memory, so it is written once the runtime is loaded
-// and relocated and before it dispatches anything. A second breakpoint, on
+// and relocated and before it dispatches anything. Breakpoints on
 // dscope::debug::registerCurrentThread (which every thread calls before its first dispatch
-// checks the filter), arms a pending filter and continues: that covers `dispatch-break` before
-// `process launch`, re-runs, and a runtime loaded later with dlopen.
+// checks the filter) and on `main` arm a pending filter once per process and continue: that
+// covers `dispatch-break` before `process launch`, re-runs, and a runtime loaded later with
+// dlopen. (LLDB 16 on Linux resolves breakpoints in the program's libraries only at its entry
+// point, after their static constructors ran: a dispatch made there cannot be caught.)
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -72,6 +74,16 @@ bool onHook(void* baton, lldb::SBProcess& process, lldb::SBThread& thread, lldb:
                   args[2] & 0xFFFF);
     LldbTarget target(process.GetTarget(), frame);
     writeToDebugger(state->debugger, target.run(line).text);
+    // LLDB stops in the code inlined at the hook's first instruction; GDB shows the hook itself,
+    // where its arguments (op, keyset, key) are variables. Select that frame, as GDB does.
+    for (uint32_t i = 0; i < 8; ++i) {
+      lldb::SBFrame f = thread.GetFrameAtIndex(i);
+      if (!f.IsValid()) break;
+      if (!f.IsInlined()) {
+        thread.SetSelectedFrame(i);
+        break;
+      }
+    }
   } catch (const std::exception& e) {
     writeToDebugger(state->debugger, std::string("dscope: dispatch-break: ") + e.what());
   }

@@ -4,9 +4,14 @@
 #include <cstring>
 #include <map>
 
+#include "DwarfCursor.h"
+
 namespace dscope::lldb_plugin {
 
 namespace {
+
+using dwarf::Cursor;
+using dwarf::stringAt;
 
 // DWARF constants (DWARF 5, §6.2 and §7.22).
 enum : uint8_t {
@@ -47,68 +52,6 @@ enum : uint64_t {
   DW_FORM_strx4 = 0x28,
 };
 
-// A bounded little-endian reader: reading past the end sets ok = false and yields zeros.
-struct Cursor {
-  const uint8_t* p;
-  const uint8_t* end;
-  bool ok = true;
-
-  bool has(uint64_t n) {
-    if (static_cast<uint64_t>(end - p) < n) ok = false;
-    return ok;
-  }
-  uint64_t fixed(int n) {
-    if (!has(n)) return 0;
-    uint64_t v = 0;
-    for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-    p += n;
-    return v;
-  }
-  uint8_t u8() { return static_cast<uint8_t>(fixed(1)); }
-  uint64_t uleb() {
-    uint64_t v = 0;
-    for (int shift = 0; ok; shift += 7) {
-      if (!has(1)) return 0;
-      uint8_t b = *p++;
-      if (shift < 64) v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) break;
-    }
-    return v;
-  }
-  int64_t sleb() {
-    int64_t v = 0;
-    int shift = 0;
-    uint8_t b = 0;
-    do {
-      if (!has(1)) return 0;
-      b = *p++;
-      if (shift < 64) v |= static_cast<int64_t>(b & 0x7f) << shift;
-      shift += 7;
-    } while (b & 0x80);
-    if (shift < 64 && (b & 0x40)) v |= -(static_cast<int64_t>(1) << shift);
-    return v;
-  }
-  std::string cstr() {
-    const void* nul = std::memchr(p, 0, end - p);
-    if (!nul) {
-      ok = false;
-      return "";
-    }
-    std::string s(reinterpret_cast<const char*>(p), static_cast<const uint8_t*>(nul) - p);
-    p = static_cast<const uint8_t*>(nul) + 1;
-    return s;
-  }
-  void skip(uint64_t n) {
-    if (has(n)) p += n;
-  }
-};
-
-std::string stringAt(const std::vector<uint8_t>& section, uint64_t offset) {
-  if (offset >= section.size()) return "";
-  const char* s = reinterpret_cast<const char*>(section.data()) + offset;
-  return std::string(s, strnlen(s, section.size() - offset));
-}
-
 bool isAbsolute(const std::string& path) { return !path.empty() && path[0] == '/'; }
 
 }  // namespace
@@ -121,7 +64,7 @@ class LineProgramReader {
       : table_(table), line_(line), line_str_(line_str), str_(str) {}
 
   void readAll() {
-    Cursor c{line_.data(), line_.data() + line_.size()};
+    Cursor c{line_.data(), line_.data(), line_.data() + line_.size()};
     while (c.ok && c.p < c.end) {
       if (!readUnit(c)) break;
     }
@@ -221,7 +164,7 @@ class LineProgramReader {
       length = c.fixed(8);
     }
     if (!c.has(length)) return false;
-    Cursor unit{c.p, c.p + length};
+    Cursor unit{c.p, c.p, c.p + length};
     c.p += length;
     h.version = static_cast<int>(unit.fixed(2));
     if (h.version < 2 || h.version > 5) return true;  // skip what we do not know
@@ -256,7 +199,7 @@ class LineProgramReader {
       }
     }
     if (!unit.ok || program > unit.end) return true;
-    Cursor prog{program, unit.end};
+    Cursor prog{program, program, unit.end};
     runProgram(prog, h);
     return true;
   }
@@ -434,7 +377,7 @@ std::shared_ptr<const GdbLineTable> GdbLineTable::parse(std::vector<uint8_t> lin
   LineProgramReader(*table, line, line_str, str).readAll();
   // .debug_aranges: per unit, (address, length) pairs after a header padded to twice the
   // address size, ended by (0, 0).
-  Cursor c{aranges.data(), aranges.data() + aranges.size()};
+  Cursor c{aranges.data(), aranges.data(), aranges.data() + aranges.size()};
   while (c.ok && c.p < c.end) {
     const uint8_t* unit_start = c.p;
     uint64_t length = c.fixed(4);
@@ -444,7 +387,7 @@ std::shared_ptr<const GdbLineTable> GdbLineTable::parse(std::vector<uint8_t> lin
       length = c.fixed(8);
     }
     if (!c.has(length)) break;
-    Cursor unit{c.p, c.p + length};
+    Cursor unit{c.p, c.p, c.p + length};
     c.p += length;
     unit.fixed(2);  // version
     unit.fixed(offset_size);

@@ -183,7 +183,9 @@ std::string gdbFunctionName(lldb::SBFunction function) {
   if (mangled && std::strncmp(mangled, "_Z", 2) == 0) return gdbDemangleFunction(mangled);
   const char* name = function.GetName();
   if (!name) return "";
-  return gdbCanonicalizes(name) ? gdbCanonicalSpelling(name) : name;
+  // LLDB writes the DWARF-built name of a function at global scope as "::f(...)"; GDB as "f(...)".
+  std::string built = std::strncmp(name, "::", 2) == 0 ? name + 2 : name;
+  return gdbCanonicalizes(built) ? gdbCanonicalSpelling(built) : built;
 }
 
 std::string gdbSymbolName(lldb::SBSymbol symbol) {

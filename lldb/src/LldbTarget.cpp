@@ -58,6 +58,22 @@ std::string expressionReason(const char* error) {
   return fallback.empty() ? "cannot evaluate" : fallback;
 }
 
+// A scalar's 64 bits as GDB's int(value) & 0xFFFFFFFFFFFFFFFF gives them: signed types
+// sign-extended (-1 is all ones), unsigned ones zero-extended.
+bool bits64(lldb::SBValue v, uint64_t* out) {
+  lldb::SBError error;
+  if (v.GetType().GetCanonicalType().GetTypeFlags() & lldb::eTypeIsSigned) {
+    int64_t signed_value = v.GetValueAsSigned(error, 0);
+    if (error.Fail()) return false;
+    *out = static_cast<uint64_t>(signed_value);
+    return true;
+  }
+  uint64_t value = v.GetValueAsUnsigned(error, 0);
+  if (error.Fail()) return false;
+  *out = value;
+  return true;
+}
+
 bool isLive(lldb::SBProcess& process) {
   if (!process.IsValid()) return false;
   switch (process.GetState()) {
@@ -473,14 +489,11 @@ bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, st
     }
     v = repr;
   }
-  lldb::SBError err;
-  uint64_t raw = v.GetValueAsUnsigned(err, 0);
-  if (err.Fail()) {
-    *error = firstLine(err.GetCString());
-    if (error->empty()) *error = "cannot read the value of " + expr;
+  if (!bits64(v, value)) {
+    lldb::SBError err = v.GetError();
+    *error = err.Fail() && err.GetCString() ? firstLine(err.GetCString()) : "cannot read the value of " + expr;
     return false;
   }
-  *value = raw;
   return true;
 }
 
@@ -549,11 +562,7 @@ bool scalarOf(lldb::SBValue v, uint64_t* out) {
     if (!repr.IsValid()) return false;
     v = repr;
   }
-  lldb::SBError error;
-  uint64_t raw = v.GetValueAsUnsigned(error, 0);
-  if (error.Fail()) return false;  // optimized out, unreadable
-  *out = raw;
-  return true;
+  return bits64(v, out);  // false: optimized out, unreadable
 }
 
 // The referent of a reference, else the value itself; its canonical, unqualified type name.

@@ -451,6 +451,8 @@ TEST_SUITE("concurrency") {
         }
       });
     }
+    // On a loaded machine the threads may not have run yet: registrations must overlap dispatches.
+    while (calls.load() == 0) std::this_thread::yield();
     for (int round = 0; round < 200; ++round) {
       Library lib(Library::IMPL, "tst", K::CPU, "stress.cpp", round);
       lib.impl("stress", &ret2);
