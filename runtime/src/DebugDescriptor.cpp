@@ -33,8 +33,15 @@ __attribute__((visibility("default"))) struct dscope_debug_descriptor dscope_deb
     {},
 };
 
-__attribute__((visibility("default"), noinline, used)) void dscope_debug_break_hook(const void* op, uint64_t keyset,
-                                                                                 uint16_t key) {
+// Optimized even in -O0 builds (GCC): its arguments then stay in their registers, where every
+// debugger reads them at the first instruction (LLDB stops there; GDB after the prologue).
+#if defined(__GNUC__) && !defined(__clang__)
+#define DSCOPE_HOOK_OPTIMIZED __attribute__((optimize("O2")))
+#else
+#define DSCOPE_HOOK_OPTIMIZED
+#endif
+__attribute__((visibility("default"), noinline, used)) DSCOPE_HOOK_OPTIMIZED void dscope_debug_break_hook(
+    const void* op, uint64_t keyset, uint16_t key) {
   // Keep the call and its arguments observable: a debugger breaks here and reads them.
   asm volatile("" : : "r"(op), "r"(keyset), "r"(key) : "memory");
 }
