@@ -423,33 +423,7 @@ class Namer {
 }  // namespace
 
 GdbDwarfNames::GdbDwarfNames(DwarfSections sections) : s_(std::move(sections)) {
-  // .debug_aranges: which unit holds an address.
-  Cursor c{s_.aranges.data(), s_.aranges.data(), s_.aranges.data() + s_.aranges.size()};
-  while (c.ok && c.p < c.end) {
-    const uint8_t* start = c.p;
-    uint64_t length = c.fixed(4);
-    int offset_size = 4;
-    if (length == 0xffffffff) {
-      offset_size = 8;
-      length = c.fixed(8);
-    }
-    if (!c.has(length)) break;
-    Cursor u{c.begin, c.p, c.p + length};
-    c.p += length;
-    u.fixed(2);
-    const uint64_t unit_offset = u.fixed(offset_size);
-    const int as = static_cast<int>(u.fixed(1));
-    u.fixed(1);
-    if (as != 8 && as != 4) continue;
-    const uint64_t header = static_cast<uint64_t>(u.p - start), align = 2 * as;
-    u.skip((align - header % align) % align);
-    while (u.ok && u.p < u.end) {
-      uint64_t a = u.fixed(as), n = u.fixed(as);
-      if (a == 0 && n == 0) break;
-      if (n) aranges_.push_back({{a, a + n}, unit_offset});
-    }
-  }
-  std::sort(aranges_.begin(), aranges_.end());
+  aranges_ = dwarf::readAranges(s_.aranges);  // which unit holds an address
 }
 
 GdbDwarfNames::~GdbDwarfNames() = default;
@@ -463,12 +437,8 @@ const GdbDwarfNames::Unit* GdbDwarfNames::unitAt(uint64_t unit_offset) const {
 GdbDwarfNames::Answer GdbDwarfNames::functionAt(uint64_t pc) const {
   std::lock_guard<std::mutex> lock(mutex_);
   Answer answer;
-  auto it = std::upper_bound(aranges_.begin(), aranges_.end(), std::make_pair(std::make_pair(pc, UINT64_MAX), UINT64_MAX));
-  const Unit* unit = nullptr;
-  for (int back = 0; it != aranges_.begin() && back < 64 && !unit; ++back) {
-    --it;
-    if (pc >= it->first.first && pc < it->first.second) unit = unitAt(it->second);
-  }
+  const dwarf::Arange* range = dwarf::arangeAt(aranges_, pc);
+  const Unit* unit = range ? unitAt(range->unit_offset) : nullptr;
   if (!unit) return answer;  // Unknown
   Namer namer(*unit);
   for (const Die& die : unit->dies) {

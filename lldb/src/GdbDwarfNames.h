@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "DwarfCursor.h"
+
 namespace dscope::lldb_plugin {
 
 struct DwarfSections {
@@ -42,7 +44,7 @@ class GdbDwarfNames {
   const Unit* unitAt(uint64_t unit_offset) const;
 
   DwarfSections s_;
-  std::vector<std::pair<std::pair<uint64_t, uint64_t>, uint64_t>> aranges_;  // [low, high) -> unit offset
+  std::vector<dwarf::Arange> aranges_;
   mutable std::mutex mutex_;
   mutable std::map<uint64_t, std::unique_ptr<Unit>> units_;
 };

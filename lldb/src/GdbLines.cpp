@@ -375,48 +375,12 @@ std::shared_ptr<const GdbLineTable> GdbLineTable::parse(std::vector<uint8_t> lin
                                                         std::vector<uint8_t> str, std::vector<uint8_t> aranges) {
   auto table = std::make_shared<GdbLineTable>();
   LineProgramReader(*table, line, line_str, str).readAll();
-  // .debug_aranges: per unit, (address, length) pairs after a header padded to twice the
-  // address size, ended by (0, 0).
-  Cursor c{aranges.data(), aranges.data(), aranges.data() + aranges.size()};
-  while (c.ok && c.p < c.end) {
-    const uint8_t* unit_start = c.p;
-    uint64_t length = c.fixed(4);
-    int offset_size = 4;
-    if (length == 0xffffffff) {
-      offset_size = 8;
-      length = c.fixed(8);
-    }
-    if (!c.has(length)) break;
-    Cursor unit{c.p, c.p, c.p + length};
-    c.p += length;
-    unit.fixed(2);  // version
-    unit.fixed(offset_size);
-    const int address_size = unit.u8();
-    unit.u8();  // segment selector size
-    if (address_size != 8 && address_size != 4) continue;
-    const uint64_t header = static_cast<uint64_t>(unit.p - unit_start);
-    const uint64_t align = 2 * address_size;
-    unit.skip((align - header % align) % align);
-    while (unit.ok && unit.p < unit.end) {
-      uint64_t start = unit.fixed(address_size), size = unit.fixed(address_size);
-      if (start == 0 && size == 0) break;
-      if (size) table->unit_ranges_.emplace_back(start, start + size);
-    }
-  }
-  std::sort(table->unit_ranges_.begin(), table->unit_ranges_.end());
+  table->unit_ranges_ = dwarf::readAranges(aranges);
   return table;
 }
 
 std::optional<SourceLine> GdbLineTable::lookup(uint64_t pc) const {
-  if (!unit_ranges_.empty()) {
-    auto r = std::upper_bound(unit_ranges_.begin(), unit_ranges_.end(), std::make_pair(pc, UINT64_MAX));
-    bool inside = false;
-    for (int back = 0; r != unit_ranges_.begin() && back < 64 && !inside; ++back) {
-      --r;
-      inside = pc >= r->first && pc < r->second;
-    }
-    if (!inside) return std::nullopt;
-  }
+  if (!unit_ranges_.empty() && !dwarf::arangeAt(unit_ranges_, pc)) return std::nullopt;
   // The unit (GDB: the compunit) whose sequences cover pc.
   auto it = std::upper_bound(sequences_.begin(), sequences_.end(), pc,
                              [](uint64_t a, const Sequence& s) { return a < s.low; });

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "DwarfCursor.h"
+
 namespace dscope::lldb_plugin {
 
 struct SourceLine {
@@ -56,7 +58,7 @@ class GdbLineTable {
   // The compile units' address ranges (.debug_aranges), sorted: GDB answers only for an address
   // inside a compile unit (not, say, for the padding after a function's last row). Empty: no
   // such check.
-  std::vector<std::pair<uint64_t, uint64_t>> unit_ranges_;
+  std::vector<dwarf::Arange> unit_ranges_;
   friend class LineProgramReader;
 };
 

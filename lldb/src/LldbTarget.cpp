@@ -323,52 +323,47 @@ std::vector<uint8_t> sectionBytes(lldb::SBModule& module, const char* name) {
   return bytes;
 }
 
-// GDB's line table of a module (parsed once per module file), or null without .debug_line.
-std::shared_ptr<const GdbLineTable> gdbLinesOf(lldb::SBModule module) {
+// What build() makes of a module file, made once per file (its path and UUID): the DWARF
+// readers below parse whole sections.
+template <class T, class Build>
+std::shared_ptr<const T> oncePerModuleFile(lldb::SBModule& module, Build build) {
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const GdbLineTable>> tables;
+  static std::map<std::string, std::shared_ptr<const T>> made;
   char path[4096] = {};
   module.GetFileSpec().GetPath(path, sizeof path);
   const char* uuid = module.GetUUIDString();
-  std::string key = std::string(path) + "|" + (uuid ? uuid : "");
+  const std::string key = std::string(path) + "|" + (uuid ? uuid : "");
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = tables.find(key);
-  if (it != tables.end()) return it->second;
-  std::shared_ptr<const GdbLineTable> table;
-  std::vector<uint8_t> line = sectionBytes(module, ".debug_line");
-  if (!line.empty())
-    table = GdbLineTable::parse(std::move(line), sectionBytes(module, ".debug_line_str"), sectionBytes(module, ".debug_str"),
-                                 sectionBytes(module, ".debug_aranges"));
-  tables[key] = table;
-  return table;
+  auto it = made.find(key);
+  if (it == made.end()) it = made.emplace(key, build()).first;
+  return it->second;
+}
+
+// GDB's line table of a module, or null without .debug_line.
+std::shared_ptr<const GdbLineTable> gdbLinesOf(lldb::SBModule module) {
+  return oncePerModuleFile<GdbLineTable>(module, [&]() -> std::shared_ptr<const GdbLineTable> {
+    std::vector<uint8_t> line = sectionBytes(module, ".debug_line");
+    if (line.empty()) return nullptr;
+    return GdbLineTable::parse(std::move(line), sectionBytes(module, ".debug_line_str"), sectionBytes(module, ".debug_str"),
+                               sectionBytes(module, ".debug_aranges"));
+  });
 }
 
 // GDB's names for the functions of a module LLDB has no Function for (parsed lazily), or null
 // without .debug_info.
 std::shared_ptr<const GdbDwarfNames> gdbDwarfNamesOf(lldb::SBModule module) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const GdbDwarfNames>> names;
-  char path[4096] = {};
-  module.GetFileSpec().GetPath(path, sizeof path);
-  const char* uuid = module.GetUUIDString();
-  std::string key = std::string(path) + "|" + (uuid ? uuid : "");
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = names.find(key);
-  if (it != names.end()) return it->second;
-  std::shared_ptr<const GdbDwarfNames> table;
-  DwarfSections s;
-  s.info = sectionBytes(module, ".debug_info");
-  if (!s.info.empty()) {
+  return oncePerModuleFile<GdbDwarfNames>(module, [&]() -> std::shared_ptr<const GdbDwarfNames> {
+    DwarfSections s;
+    s.info = sectionBytes(module, ".debug_info");
+    if (s.info.empty()) return nullptr;
     s.abbrev = sectionBytes(module, ".debug_abbrev");
     s.str = sectionBytes(module, ".debug_str");
     s.line_str = sectionBytes(module, ".debug_line_str");
     s.rnglists = sectionBytes(module, ".debug_rnglists");
     s.ranges = sectionBytes(module, ".debug_ranges");
     s.aranges = sectionBytes(module, ".debug_aranges");
-    table = std::make_shared<GdbDwarfNames>(std::move(s));
-  }
-  names[key] = table;
-  return table;
+    return std::make_shared<GdbDwarfNames>(std::move(s));
+  });
 }
 
 // LLDB 16 makes no Function of a GCC function whose code is split into a hot and a cold part
