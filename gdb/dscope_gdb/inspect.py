@@ -169,20 +169,30 @@ class _StackWalk:
 _walk = _StackWalk()
 
 
-@_FRAME_FUNCTION
-def _frame_function(_ctx, tid, level, out, size):
+def _frame_callback(prototype):
+    """Makes fn(frame, *rest) a dscope_target frame callback: it runs on GDB's frame `level` of the
+    thread whose LWP is `tid`; status 1 past the outermost frame and on any failure (the caller is
+    C: it must never see an exception)."""
+    def wrap(fn):
+        @prototype
+        def callback(_ctx, tid, level, *rest):
+            try:
+                frame = _walk.frame(tid, level)
+                return 1 if frame is None else fn(frame, *rest)
+            except Exception:  # gdb.error, optimized out, unreadable
+                return 1
+        return callback
+    return wrap
+
+
+@_frame_callback(_FRAME_FUNCTION)
+def _frame_function(frame, out, size):
     try:
-        frame = _walk.frame(tid, level)
-        if frame is None:
-            return 1
-        try:
-            name = frame.name() or ""
-        except gdb.error:
-            name = ""
-        _copy_out(name, out, size)
-        return 0
-    except Exception:
-        return 1
+        name = frame.name() or ""
+    except gdb.error:
+        name = ""
+    _copy_out(name, out, size)
+    return 0
 
 
 def _scalar(value):
@@ -198,22 +208,13 @@ def _scalar(value):
     return int(value) & 0xFFFFFFFFFFFFFFFF
 
 
-@_FRAME_VALUE
-def _frame_value(_ctx, tid, level, path, out):
-    try:
-        frame = _walk.frame(tid, level)
-        if frame is None:
-            return 1
-        path = path.decode()
-        # Only what the DWARF says at the frame's pc (no GDB-only entry values such as ks@entry),
-        # so that GDB and LLDB see the same variables and print the same chain.
-        try:
-            out[0] = _scalar(frame.read_var(path) if path.isidentifier() else _eval_in(frame, path))
-            return 0
-        except (gdb.error, RuntimeError, ValueError):
-            return 1
-    except Exception:
-        return 1
+@_frame_callback(_FRAME_VALUE)
+def _frame_value(frame, path, out):
+    path = path.decode()
+    # Only what the DWARF says at the frame's pc (no GDB-only entry values such as ks@entry),
+    # so that GDB and LLDB see the same variables and print the same chain.
+    out[0] = _scalar(frame.read_var(path) if path.isidentifier() else _eval_in(frame, path))
+    return 0
 
 
 def _eval_in(frame, expression):
@@ -223,35 +224,29 @@ def _eval_in(frame, expression):
     return value
 
 
-@_FRAME_TENSORS
-def _frame_tensors(_ctx, tid, level, impls, limit, count):
+@_frame_callback(_FRAME_TENSORS)
+def _frame_tensors(frame, impls, limit, count):
     """The TensorImpl pointers of the frame's `args` pack (GDB names its elements args#0, args#1...)."""
-    try:
-        frame = _walk.frame(tid, level)
-        if frame is None:
+    n = 0
+    for index in range(64):
+        try:
+            arg = frame.read_var("args#%d" % index)
+        except ValueError:  # past the pack
+            break
+        if arg.is_optimized_out:
             return 1
-        n = 0
-        for index in range(64):
-            try:
-                arg = frame.read_var("args#%d" % index)
-            except ValueError:  # past the pack
-                break
-            if arg.is_optimized_out:
+        if arg.type.strip_typedefs().code == gdb.TYPE_CODE_REF:
+            arg = arg.referenced_value()
+        tag = arg.type.strip_typedefs().tag or ""
+        if tag == "dscope::Tensor":
+            if n == limit:
                 return 1
-            if arg.type.strip_typedefs().code == gdb.TYPE_CODE_REF:
-                arg = arg.referenced_value()
-            tag = arg.type.strip_typedefs().tag or ""
-            if tag == "dscope::Tensor":
-                if n == limit:
-                    return 1
-                impls[n] = int(arg["impl_"]["p_"])
-                n += 1
-            elif "Tensor" in tag:
-                return 1  # an optional or a list of tensors: the set would be incomplete
-        count[0] = n
-        return 0
-    except Exception:
-        return 1
+            impls[n] = int(arg["impl_"]["p_"])
+            n += 1
+        elif "Tensor" in tag:
+            return 1  # an optional or a list of tensors: the set would be incomplete
+    count[0] = n
+    return 0
 
 
 # Code addresses keep their names while the loaded objfiles stay the same; op-table asks for the
