@@ -17,9 +17,9 @@ namespace {
 const char* kArmUsage = "dispatch-break-arm OP [--key K] [--json] | dispatch-break-arm --clear [--json]";
 const char* kDescribeUsage = "dispatch-break-describe OP_PTR KEYSET KEY [--json]";
 
-constexpr uint64_t kBreakCountOffset = offsetof(struct dscope_debug_descriptor, break_count);
-constexpr uint64_t kBreakBloomOffset = offsetof(struct dscope_debug_descriptor, break_bloom);
-constexpr uint64_t kBreaksOffset = offsetof(struct dscope_debug_descriptor, breaks);
+constexpr uint64_t kBreakCountOffset = offsetof(struct dscope_debug_descriptor_t, break_count);
+constexpr uint64_t kBreakBloomOffset = offsetof(struct dscope_debug_descriptor_t, break_bloom);
+constexpr uint64_t kBreaksOffset = offsetof(struct dscope_debug_descriptor_t, breaks);
 
 std::string keyLabel(uint16_t key) {
   return key == DSCOPE_BREAK_ANY_KEY ? "any key" : toString(static_cast<DispatchKey>(key));

@@ -72,10 +72,10 @@ RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
     fail("no DispatchScope runtime in this process (symbol dscope_debug_descriptor not found; is libdscope_runtime "
          "loaded yet?)");
   descriptor_addr_ = *addr;
-  descriptor_ = mem_.read<struct dscope_debug_descriptor>(*addr, "dscope_debug_descriptor");
+  descriptor_ = mem_.read<struct dscope_debug_descriptor_t>(*addr, "dscope_debug_descriptor");
   // An executable's copy of the descriptor (a copy relocation, in .bss) is all zeros until the
   // program runs: the file alone has no runtime state.
-  static constexpr struct dscope_debug_descriptor kZero{};
+  static constexpr struct dscope_debug_descriptor_t kZero{};
   if (std::memcmp(&descriptor_, &kZero, sizeof kZero) == 0)
     fail("dscope_debug_descriptor at " + hex(*addr) + " is all zeros: the program is not running yet (start it or "
          "load a core file)");

@@ -66,7 +66,7 @@ class RuntimeView {
   explicit RuntimeView(const Remote& mem);
 
   const Remote& mem() const { return mem_; }
-  const struct dscope_debug_descriptor& descriptor() const { return descriptor_; }
+  const struct dscope_debug_descriptor_t& descriptor() const { return descriptor_; }
   uint64_t descriptorAddress() const { return descriptor_addr_; }
 
   // ---- operators ----
@@ -104,7 +104,7 @@ class RuntimeView {
 
   const Remote& mem_;
   uint64_t descriptor_addr_ = 0;
-  struct dscope_debug_descriptor descriptor_{};
+  struct dscope_debug_descriptor_t descriptor_{};
   // Shared (not copied) with the cache of the last target read: a copy of 3 693 names per
   // command cost more than the command itself.
   mutable std::shared_ptr<const OperatorList> operators_;

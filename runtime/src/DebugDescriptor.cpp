@@ -14,7 +14,7 @@
 
 extern "C" {
 
-__attribute__((visibility("default"))) struct dscope_debug_descriptor dscope_debug_descriptor = {
+__attribute__((visibility("default"))) struct dscope_debug_descriptor_t dscope_debug_descriptor = {
     {'D', 'S', 'C', 'O', 'P', 'E', 'D', 'D'},
     DSCOPE_DEBUG_INTERFACE_VERSION,
     sizeof(void*),

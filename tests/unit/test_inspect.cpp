@@ -466,7 +466,7 @@ TEST_SUITE("inspect") {
 
   TEST_CASE("a corrupted descriptor copy: magic - version - layout hash") {
     TestTarget t;
-    static struct dscope_debug_descriptor fake;
+    static struct dscope_debug_descriptor_t fake;
     t.symbol_overrides["dscope_debug_descriptor"] = reinterpret_cast<uint64_t>(&fake);
     std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
     CHECK(!run(t, "op-table aten::mm --computed").error);  // the copy itself decodes
@@ -493,7 +493,7 @@ TEST_SUITE("inspect") {
 
   TEST_CASE("fake operator lists: a cycle - an absurd count - an unterminated name") {
     TestTarget t;
-    static struct dscope_debug_descriptor fake;
+    static struct dscope_debug_descriptor_t fake;
     std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
     t.symbol_overrides["dscope_debug_descriptor"] = reinterpret_cast<uint64_t>(&fake);
     using L = debug::Layout;

@@ -80,7 +80,9 @@ struct dscope_break_entry {
  * the inline path only when one of them is armed (or shares a bit with an armed name). */
 static inline uint64_t dscope_break_bloom_bit(uint64_t name_hash) { return (uint64_t)1 << (name_hash >> 58); }
 
-struct dscope_debug_descriptor {
+/* Named apart from the variable: a C++ class and a global of one name make `&dscope_debug_descriptor`
+ * ambiguous to GDB, which then may find the type (it did in clang builds with a .gdb_index). */
+struct dscope_debug_descriptor_t {
   char magic[8];        /* DSCOPE_DEBUG_MAGIC, not NUL-terminated */
   uint32_t version;     /* DSCOPE_DEBUG_INTERFACE_VERSION */
   uint32_t pointer_size;
@@ -104,7 +106,7 @@ struct dscope_debug_descriptor {
 };
 
 /* The exported, never-stripped entry point for tools. Writable: debuggers arm the break filter. */
-extern struct dscope_debug_descriptor dscope_debug_descriptor;
+extern struct dscope_debug_descriptor_t dscope_debug_descriptor;
 
 /* Called on a dispatch matching the break filter; a debugger puts its breakpoint here.
  * op: dscope::impl::OperatorEntry*, keyset: raw key set, key: the chosen DispatchKey. */

@@ -112,9 +112,9 @@ struct Layout {
   static constexpr uint64_t hash() {
     return mix({
         DSCOPE_LAYOUT_HASH_SALT,
-        sizeof(struct dscope_debug_descriptor), offsetof(struct dscope_debug_descriptor, dispatcher),
-        offsetof(struct dscope_debug_descriptor, thread_records), offsetof(struct dscope_debug_descriptor, break_count),
-        offsetof(struct dscope_debug_descriptor, breaks), sizeof(dscope_break_entry),
+        sizeof(struct dscope_debug_descriptor_t), offsetof(struct dscope_debug_descriptor_t, dispatcher),
+        offsetof(struct dscope_debug_descriptor_t, thread_records), offsetof(struct dscope_debug_descriptor_t, break_count),
+        offsetof(struct dscope_debug_descriptor_t, breaks), sizeof(dscope_break_entry),
         sizeof(dscope_thread_records), offsetof(dscope_thread_records, depth), offsetof(dscope_thread_records, first),
         offsetof(dscope_thread_records, ring), sizeof(dscope_dispatch_record), offsetof(dscope_dispatch_record, keyset),
         offsetof(dscope_dispatch_record, kind),
@@ -149,7 +149,7 @@ struct Layout {
         Device_index, sizeof(ScalarType), KernelFunction_owned_functor, sizeof(OperatorName), OperatorName_name,
         OperatorName_overload_name, sizeof(std::string), DispatchRecord_op,
         // The break filter's bloom word (dispatch-break-arm writes it with the entries).
-        offsetof(struct dscope_debug_descriptor, break_bloom),
+        offsetof(struct dscope_debug_descriptor_t, break_bloom),
     });
   }
 };
