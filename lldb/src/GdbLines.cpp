@@ -211,14 +211,25 @@ class LineProgramReader {
     const auto unit_index = static_cast<uint32_t>(table_.units_.size() - 1);
     GdbLineTable::Unit& unit = table_.units_.back();
     std::map<std::string, int> by_name;
-    // GDB allocates a symtab per distinct file in file-table order (the primary file, entry 0
-    // in DWARF 5, first); find_pc_sect_line visits them in that order.
+    // buildsym.c start_subfile: a file joins the first subfile of the same name, where an
+    // absolute name also matches a relative subfile name under the compilation directory.
+    auto addSubfile = [&](const std::string& name, const std::string& comp_dir) {
+      if (by_name.count(name)) return;
+      const int index = static_cast<int>(unit.subfiles.size());
+      by_name.emplace(name, index);
+      if (!isAbsolute(name) && !comp_dir.empty()) by_name.emplace(comp_dir + "/" + name, index);
+      unit.subfiles.push_back({name, {}});
+    };
+    // GDB starts the primary subfile with the unit's DW_AT_name, relative to DW_AT_comp_dir as
+    // written: in DWARF 5 file 0 and directory 0. (A clang file 0 "../../a.cpp" in directory 0
+    // is GDB's "../../a.cpp", not "<comp_dir>/../../a.cpp".) Then a symtab per distinct file in
+    // file-table order; find_pc_sect_line visits them in that order.
+    const std::string comp_dir = h.version >= 5 && !h.dirs.empty() ? h.dirs[0] : std::string();
+    if (h.version >= 5 && !h.files.empty() && !h.files[0].name.empty()) addSubfile(h.files[0].name, comp_dir);
     for (uint64_t i = (h.version >= 5 ? 0 : 1); i < h.files.size() + (h.version >= 5 ? 0 : 1); ++i) {
       const FileEntry* fe = fileAt(h, i);
       if (!fe) continue;
-      std::string name = subfileName(h, *fe);
-      if (by_name.emplace(name, static_cast<int>(unit.subfiles.size())).second)
-        unit.subfiles.push_back({name, {}});
+      addSubfile(subfileName(h, *fe), comp_dir);
     }
     auto subfileOf = [&](uint64_t file_index) -> int {
       const FileEntry* fe = fileAt(h, file_index);

@@ -16,5 +16,6 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
   registerCommands(debugger);
   registerDispatchBreak(debugger);
   registerSummaries(debugger);
+  importSyntheticChildren(debugger);
   return true;
 }

@@ -15,6 +15,10 @@ void registerDispatchBreak(lldb::SBDebugger debugger);
 // The `dscope` type category: one C++ summary per runtime type (Summaries.cpp).
 void registerSummaries(lldb::SBDebugger debugger);
 
+// Imports pretty_printers' lldb_synthetic.py (the synthetic children), found from the plugin's
+// own location; one "dscope: " line when it is missing (SyntheticChildren.cpp).
+void importSyntheticChildren(lldb::SBDebugger debugger);
+
 // "a b c" from LLDB's already split argument vector (the inspect library splits it again).
 std::string joinArguments(char** arguments);
 

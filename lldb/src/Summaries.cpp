@@ -54,19 +54,14 @@ std::string errorText(std::string text) {
   return "<error: " + text + ">";
 }
 
-// `summary TYPE WORD`'s WORD for value, or false with the reason.
-bool wordOf(lldb::SBValue value, Word word, uint64_t* out, std::string* error) {
-  if (value.GetType().GetCanonicalType().IsReferenceType()) value = value.Dereference();
-  value = value.GetNonSyntheticValue();
-  if (word == Word::Address) {
-    uint64_t addr = value.GetLoadAddress();
-    if (addr == LLDB_INVALID_ADDRESS || addr == 0) {
-      *error = "the value is not in memory";
-      return false;
-    }
-    *out = addr;
-    return true;
-  }
+uint64_t littleEndian(const uint8_t* bytes, size_t size) {
+  uint64_t w = 0;
+  for (size_t i = 0; i < size; ++i) w |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+  return w;
+}
+
+// The bits of a value type (little endian), or false with the reason.
+bool bitsOf(lldb::SBValue value, uint64_t* out, std::string* error) {
   lldb::SBData data = value.GetData();
   const size_t size = data.IsValid() ? data.GetByteSize() : 0;
   if (size == 0 || size > 8) {
@@ -80,9 +75,64 @@ bool wordOf(lldb::SBValue value, Word word, uint64_t* out, std::string* error) {
     *error = "the value is not available";
     return false;
   }
-  uint64_t w = 0;
-  for (size_t i = 0; i < size; ++i) w |= static_cast<uint64_t>(bytes[i]) << (8 * i);
-  *out = w;
+  *out = littleEndian(bytes, size);
+  return true;
+}
+
+// The address a reference refers to: the reference's own value, wherever its DWARF puts it (a
+// stack slot, a register, an implicit value). Dereference() is not enough: where clang emits the
+// referent's type only as a declaration (its definition is in another module, as OperatorEntry's
+// in the runtime), the dereferenced value has no address at all.
+bool referentOf(lldb::SBValue reference, uint64_t* out, std::string* error) {
+  lldb::SBError e;
+  const uint64_t addr = reference.GetNonSyntheticValue().GetValueAsUnsigned(e, 0);
+  if (e.Fail() || addr == 0) {
+    *error = e.Fail() && e.GetCString() ? e.GetCString() : "the reference is null";
+    return false;
+  }
+  *out = addr;
+  return true;
+}
+
+// The bits of a value type that a reference refers to: the dereferenced value's, else read at
+// the referent's address with the size of the type's complete definition.
+bool referentBitsOf(lldb::SBValue reference, uint64_t* out, std::string* error) {
+  if (bitsOf(reference.GetNonSyntheticValue().Dereference(), out, error)) return true;
+  uint64_t addr = 0;
+  if (!referentOf(reference, &addr, error)) return false;
+  lldb::SBType type = reference.GetTarget().FindFirstType(
+      reference.GetType().GetCanonicalType().GetDereferencedType().GetUnqualifiedType().GetName());
+  const uint64_t size = type.IsValid() ? type.GetByteSize() : 0;
+  if (size == 0 || size > 8) {
+    *error = "the value is not available";
+    return false;
+  }
+  uint8_t bytes[8] = {};
+  lldb::SBError e;
+  if (reference.GetProcess().ReadMemory(addr, bytes, size, e) < size || e.Fail()) {
+    char line[64];
+    std::snprintf(line, sizeof line, "cannot read memory at 0x%" PRIx64, addr);
+    *error = line;
+    return false;
+  }
+  *out = littleEndian(bytes, size);
+  return true;
+}
+
+// `summary TYPE WORD`'s WORD for value, or false with the reason. A reference (LLDB hands the
+// summary of `const T& r` the reference itself) is followed: GDB's printer sees the referent.
+bool wordOf(lldb::SBValue value, Word word, uint64_t* out, std::string* error) {
+  if (value.GetType().GetCanonicalType().IsReferenceType()) {
+    return word == Word::Address ? referentOf(value, out, error) : referentBitsOf(value, out, error);
+  }
+  value = value.GetNonSyntheticValue();
+  if (word == Word::Bits) return bitsOf(value, out, error);
+  uint64_t addr = value.GetLoadAddress();
+  if (addr == LLDB_INVALID_ADDRESS || addr == 0) {
+    *error = "the value is not in memory";
+    return false;
+  }
+  *out = addr;
   return true;
 }
 
@@ -107,6 +157,12 @@ bool summarize(size_t index, lldb::SBValue value, lldb::SBStream& stream) {
   } catch (...) {
     text = "<error: internal error in the LLDB plugin>";
   }
+  // An enumerator the summary only repeats (DispatchKey CPU, BackendComponent CPUBit): no
+  // summary, so the value shows once. `frame variable` prints the value when there is no summary
+  // (the type's hidden value is hidden only behind one), and lldb-vscode, which shows "VALUE
+  // SUMMARY", would show "CPU CPU".
+  const char* own = value.GetValue();
+  if (own && text == own) return false;
   stream.Printf("%s", text.c_str());
   return true;
 }

@@ -7,8 +7,14 @@ LLDB plugin's `dscope-summary TYPE WORD --json` (libdscope_inspect's `summary`) 
 children it answers into SBValues of the runtime's types (so they print with the plugin's
 summaries), a bool, an int64_t array, an autograd::Node*, or the child's text.
 
-Load it after the plugin (which registers the summaries, in the `dscope` category, and the
-dscope-summary command):
+The other runtime types have a provider with no children, as GDB's printers have no
+children() for them: a KernelFunction, an OperatorHandle, a Device show their summary alone, not
+their raw members.
+
+`plugin load` of the LLDB plugin imports this file itself (lldb/src/SyntheticChildren.cpp:
+<datadir>/dscope/pretty_printers/dscope_printers/lldb_synthetic.py when installed, the source
+tree's for the build tree's plugin), after registering the summaries (the `dscope` category) and
+the dscope-summary command. Importing it again by hand is harmless:
     command script import <prefix>/share/dscope/pretty_printers/dscope_printers/lldb_synthetic.py
 __lldb_init_module adds the providers to the `dscope` category. A provider never raises into
 LLDB: when the value cannot be decoded it has no children (the summary says why)."""
@@ -41,16 +47,28 @@ def summary_json(debugger, type_name, word):
 
 
 def _word(valobj, type_name, by_address):
-    """summary's WORD for a value: its address, or its own bits (a key set need not be in memory)."""
+    """summary's WORD for a value: its address, or its own bits (a key set need not be in memory).
+    A reference is followed through its own value, the referent's address, wherever its DWARF
+    puts it: where clang emits the referent's type as a declaration only (its definition is in
+    another module), Dereference() gives a value with no address and no data."""
     value = valobj.GetNonSyntheticValue()
-    if value.GetType().IsReferenceType():
-        value = value.Dereference()
+    size = None if by_address else value_types.CHILD_VALUE_TYPES[type_name][1]
+    if value.GetType().GetCanonicalType().IsReferenceType():
+        error = lldb.SBError()
+        address = value.GetValueAsUnsigned(error, 0)
+        if error.Fail() or address == 0:
+            raise _Failure("null reference")
+        if by_address:
+            return address
+        data = valobj.GetProcess().ReadMemory(address, size, error)
+        if error.Fail() or data is None:
+            raise _Failure(error.GetCString() or "unreadable value")
+        return int.from_bytes(data, "little")
     if by_address:
         address = value.GetLoadAddress()
         if address == lldb.LLDB_INVALID_ADDRESS:
             raise _Failure("not in memory")
         return address
-    size = value_types.CHILD_VALUE_TYPES[type_name][1]
     error = lldb.SBError()
     data = value.GetData().ReadRawData(error, 0, size)
     if error.Fail() or data is None:
@@ -170,6 +188,30 @@ class LocalDispatchKeySetChildren(SummaryChildren):
     TYPE = "PODLocalDispatchKeySet"
 
 
+class NoChildren:
+    """A type GDB's printer shows without children (its printer has no children()): the summary
+    is the whole value, as in GDB. Without this LLDB would list the raw members (a
+    KernelFunction's functor_, boxed_fn_, ...) under the summary, and an IDE would expand them."""
+
+    def __init__(self, _valobj, _internal_dict):
+        pass
+
+    def update(self):
+        return True  # nothing to re-read
+
+    def has_children(self):
+        return False
+
+    def num_children(self, _max_count=None):
+        return 0
+
+    def get_child_index(self, _name):
+        return -1
+
+    def get_child_at_index(self, _index):
+        return None
+
+
 # C++ type -> provider class (exact names; -p: not for pointers to them).
 PROVIDERS = {
     "dscope::DispatchKeySet": DispatchKeySetChildren,
@@ -178,10 +220,19 @@ PROVIDERS = {
     "dscope::TensorImpl": TensorImplChildren,
     "dscope::impl::PODLocalDispatchKeySet": LocalDispatchKeySetChildren,
 }
+# Every other type the printers cover, as GDB prints it: no children.
+for _cpp_type, _summary_type in {**value_types.BY_VALUE, **value_types.BY_ADDRESS}.items():
+    if _summary_type not in value_types.WITH_CHILDREN:
+        PROVIDERS.setdefault(_cpp_type, NoChildren)
+# Template instances, by regex (TypedOperatorHandle<Sig>).
+REGEX_PROVIDERS = {"^%s.+>$" % prefix: NoChildren for prefix in value_types.BY_ADDRESS_PREFIXES}
 
 
 def __lldb_init_module(debugger, _internal_dict):
     for cpp_type, provider in PROVIDERS.items():
         debugger.HandleCommand('type synthetic add -w %s -p -l %s.%s "%s"' % (CATEGORY, __name__, provider.__name__,
                                                                               cpp_type))
+    for regex, provider in REGEX_PROVIDERS.items():
+        debugger.HandleCommand("type synthetic add -w %s -p -l %s.%s -x '%s'" % (CATEGORY, __name__,
+                                                                                provider.__name__, regex))
     debugger.HandleCommand("type category enable %s" % CATEGORY)

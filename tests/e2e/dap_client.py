@@ -3,16 +3,22 @@
 way an IDE does, and checks what its variables view shows (tests/e2e/dap_tests.cmake):
 
   dap_client.py --adapter lldb-vscode-16 --program P [--arg A ...] [--init CMD ...]
-                --break FUNCTION [--frame NAME] [--expect NAME=TEXT ...] [--expect-children NAME=V1|V2 ...]
+                --break FUNCTION [--frame NAME] [--expect NAME=TEXT ...] [--expect-exact NAME=TEXT ...]
+                [--expect-children NAME=V1|V2 ...]
 
-initialize, launch (initCommands: --init, e.g. `plugin load` and `command script import`), a
-function breakpoint, configurationDone; at the first stop: threads, stackTrace, scopes, and the
-variables of the first scope (locals and arguments) of the stopped frame, or of the first frame
-whose name contains --frame.
+initialize, launch (initCommands: --init, e.g. `plugin load`, which also imports the synthetic
+children), a function breakpoint, configurationDone; at the first stop: threads, stackTrace,
+scopes, and the variables of the first scope (locals and arguments) of the stopped frame, or of
+the first frame whose name contains --frame.
 
   --expect NAME=TEXT           the variable NAME's value contains TEXT
-  --expect-children NAME=V1|V2 NAME expands (variablesReference > 0) and its children show V1,
-                               V2, ... (as their value or their summary)
+  --expect-exact NAME=TEXT     the variable NAME shows exactly TEXT (as a child is compared below)
+  --expect-children NAME=V1|V2 NAME expands (variablesReference > 0) into exactly these children,
+                               in order, each showing exactly V1, V2, ... (lldb-vscode shows a
+                               value that has only a summary as " SUMMARY": that space is not
+                               compared); a V ending in "..." is a prefix
+  --expect-children NAME=      NAME does not expand (variablesReference 0), as GDB's printer
+                               has no children for it
 
 Every wait is bounded; a failure prints one "FAIL: ..." line (after the transcript of what the
 adapter said) and exits 1. The adapter is always killed at the end."""
@@ -125,27 +131,46 @@ def pairs(items, option):
     return out
 
 
-def check_variables(dap, variables, expects, expect_children):
+def check_variables(dap, variables, expects, expect_exact, expect_children):
     by_name = {v["name"]: v for v in variables}
     shown = ", ".join("%s = %s" % (v["name"], v.get("value")) for v in variables)
-    for name, text in expects:
+    for name, text in expects + expect_exact:
         if name not in by_name:
             raise Failure("no variable %s in the frame (the adapter shows: %s)" % (name, shown))
+    for name, text in expects:
         if text not in by_name[name].get("value", ""):
             raise Failure("%s shows %r, expected it to contain %r" % (name, by_name[name].get("value"), text))
+    for name, text in expect_exact:
+        if child_text(by_name[name]) != text:
+            raise Failure("%s shows %r, expected exactly %r" % (name, by_name[name].get("value"), text))
     for name, wanted in expect_children:
         variable = by_name.get(name)
         if variable is None:
             raise Failure("no variable %s in the frame (the adapter shows: %s)" % (name, shown))
+        if not wanted:
+            if variable.get("variablesReference"):
+                children = dap.request("variables", {"variablesReference": variable["variablesReference"]})["variables"]
+                raise Failure("%s expands into %s, expected no children" % (name, [c.get("name") for c in children]))
+            continue
         if not variable.get("variablesReference"):
             raise Failure("%s does not expand (variablesReference 0; no synthetic children?)" % name)
         children = dap.request("variables", {"variablesReference": variable["variablesReference"]})["variables"]
-        values = [c.get("value", "") for c in children]
-        for value in wanted.split("|"):
-            # lldb-vscode shows "VALUE SUMMARY" when a child has both (an enum with a summary:
-            # "CPU CPU", "Float float32"): the summary is what the printers decide.
-            if not any(v == value or v.endswith(" " + value) for v in values):
-                raise Failure("%s's children are %s, expected one to show %r" % (name, values, value))
+        shown_children = [child_text(c) for c in children]
+        expected = wanted.split("|")
+        if len(shown_children) != len(expected) or not all(map(child_matches, shown_children, expected)):
+            raise Failure("%s's children show %s, expected exactly %s" % (name, shown_children, expected))
+
+
+def child_text(variable):
+    """What a variable shows: its value; lldb-vscode writes a summary-only value as " SUMMARY"."""
+    value = variable.get("value", "")
+    return value[1:] if value.startswith(" ") else value
+
+
+def child_matches(shown, expected):
+    if expected.endswith("..."):
+        return shown.startswith(expected[:-3])
+    return shown == expected
 
 
 def run(a):
@@ -184,7 +209,8 @@ def run(a):
         if not scopes:
             raise Failure("the frame %s has no scopes" % frame.get("name"))
         variables = dap.request("variables", {"variablesReference": scopes[0]["variablesReference"]})["variables"]
-        check_variables(dap, variables, pairs(a.expect, "--expect"), pairs(a.expect_children, "--expect-children"))
+        check_variables(dap, variables, pairs(a.expect, "--expect"), pairs(a.expect_exact, "--expect-exact"),
+                        pairs(a.expect_children, "--expect-children"))
         print("\n".join(dap.transcript))
         print("PASS: %s shows %s" % (frame.get("name"), ", ".join("%s = %s" % (v["name"], v.get("value")) for v in variables)))
         return 0
@@ -205,6 +231,7 @@ def main():
     p.add_argument("--break", dest="break_at", required=True)
     p.add_argument("--frame", help="look at the first frame whose name contains this (default: the stopped one)")
     p.add_argument("--expect", action="append", default=[])
+    p.add_argument("--expect-exact", action="append", default=[])
     p.add_argument("--expect-children", action="append", default=[])
     p.add_argument("--timeout", type=float, default=60)
     return run(p.parse_args())
