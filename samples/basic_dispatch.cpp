@@ -11,16 +11,55 @@
 //     [redispatch] op=[aten::randn], key=[CPU]
 // In backward() the gradient formulas run with grad mode off: they still enter at AutogradCPU
 // (grad mode does not change key sets, as in PyTorch) but record nothing and go straight down.
+//
+// Built with the CUDA backend and run where a GPU is usable, it then does the same step on the
+// GPU ("== cuda forward"): the dispatcher tutorials' trace, from real GPU work (mm is cuBLAS):
+//    [call] op=[aten::mm], key=[AutogradCUDA]
+//     [redispatch] op=[aten::mm], key=[CUDA]
+// Without a usable GPU it prints one line, "cuda: skipped (no usable GPU: ...)".
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "dscope/aten/Functions.h"
 #include "dscope/autograd/Autograd.h"
+#if DSCOPE_WITH_CUDA
+#include "dscope/cuda/CUDA.h"
+#endif
 
 using namespace dscope;
 
 static void section(const char* title) { std::fprintf(stderr, "== %s\n", title); }
+
+#if DSCOPE_WITH_CUDA
+// The same step on copies of a and b on the GPU; true when its gradient matches the CPU one.
+static bool cudaStep(const Tensor& a, const Tensor& b, double cpu_loss) {
+  if (!cuda::is_available()) {
+    std::printf("cuda: skipped (no usable GPU: %s)\n", cuda::unavailable_reason().c_str());
+    return true;
+  }
+  const Device gpu("cuda"), cpu("cpu");
+  section("cuda factories");
+  Tensor ga = a.detach().to(gpu);
+  Tensor gb = b.detach().to(gpu);
+  ga.set_requires_grad(true);
+  gb.set_requires_grad(true);
+
+  section("cuda forward");
+  Tensor c = at::mm(ga, gb);
+  Tensor loss = at::sum(at::add(at::relu(c), c));
+
+  section("cuda backward");
+  loss.backward();
+  Tensor grad = ga.grad().to(cpu);
+  double worst = 0;
+  for (int64_t i = 0; i < grad.numel(); ++i)
+    worst = std::max(worst, double(std::abs(grad.data_ptr<float>()[i] - a.grad().data_ptr<float>()[i])));
+  std::printf("cuda: loss=%.6f (cpu %.6f), max |a.grad on cuda - a.grad on cpu| = %.2e\n", loss.to(cpu).item(),
+              cpu_loss, worst);
+  return worst < 1e-5;
+}
+#endif
 
 int main() {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // keep stdout in step with the trace on stderr
@@ -54,5 +93,9 @@ int main() {
   }
   std::printf("a.grad: %s, max |error| against the hand-computed gradient = %.2e\n",
               a.grad().toString().c_str(), worst);
-  return worst < 1e-5 ? 0 : 1;
+  bool ok = worst < 1e-5;
+#if DSCOPE_WITH_CUDA
+  ok = cudaStep(a, b, loss.item()) && ok;
+#endif
+  return ok ? 0 : 1;
 }
