@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "DwarfCursor.h"
 #include "GdbNames.h"
@@ -51,6 +52,8 @@ enum : uint16_t {
   AT_type = 0x49,
   AT_ranges = 0x55,
   AT_linkage_name = 0x6e,
+  AT_addr_base = 0x73,
+  AT_rnglists_base = 0x74,
   AT_MIPS_linkage_name = 0x2007,
 };
 
@@ -75,11 +78,13 @@ struct GdbDwarfNames::Unit {
     std::string name, linkage;
     uint64_t specification = 0, origin = 0, type = 0;  // .debug_info offsets, 0: none
     bool has_low = false, has_high = false, high_is_offset = false, has_ranges = false;
+    bool low_is_index = false, ranges_is_index = false;  // DWARF 5 addrx / rnglistx forms
     uint64_t low = 0, high = 0, ranges = 0;
     bool artificial = false, declaration = false, foreign_ref = false;
   };
   int version = 0, address_size = 8, offset_size = 4;
   uint64_t base = 0;
+  uint64_t addr_base = 0, rnglists_base = 0;  // DWARF 5: where the unit's .debug_addr and rnglists offsets start
   std::vector<Die> dies;
   std::unordered_map<uint64_t, int> by_offset;
 
@@ -94,8 +99,17 @@ namespace {
 using Unit = GdbDwarfNames::Unit;
 using Die = Unit::Die;
 
-// Parses the unit at `offset` of .debug_info; null on anything unexpected.
-std::unique_ptr<Unit> parseUnit(const DwarfSections& s, uint64_t offset) {
+// Entry `index` of the unit's .debug_addr table (DW_FORM_addrx, DW_RLE_*x); 0 when out of bounds.
+uint64_t addressAt(const DwarfSections& s, const Unit& unit, uint64_t index) {
+  Cursor c{s.addr.data(), s.addr.data(), s.addr.data() + s.addr.size()};
+  if (index > s.addr.size()) return 0;
+  c.seek(unit.addr_base + index * unit.address_size);
+  return c.fixed(unit.address_size);
+}
+
+// Parses the unit at `offset` of .debug_info (only its unit DIE with unit_die_only); null on
+// anything unexpected.
+std::unique_ptr<Unit> parseUnit(const DwarfSections& s, uint64_t offset, bool unit_die_only = false) {
   Cursor c{s.info.data(), s.info.data(), s.info.data() + s.info.size()};
   c.seek(offset);
   auto unit = std::make_unique<Unit>();
@@ -163,7 +177,7 @@ std::unique_ptr<Unit> parseUnit(const DwarfSections& s, uint64_t offset) {
       if (form == 0x16) form = static_cast<uint16_t>(d.uleb());  // DW_FORM_indirect
       uint64_t u = 0;
       std::string text;
-      bool is_text = false, is_ref = false, is_addr = false;
+      bool is_text = false, is_ref = false, is_addr = false, is_index = false;
       switch (form) {
         case 0x01: u = d.fixed(unit->address_size); is_addr = true; break;           // addr
         case 0x03: d.skip(d.fixed(2)); break;                                       // block2
@@ -193,24 +207,31 @@ std::unique_ptr<Unit> parseUnit(const DwarfSections& s, uint64_t offset) {
         case 0x1f: text = stringAt(s.line_str, d.fixed(unit->offset_size)); is_text = true; break;  // line_strp
         case 0x20: d.skip(8); break;                                                // ref_sig8
         case 0x21: u = static_cast<uint64_t>(attr.implicit_const); break;           // implicit_const
-        case 0x1a: case 0x1b: case 0x22: case 0x23: d.uleb(); return nullptr;       // strx, addrx, *listx: split DWARF
-        case 0x25: case 0x26: case 0x27: case 0x28: case 0x29: case 0x2a: case 0x2b: case 0x2c:
-          return nullptr;
+        // The DWARF 5 index forms (clang's default): followed in a unit DIE only, for its
+        // address ranges; a unit whose other DIEs use them is not named from DWARF.
+        case 0x1a: case 0x1b: case 0x22: case 0x23: u = d.uleb(); is_index = true; break;  // strx, addrx, *listx
+        case 0x25: case 0x29: u = d.fixed(1); is_index = true; break;               // strx1, addrx1
+        case 0x26: case 0x2a: u = d.fixed(2); is_index = true; break;               // strx2, addrx2
+        case 0x27: case 0x2b: u = d.fixed(3); is_index = true; break;               // strx3, addrx3
+        case 0x28: case 0x2c: u = d.fixed(4); is_index = true; break;               // strx4, addrx4
         case 0x1c: d.skip(4); break;                                                // ref_sup4
         case 0x24: d.skip(8); break;                                                // ref_sup8
         case 0x1d: case 0x1f21: d.skip(unit->offset_size); break;                   // strp_sup, GNU_strp_alt
         case 0x1f20: d.skip(unit->offset_size); die.foreign_ref = true; break;      // GNU_ref_alt
         default: return nullptr;
       }
+      if (is_index && !unit_die_only) return nullptr;
       switch (attr.at) {
         case AT_name: if (is_text) die.name = text; break;
         case AT_linkage_name: case AT_MIPS_linkage_name: if (is_text) die.linkage = text; break;
         case AT_specification: if (is_ref) die.specification = u; break;
         case AT_abstract_origin: if (is_ref) die.origin = u; break;
         case AT_type: if (is_ref) die.type = u; break;
-        case AT_low_pc: if (is_addr) { die.has_low = true; die.low = u; } break;
+        case AT_low_pc: if (is_addr || is_index) { die.has_low = true; die.low = u; die.low_is_index = is_index; } break;
         case AT_high_pc: die.has_high = true; die.high = u; die.high_is_offset = !is_addr; break;
-        case AT_ranges: die.has_ranges = true; die.ranges = u; break;
+        case AT_ranges: die.has_ranges = true; die.ranges = u; die.ranges_is_index = is_index; break;
+        case AT_addr_base: unit->addr_base = u; break;
+        case AT_rnglists_base: unit->rnglists_base = u; break;
         case AT_artificial: die.artificial = u != 0; break;
         case AT_declaration: die.declaration = u != 0; break;
         default: break;
@@ -219,9 +240,16 @@ std::unique_ptr<Unit> parseUnit(const DwarfSections& s, uint64_t offset) {
     if (!d.ok) return nullptr;
     const int index = static_cast<int>(unit->dies.size());
     if (die.parent >= 0) unit->dies[die.parent].children.push_back(index);
-    if (die.tag == TAG_compile_unit && die.has_low) unit->base = die.low;
+    if (die.tag == TAG_compile_unit && die.has_low) {
+      if (die.low_is_index) {
+        die.low = addressAt(s, *unit, die.low);
+        die.low_is_index = false;
+      }
+      unit->base = die.low;
+    }
     unit->by_offset[die_offset] = index;
     unit->dies.push_back(std::move(die));
+    if (unit_die_only) return unit;
     if (ab.children) parents.push_back(index);
   }
   return d.ok ? std::move(unit) : nullptr;
@@ -231,7 +259,8 @@ std::unique_ptr<Unit> parseUnit(const DwarfSections& s, uint64_t offset) {
 std::vector<std::pair<uint64_t, uint64_t>> rangesOf(const DwarfSections& s, const Unit& unit, const Die& die) {
   std::vector<std::pair<uint64_t, uint64_t>> out;
   if (die.has_low && die.has_high) {
-    out.emplace_back(die.low, die.high_is_offset ? die.low + die.high : die.high);
+    const uint64_t low = die.low_is_index ? addressAt(s, unit, die.low) : die.low;
+    out.emplace_back(low, die.high_is_offset ? low + die.high : die.high);
     return out;
   }
   if (!die.has_ranges) return out;
@@ -239,11 +268,24 @@ std::vector<std::pair<uint64_t, uint64_t>> rangesOf(const DwarfSections& s, cons
   uint64_t base = unit.base;
   if (unit.version >= 5) {
     Cursor r{s.rnglists.data(), s.rnglists.data(), s.rnglists.data() + s.rnglists.size()};
-    r.seek(die.ranges);
+    if (die.ranges_is_index) {  // DW_FORM_rnglistx: an entry of the offset table at rnglists_base
+      r.seek(unit.rnglists_base + die.ranges * unit.offset_size);
+      r.seek(unit.rnglists_base + r.fixed(unit.offset_size));
+    } else {
+      r.seek(die.ranges);
+    }
     for (int n = 0; r.ok && n < 4096; ++n) {
       const uint8_t kind = static_cast<uint8_t>(r.fixed(1));
       if (kind == 0) break;  // DW_RLE_end_of_list
-      if (kind == 4) {       // offset_pair
+      if (kind == 1) {       // base_addressx
+        base = addressAt(s, unit, r.uleb());
+      } else if (kind == 2) {  // startx_endx
+        uint64_t a = addressAt(s, unit, r.uleb()), b = addressAt(s, unit, r.uleb());
+        out.emplace_back(a, b);
+      } else if (kind == 3) {  // startx_length
+        uint64_t a = addressAt(s, unit, r.uleb()), len = r.uleb();
+        out.emplace_back(a, a + len);
+      } else if (kind == 4) {  // offset_pair
         uint64_t a = r.uleb(), b = r.uleb();
         out.emplace_back(base + a, base + b);
       } else if (kind == 5) {  // base_address
@@ -255,7 +297,7 @@ std::vector<std::pair<uint64_t, uint64_t>> rangesOf(const DwarfSections& s, cons
         uint64_t a = r.fixed(as), len = r.uleb();
         out.emplace_back(a, a + len);
       } else {
-        return {};  // the *x forms need .debug_addr (split DWARF): not followed
+        return {};  // not a DWARF 5 range list entry: malformed
       }
     }
   } else {
@@ -422,8 +464,28 @@ class Namer {
 
 }  // namespace
 
+std::vector<dwarf::Arange> compileUnitRanges(const DwarfSections& s) {
+  std::vector<dwarf::Arange> ranges = dwarf::readAranges(s.aranges);
+  std::unordered_set<uint64_t> listed;
+  for (const dwarf::Arange& r : ranges) listed.insert(r.unit_offset);
+  Cursor c{s.info.data(), s.info.data(), s.info.data() + s.info.size()};
+  for (int n = 0; c.ok && c.p < c.end && n < 1'000'000; ++n) {  // each unit header: its length
+    const uint64_t offset = static_cast<uint64_t>(c.p - c.begin);
+    uint64_t length = c.fixed(4);
+    if (length == 0xffffffff) length = c.fixed(8);
+    c.skip(length);
+    if (!c.ok || listed.count(offset)) continue;
+    const auto unit = parseUnit(s, offset, /*unit_die_only=*/true);
+    if (!unit || unit->dies.empty()) continue;
+    for (const auto& [low, high] : rangesOf(s, *unit, unit->dies[0]))
+      if (low < high) ranges.push_back({low, high, offset});
+  }
+  std::sort(ranges.begin(), ranges.end());
+  return ranges;
+}
+
 GdbDwarfNames::GdbDwarfNames(DwarfSections sections) : s_(std::move(sections)) {
-  aranges_ = dwarf::readAranges(s_.aranges);  // which unit holds an address
+  unit_ranges_ = compileUnitRanges(s_);  // which unit holds an address
 }
 
 GdbDwarfNames::~GdbDwarfNames() = default;
@@ -437,7 +499,7 @@ const GdbDwarfNames::Unit* GdbDwarfNames::unitAt(uint64_t unit_offset) const {
 GdbDwarfNames::Answer GdbDwarfNames::functionAt(uint64_t pc) const {
   std::lock_guard<std::mutex> lock(mutex_);
   Answer answer;
-  const dwarf::Arange* range = dwarf::arangeAt(aranges_, pc);
+  const dwarf::Arange* range = dwarf::arangeAt(unit_ranges_, pc);
   const Unit* unit = range ? unitAt(range->unit_offset) : nullptr;
   if (!unit) return answer;  // Unknown
   Namer namer(*unit);

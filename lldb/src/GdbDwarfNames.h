@@ -25,6 +25,11 @@ struct DwarfSections {
   std::vector<uint8_t> info, abbrev, str, line_str, rnglists, ranges, aranges, addr;
 };
 
+// The compile units' address ranges as GDB knows them, sorted: .debug_aranges, plus the unit
+// DIE's own ranges for every unit .debug_aranges leaves out (clang emits none; a module mixing
+// GCC and clang objects, as libdscope_cuda in the clang preset, has some).
+std::vector<dwarf::Arange> compileUnitRanges(const DwarfSections& s);
+
 class GdbDwarfNames {
  public:
   explicit GdbDwarfNames(DwarfSections sections);
@@ -37,6 +42,7 @@ class GdbDwarfNames {
   };
   // The function (a subprogram, not an inlined copy) whose code holds the file address.
   Answer functionAt(uint64_t file_address) const;
+  const std::vector<dwarf::Arange>& unitRanges() const { return unit_ranges_; }
 
   struct Unit;
 
@@ -44,7 +50,7 @@ class GdbDwarfNames {
   const Unit* unitAt(uint64_t unit_offset) const;
 
   DwarfSections s_;
-  std::vector<dwarf::Arange> aranges_;
+  std::vector<dwarf::Arange> unit_ranges_;
   mutable std::mutex mutex_;
   mutable std::map<uint64_t, std::unique_ptr<Unit>> units_;
 };

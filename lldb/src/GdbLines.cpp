@@ -383,10 +383,10 @@ class LineProgramReader {
 };
 
 std::shared_ptr<const GdbLineTable> GdbLineTable::parse(std::vector<uint8_t> line, std::vector<uint8_t> line_str,
-                                                        std::vector<uint8_t> str, std::vector<uint8_t> aranges) {
+                                                        std::vector<uint8_t> str, std::vector<dwarf::Arange> unit_ranges) {
   auto table = std::make_shared<GdbLineTable>();
   LineProgramReader(*table, line, line_str, str).readAll();
-  table->unit_ranges_ = dwarf::readAranges(aranges);
+  table->unit_ranges_ = std::move(unit_ranges);
   return table;
 }
 

@@ -27,10 +27,11 @@ struct SourceLine {
 
 class GdbLineTable {
  public:
-  // The bytes of .debug_line, .debug_line_str, .debug_str and .debug_aranges (all but the first
-  // may be empty). Malformed units end the parse; what was read before them is kept.
+  // The bytes of .debug_line, .debug_line_str and .debug_str (all but the first may be empty),
+  // and the compile units' ranges (compileUnitRanges, GdbDwarfNames.h; empty: no such check).
+  // Malformed units end the parse; what was read before them is kept.
   static std::shared_ptr<const GdbLineTable> parse(std::vector<uint8_t> line, std::vector<uint8_t> line_str,
-                                                   std::vector<uint8_t> str, std::vector<uint8_t> aranges);
+                                                   std::vector<uint8_t> str, std::vector<dwarf::Arange> unit_ranges);
 
   // GDB's find_pc_line for a file address; nullopt where GDB has no line.
   std::optional<SourceLine> lookup(uint64_t file_address) const;
@@ -55,7 +56,7 @@ class GdbLineTable {
  private:
   std::vector<Unit> units_;
   std::vector<Sequence> sequences_;  // sorted by low
-  // The compile units' address ranges (.debug_aranges), sorted: GDB answers only for an address
+  // The compile units' address ranges, sorted: GDB answers only for an address
   // inside a compile unit (not, say, for the padding after a function's last row). Empty: no
   // such check.
   std::vector<dwarf::Arange> unit_ranges_;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "GdbDwarfNames.h"
 #include "GdbLines.h"
 
 namespace {
@@ -47,8 +48,17 @@ int main(int argc, char** argv) {
   }
   std::ifstream in(argv[1], std::ios::binary);
   std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto table = dscope::lldb_plugin::GdbLineTable::parse(section(file, ".debug_line"), section(file, ".debug_line_str"),
-                                                        section(file, ".debug_str"), section(file, ".debug_aranges"));
+  dscope::lldb_plugin::DwarfSections s;
+  s.info = section(file, ".debug_info");
+  s.abbrev = section(file, ".debug_abbrev");
+  s.str = section(file, ".debug_str");
+  s.line_str = section(file, ".debug_line_str");
+  s.rnglists = section(file, ".debug_rnglists");
+  s.ranges = section(file, ".debug_ranges");
+  s.aranges = section(file, ".debug_aranges");
+  s.addr = section(file, ".debug_addr");
+  auto table = dscope::lldb_plugin::GdbLineTable::parse(section(file, ".debug_line"), s.line_str, s.str,
+                                                        dscope::lldb_plugin::compileUnitRanges(s));
   std::string word;
   while (std::cin >> word) {
     auto line = table->lookup(std::stoull(word, nullptr, 0));

@@ -339,16 +339,6 @@ std::shared_ptr<const T> oncePerModuleFile(lldb::SBModule& module, Build build) 
   return it->second;
 }
 
-// GDB's line table of a module, or null without .debug_line.
-std::shared_ptr<const GdbLineTable> gdbLinesOf(lldb::SBModule module) {
-  return oncePerModuleFile<GdbLineTable>(module, [&]() -> std::shared_ptr<const GdbLineTable> {
-    std::vector<uint8_t> line = sectionBytes(module, ".debug_line");
-    if (line.empty()) return nullptr;
-    return GdbLineTable::parse(std::move(line), sectionBytes(module, ".debug_line_str"), sectionBytes(module, ".debug_str"),
-                               sectionBytes(module, ".debug_aranges"));
-  });
-}
-
 // GDB's names for the functions of a module LLDB has no Function for (parsed lazily), or null
 // without .debug_info.
 std::shared_ptr<const GdbDwarfNames> gdbDwarfNamesOf(lldb::SBModule module) {
@@ -362,7 +352,19 @@ std::shared_ptr<const GdbDwarfNames> gdbDwarfNamesOf(lldb::SBModule module) {
     s.rnglists = sectionBytes(module, ".debug_rnglists");
     s.ranges = sectionBytes(module, ".debug_ranges");
     s.aranges = sectionBytes(module, ".debug_aranges");
+    s.addr = sectionBytes(module, ".debug_addr");
     return std::make_shared<GdbDwarfNames>(std::move(s));
+  });
+}
+
+// GDB's line table of a module, or null without .debug_line.
+std::shared_ptr<const GdbLineTable> gdbLinesOf(lldb::SBModule module) {
+  return oncePerModuleFile<GdbLineTable>(module, [&]() -> std::shared_ptr<const GdbLineTable> {
+    std::vector<uint8_t> line = sectionBytes(module, ".debug_line");
+    if (line.empty()) return nullptr;
+    const auto names = gdbDwarfNamesOf(module);  // its compile units' ranges
+    return GdbLineTable::parse(std::move(line), sectionBytes(module, ".debug_line_str"), sectionBytes(module, ".debug_str"),
+                               names ? names->unitRanges() : std::vector<dwarf::Arange>());
   });
 }
 

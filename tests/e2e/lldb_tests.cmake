@@ -213,8 +213,14 @@ endif()
 # ---- LLDB and GDB agree on source lines ----
 
 # The plugin picks a code address's line the way GDB does (lldb/src/GdbLines.h): every row
-# address of the runtime's and a sample's line tables, against gdb.find_pc_line.
-foreach(module dscope_runtime op_catalog)
+# address of the runtime's and a sample's line tables, against gdb.find_pc_line. The CUDA
+# backend mixes nvcc's host objects (GCC DWARF, with .debug_aranges) and, in the clang preset,
+# clang's (none): the units .debug_aranges leaves out must still be found.
+set(DSCOPE_LINES_MODULES dscope_runtime op_catalog)
+if(TARGET dscope_cuda)
+  list(APPEND DSCOPE_LINES_MODULES dscope_cuda)
+endif()
+foreach(module ${DSCOPE_LINES_MODULES})
   add_test(NAME lldb_lines_match_gdb_${module}
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/lldb/tests/lines_vs_gdb.py
             $<TARGET_FILE:dscope_lldb_lines_probe> $<TARGET_FILE:${module}>)
