@@ -25,6 +25,21 @@ struct DwarfSections {
   std::vector<uint8_t> info, abbrev, str, line_str, rnglists, ranges, aranges, addr;
 };
 
+// The sections, each from bytes(".debug_info") and so on (a module's, an ELF file's).
+template <class BytesOf>
+DwarfSections dwarfSections(BytesOf&& bytes) {
+  DwarfSections s;
+  s.info = bytes(".debug_info");
+  s.abbrev = bytes(".debug_abbrev");
+  s.str = bytes(".debug_str");
+  s.line_str = bytes(".debug_line_str");
+  s.rnglists = bytes(".debug_rnglists");
+  s.ranges = bytes(".debug_ranges");
+  s.aranges = bytes(".debug_aranges");
+  s.addr = bytes(".debug_addr");
+  return s;
+}
+
 // The compile units' address ranges as GDB knows them, sorted: .debug_aranges, plus the unit
 // DIE's own ranges for every unit .debug_aranges leaves out (clang emits none; a module mixing
 // GCC and clang objects, as libdscope_cuda in the clang preset, has some).

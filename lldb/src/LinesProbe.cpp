@@ -48,15 +48,7 @@ int main(int argc, char** argv) {
   }
   std::ifstream in(argv[1], std::ios::binary);
   std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  dscope::lldb_plugin::DwarfSections s;
-  s.info = section(file, ".debug_info");
-  s.abbrev = section(file, ".debug_abbrev");
-  s.str = section(file, ".debug_str");
-  s.line_str = section(file, ".debug_line_str");
-  s.rnglists = section(file, ".debug_rnglists");
-  s.ranges = section(file, ".debug_ranges");
-  s.aranges = section(file, ".debug_aranges");
-  s.addr = section(file, ".debug_addr");
+  const auto s = dscope::lldb_plugin::dwarfSections([&](const char* name) { return section(file, name); });
   auto table = dscope::lldb_plugin::GdbLineTable::parse(section(file, ".debug_line"), s.line_str, s.str,
                                                         dscope::lldb_plugin::compileUnitRanges(s));
   std::string word;

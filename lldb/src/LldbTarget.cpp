@@ -343,16 +343,8 @@ std::shared_ptr<const T> oncePerModuleFile(lldb::SBModule& module, Build build) 
 // without .debug_info.
 std::shared_ptr<const GdbDwarfNames> gdbDwarfNamesOf(lldb::SBModule module) {
   return oncePerModuleFile<GdbDwarfNames>(module, [&]() -> std::shared_ptr<const GdbDwarfNames> {
-    DwarfSections s;
-    s.info = sectionBytes(module, ".debug_info");
+    DwarfSections s = dwarfSections([&](const char* name) { return sectionBytes(module, name); });
     if (s.info.empty()) return nullptr;
-    s.abbrev = sectionBytes(module, ".debug_abbrev");
-    s.str = sectionBytes(module, ".debug_str");
-    s.line_str = sectionBytes(module, ".debug_line_str");
-    s.rnglists = sectionBytes(module, ".debug_rnglists");
-    s.ranges = sectionBytes(module, ".debug_ranges");
-    s.aranges = sectionBytes(module, ".debug_aranges");
-    s.addr = sectionBytes(module, ".debug_addr");
     return std::make_shared<GdbDwarfNames>(std::move(s));
   });
 }
