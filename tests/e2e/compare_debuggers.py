@@ -72,6 +72,8 @@ import sys
 import tempfile
 import time
 
+import session
+
 LLDB = "lldb-16"
 RUN = "@run"
 SILENT = "@silent "  # "@silent COMMAND": a command that must print nothing in either debugger
@@ -86,25 +88,27 @@ class Failure(Exception):
 
 
 def run_debugger(argv, timeout, what):
-    """The debugger's whole transcript (stdout and stderr in one stream, in order)."""
+    """The debugger's whole transcript (stdout and stderr in one stream, in order). lldb-16's own
+    abort after a completed `process kill` (tests/e2e/session.py) runs the session once more."""
     start = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+    run = session.run(argv, timeout)
+    if session.lldb_teardown_abort(run.text):
+        print("---- %s: lldb-16 aborted after `process kill` had completed, its own bug: once more ----\n%s"
+              % (what, run.text[-3000:]))
+        start = time.monotonic()
+        run = session.run(argv, timeout)
+    if run.timed_out:
         raise Failure("%s did not finish within %g s" % (what, timeout))
-    text = out.decode(errors="replace")
-    lines = text.splitlines()
+    lines = run.text.splitlines()
     if len(lines) > 120:  # the diffs below show what matters; keep the log readable
         lines = lines[:60] + ["[... %d lines ...]" % (len(lines) - 100)] + lines[-40:]
-    print("---- %s (%.2f s, exit %d) ----" % (what, time.monotonic() - start, proc.returncode))
+    print("---- %s (%.2f s, exit %s) ----" % (what, time.monotonic() - start, run.returncode))
     print("\n".join(lines))
-    if proc.returncode < 0:
-        raise Failure("%s died of signal %d" % (what, -proc.returncode))
-    return text
+    if run.hung_after_crash:
+        raise Failure("%s crashed and hung in its crash handler" % what)
+    if run.returncode < 0:
+        raise Failure("%s died of signal %d" % (what, -run.returncode))
+    return run.text
 
 
 class Session:
