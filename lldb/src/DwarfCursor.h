@@ -78,6 +78,95 @@ inline std::string stringAt(const std::vector<uint8_t>& section, uint64_t offset
   return std::string(s, strnlen(s, section.size() - offset));
 }
 
+// An attribute value decoded by its form (DWARF 5 section 7.5.6), for the unit it is read in.
+struct FormUnit {
+  int version = 5, offset_size = 4, address_size = 8;
+  uint64_t offset = 0;  // the unit's .debug_info offset: ref1..ref_udata count from it
+  const std::vector<uint8_t>* str = nullptr;       // .debug_str (strp)
+  const std::vector<uint8_t>* line_str = nullptr;  // .debug_line_str (line_strp)
+};
+struct FormValue {
+  enum class Kind {
+    Number,        // data1..data8, udata, sdata
+    Text,          // string, strp, line_strp
+    StringIndex,   // strx, strx1..4
+    OtherIndex,    // addrx, addrx1..4, loclistx, rnglistx
+    Address,       // addr
+    Ref,           // ref1..ref_udata: u is the .debug_info offset
+    RefAddr,       // ref_addr: u is the .debug_info offset, maybe in another unit
+    AltRef,        // GNU_ref_alt: in the supplementary file
+    Flag,          // flag, flag_present
+    SecOffset,     // sec_offset
+    Constant,      // implicit_const
+    Bytes,         // block, block1..4, data16: skipped
+    Skipped,       // exprloc, ref_sig8, ref_sup4/8, strp_sup, GNU_strp_alt
+    Unsupported,   // anything else: the reader cannot even size it
+  };
+  Kind kind = Kind::Unsupported;
+  uint64_t u = 0;
+  std::string text;
+};
+
+// Reads one value of `form` (DW_FORM_indirect already resolved by the caller).
+inline FormValue readForm(Cursor& c, uint64_t form, const FormUnit& unit, int64_t implicit_const = 0) {
+  using K = FormValue::Kind;
+  FormValue v;
+  auto set = [&](K kind, uint64_t u = 0) {
+    v.kind = kind;
+    v.u = u;
+  };
+  auto text = [&](const std::vector<uint8_t>* section) {
+    const uint64_t offset = c.fixed(unit.offset_size);
+    v.kind = K::Text;
+    v.text = section ? stringAt(*section, offset) : "";
+  };
+  switch (form) {
+    case 0x01: set(K::Address, c.fixed(unit.address_size)); break;                           // addr
+    case 0x03: c.skip(c.fixed(2)); set(K::Bytes); break;                                     // block2
+    case 0x04: c.skip(c.fixed(4)); set(K::Bytes); break;                                     // block4
+    case 0x05: set(K::Number, c.fixed(2)); break;                                            // data2
+    case 0x06: set(K::Number, c.fixed(4)); break;                                            // data4
+    case 0x07: set(K::Number, c.fixed(8)); break;                                            // data8
+    case 0x08: v.kind = K::Text; v.text = c.cstr(); break;                                   // string
+    case 0x09: c.skip(c.uleb()); set(K::Bytes); break;                                       // block
+    case 0x0a: c.skip(c.fixed(1)); set(K::Bytes); break;                                     // block1
+    case 0x0b: set(K::Number, c.fixed(1)); break;                                            // data1
+    case 0x0c: set(K::Flag, c.fixed(1)); break;                                              // flag
+    case 0x0d: set(K::Number, static_cast<uint64_t>(c.sleb())); break;                       // sdata
+    case 0x0e: text(unit.str); break;                                                        // strp
+    case 0x0f: set(K::Number, c.uleb()); break;                                              // udata
+    case 0x10: set(K::RefAddr, c.fixed(unit.version <= 2 ? unit.address_size : unit.offset_size)); break;  // ref_addr
+    case 0x11: set(K::Ref, unit.offset + c.fixed(1)); break;                                 // ref1
+    case 0x12: set(K::Ref, unit.offset + c.fixed(2)); break;                                 // ref2
+    case 0x13: set(K::Ref, unit.offset + c.fixed(4)); break;                                 // ref4
+    case 0x14: set(K::Ref, unit.offset + c.fixed(8)); break;                                 // ref8
+    case 0x15: set(K::Ref, unit.offset + c.uleb()); break;                                   // ref_udata
+    case 0x17: set(K::SecOffset, c.fixed(unit.offset_size)); break;                          // sec_offset
+    case 0x18: c.skip(c.uleb()); set(K::Skipped); break;                                     // exprloc
+    case 0x19: set(K::Flag, 1); break;                                                       // flag_present
+    case 0x1a: set(K::StringIndex, c.uleb()); break;                                         // strx
+    case 0x1b: case 0x22: case 0x23: set(K::OtherIndex, c.uleb()); break;                    // addrx, loclistx, rnglistx
+    case 0x1c: c.skip(4); set(K::Skipped); break;                                            // ref_sup4
+    case 0x1d: case 0x1f21: c.skip(unit.offset_size); set(K::Skipped); break;                // strp_sup, GNU_strp_alt
+    case 0x1e: c.skip(16); set(K::Bytes); break;                                             // data16
+    case 0x1f: text(unit.line_str); break;                                                   // line_strp
+    case 0x20: c.skip(8); set(K::Skipped); break;                                            // ref_sig8
+    case 0x21: set(K::Constant, static_cast<uint64_t>(implicit_const)); break;               // implicit_const
+    case 0x24: c.skip(8); set(K::Skipped); break;                                            // ref_sup8
+    case 0x25: set(K::StringIndex, c.fixed(1)); break;                                       // strx1
+    case 0x26: set(K::StringIndex, c.fixed(2)); break;                                       // strx2
+    case 0x27: set(K::StringIndex, c.fixed(3)); break;                                       // strx3
+    case 0x28: set(K::StringIndex, c.fixed(4)); break;                                       // strx4
+    case 0x29: set(K::OtherIndex, c.fixed(1)); break;                                        // addrx1
+    case 0x2a: set(K::OtherIndex, c.fixed(2)); break;                                        // addrx2
+    case 0x2b: set(K::OtherIndex, c.fixed(3)); break;                                        // addrx3
+    case 0x2c: set(K::OtherIndex, c.fixed(4)); break;                                        // addrx4
+    case 0x1f20: c.skip(unit.offset_size); set(K::AltRef); break;                            // GNU_ref_alt
+    default: break;                                                                          // Unsupported
+  }
+  return v;
+}
+
 // One entry of .debug_aranges: the compile unit at unit_offset holds [low, high).
 struct Arange {
   uint64_t low, high, unit_offset;

@@ -14,7 +14,6 @@ namespace dscope::lldb_plugin {
 namespace {
 
 using dwarf::Cursor;
-using dwarf::stringAt;
 
 enum : uint16_t {
   TAG_array_type = 0x01,
@@ -156,6 +155,13 @@ std::unique_ptr<Unit> parseUnit(const DwarfSections& s, uint64_t offset, bool un
   }
   if (!a.ok) return nullptr;
 
+  dwarf::FormUnit form_unit;
+  form_unit.version = unit->version;
+  form_unit.offset_size = unit->offset_size;
+  form_unit.address_size = unit->address_size;
+  form_unit.offset = offset;
+  form_unit.str = &s.str;
+  form_unit.line_str = &s.line_str;
   Cursor d{c.begin, c.p, unit_end};
   std::vector<int> parents;
   while (d.ok && d.p < d.end) {
@@ -175,51 +181,19 @@ std::unique_ptr<Unit> parseUnit(const DwarfSections& s, uint64_t offset, bool un
     for (const AbbrevAttr& attr : ab.attrs) {
       uint16_t form = attr.form;
       if (form == 0x16) form = static_cast<uint16_t>(d.uleb());  // DW_FORM_indirect
-      uint64_t u = 0;
-      std::string text;
-      bool is_text = false, is_ref = false, is_addr = false, is_index = false;
-      switch (form) {
-        case 0x01: u = d.fixed(unit->address_size); is_addr = true; break;           // addr
-        case 0x03: d.skip(d.fixed(2)); break;                                       // block2
-        case 0x04: d.skip(d.fixed(4)); break;                                       // block4
-        case 0x05: u = d.fixed(2); break;                                           // data2
-        case 0x06: u = d.fixed(4); break;                                           // data4
-        case 0x07: u = d.fixed(8); break;                                           // data8
-        case 0x08: text = d.cstr(); is_text = true; break;                          // string
-        case 0x09: case 0x18: d.skip(d.uleb()); break;                              // block, exprloc
-        case 0x0a: d.skip(d.fixed(1)); break;                                       // block1
-        case 0x0b: u = d.fixed(1); break;                                           // data1
-        case 0x0c: u = d.fixed(1); break;                                           // flag
-        case 0x0d: u = static_cast<uint64_t>(d.sleb()); break;                      // sdata
-        case 0x0e: text = stringAt(s.str, d.fixed(unit->offset_size)); is_text = true; break;  // strp
-        case 0x0f: u = d.uleb(); break;                                             // udata
-        case 0x10: u = d.fixed(unit->version <= 2 ? unit->address_size : unit->offset_size); is_ref = true;
-          die.foreign_ref |= attr.at == AT_type || attr.at == AT_specification || attr.at == AT_abstract_origin;
-          break;                                                                    // ref_addr
-        case 0x11: u = offset + d.fixed(1); is_ref = true; break;                   // ref1
-        case 0x12: u = offset + d.fixed(2); is_ref = true; break;                   // ref2
-        case 0x13: u = offset + d.fixed(4); is_ref = true; break;                   // ref4
-        case 0x14: u = offset + d.fixed(8); is_ref = true; break;                   // ref8
-        case 0x15: u = offset + d.uleb(); is_ref = true; break;                     // ref_udata
-        case 0x17: u = d.fixed(unit->offset_size); break;                           // sec_offset
-        case 0x19: u = 1; break;                                                    // flag_present
-        case 0x1e: d.skip(16); break;                                               // data16
-        case 0x1f: text = stringAt(s.line_str, d.fixed(unit->offset_size)); is_text = true; break;  // line_strp
-        case 0x20: d.skip(8); break;                                                // ref_sig8
-        case 0x21: u = static_cast<uint64_t>(attr.implicit_const); break;           // implicit_const
-        // The DWARF 5 index forms (clang's default): followed in a unit DIE only, for its
-        // address ranges; a unit whose other DIEs use them is not named from DWARF.
-        case 0x1a: case 0x1b: case 0x22: case 0x23: u = d.uleb(); is_index = true; break;  // strx, addrx, *listx
-        case 0x25: case 0x29: u = d.fixed(1); is_index = true; break;               // strx1, addrx1
-        case 0x26: case 0x2a: u = d.fixed(2); is_index = true; break;               // strx2, addrx2
-        case 0x27: case 0x2b: u = d.fixed(3); is_index = true; break;               // strx3, addrx3
-        case 0x28: case 0x2c: u = d.fixed(4); is_index = true; break;               // strx4, addrx4
-        case 0x1c: d.skip(4); break;                                                // ref_sup4
-        case 0x24: d.skip(8); break;                                                // ref_sup8
-        case 0x1d: case 0x1f21: d.skip(unit->offset_size); break;                   // strp_sup, GNU_strp_alt
-        case 0x1f20: d.skip(unit->offset_size); die.foreign_ref = true; break;      // GNU_ref_alt
-        default: return nullptr;
-      }
+      using K = dwarf::FormValue::Kind;
+      const dwarf::FormValue v = dwarf::readForm(d, form, form_unit, attr.implicit_const);
+      if (v.kind == K::Unsupported) return nullptr;
+      const uint64_t u = v.u;
+      const std::string& text = v.text;
+      const bool is_text = v.kind == K::Text, is_addr = v.kind == K::Address;
+      const bool is_ref = v.kind == K::Ref || v.kind == K::RefAddr;
+      // The DWARF 5 index forms (clang's default): followed in a unit DIE only, for its
+      // address ranges; a unit whose other DIEs use them is not named from DWARF.
+      const bool is_index = v.kind == K::StringIndex || v.kind == K::OtherIndex;
+      if (v.kind == K::RefAddr)
+        die.foreign_ref |= attr.at == AT_type || attr.at == AT_specification || attr.at == AT_abstract_origin;
+      if (v.kind == K::AltRef) die.foreign_ref = true;
       if (is_index && !unit_die_only) return nullptr;
       switch (attr.at) {
         case AT_name: if (is_text) die.name = text; break;

@@ -11,7 +11,6 @@ namespace dscope::lldb_plugin {
 namespace {
 
 using dwarf::Cursor;
-using dwarf::stringAt;
 
 // DWARF constants (DWARF 5, §6.2 and §7.22).
 enum : uint8_t {
@@ -30,27 +29,6 @@ enum : uint8_t {
 };
 enum : uint8_t { DW_LNE_end_sequence = 1, DW_LNE_set_address, DW_LNE_define_file, DW_LNE_set_discriminator };
 enum : uint64_t { DW_LNCT_path = 1, DW_LNCT_directory_index = 2 };
-enum : uint64_t {
-  DW_FORM_block2 = 0x03,
-  DW_FORM_block4 = 0x04,
-  DW_FORM_data2 = 0x05,
-  DW_FORM_data4 = 0x06,
-  DW_FORM_data8 = 0x07,
-  DW_FORM_string = 0x08,
-  DW_FORM_block = 0x09,
-  DW_FORM_block1 = 0x0a,
-  DW_FORM_data1 = 0x0b,
-  DW_FORM_sdata = 0x0d,
-  DW_FORM_strp = 0x0e,
-  DW_FORM_udata = 0x0f,
-  DW_FORM_strx = 0x1a,
-  DW_FORM_data16 = 0x1e,
-  DW_FORM_line_strp = 0x1f,
-  DW_FORM_strx1 = 0x25,
-  DW_FORM_strx2 = 0x26,
-  DW_FORM_strx3 = 0x27,
-  DW_FORM_strx4 = 0x28,
-};
 
 bool isAbsolute(const std::string& path) { return !path.empty() && path[0] == '/'; }
 
@@ -96,25 +74,22 @@ class LineProgramReader {
     std::vector<FileEntry> files;
   };
 
-  // One entry-format value: a string for paths, a number for indexes, nothing otherwise.
+  // One entry-format value: a string for paths, a number for indexes, nothing otherwise; false
+  // for a form a line table header does not use (the unit is given up).
   bool readForm(Cursor& c, const Header& h, uint64_t form, std::string* text, uint64_t* number) {
-    switch (form) {
-      case DW_FORM_string: *text = c.cstr(); return true;
-      case DW_FORM_line_strp: *text = stringAt(line_str_, c.fixed(h.offset_size)); return true;
-      case DW_FORM_strp: *text = stringAt(str_, c.fixed(h.offset_size)); return true;
-      case DW_FORM_strx: case DW_FORM_udata: *number = c.uleb(); return true;
-      case DW_FORM_strx1: case DW_FORM_data1: *number = c.fixed(1); return true;
-      case DW_FORM_strx2: case DW_FORM_data2: *number = c.fixed(2); return true;
-      case DW_FORM_strx3: *number = c.fixed(3); return true;
-      case DW_FORM_strx4: case DW_FORM_data4: *number = c.fixed(4); return true;
-      case DW_FORM_data8: *number = c.fixed(8); return true;
-      case DW_FORM_sdata: *number = static_cast<uint64_t>(c.sleb()); return true;
-      case DW_FORM_data16: c.skip(16); return true;
-      case DW_FORM_block: c.skip(c.uleb()); return true;
-      case DW_FORM_block1: c.skip(c.fixed(1)); return true;
-      case DW_FORM_block2: c.skip(c.fixed(2)); return true;
-      case DW_FORM_block4: c.skip(c.fixed(4)); return true;
-      default: return false;  // a form a line table header does not use: give up on the unit
+    dwarf::FormUnit unit;
+    unit.version = h.version;
+    unit.offset_size = h.offset_size;
+    unit.address_size = h.address_size;
+    unit.str = &str_;
+    unit.line_str = &line_str_;
+    dwarf::FormValue v = dwarf::readForm(c, form, unit);
+    using K = dwarf::FormValue::Kind;
+    switch (v.kind) {
+      case K::Text: *text = std::move(v.text); return true;
+      case K::Number: case K::StringIndex: *number = v.u; return true;
+      case K::Bytes: return true;
+      default: return false;
     }
   }
 
