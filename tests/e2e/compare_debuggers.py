@@ -91,12 +91,10 @@ def run_debugger(argv, timeout, what):
     """The debugger's whole transcript (stdout and stderr in one stream, in order). lldb-16's own
     abort after a completed `process kill` (tests/e2e/session.py) runs the session once more."""
     start = time.monotonic()
-    run = session.run(argv, timeout)
-    if session.lldb_teardown_abort(run.text):
-        print("---- %s: lldb-16 aborted after `process kill` had completed, its own bug: once more ----\n%s"
-              % (what, run.text[-3000:]))
-        start = time.monotonic()
-        run = session.run(argv, timeout)
+    run, aborted = session.run_lldb_aware(argv, timeout)
+    if aborted is not None:
+        print("---- %s: lldb-16 aborted after `process kill` had completed, its own bug: ran once more ----\n%s"
+              % (what, aborted[-3000:]))
     if run.timed_out:
         raise Failure("%s did not finish within %g s" % (what, timeout))
     lines = run.text.splitlines()

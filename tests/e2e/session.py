@@ -76,3 +76,12 @@ def lldb_teardown_abort(text):
         return False
     after = text[last.end():]
     return "(lldb) " not in after and _HEAP_ABORT.search(after) is not None
+
+
+def run_lldb_aware(argv, timeout, env=None):
+    """run(), and once more when lldb-16's teardown abort ended the first session. Returns the
+    result and the first session's transcript when it was run again (else None)."""
+    first = run(argv, timeout, env)
+    if not lldb_teardown_abort(first.text):
+        return first, None
+    return run(argv, timeout, env), first.text

@@ -7,6 +7,7 @@ data/lldb16_kill_abort.txt is a real transcript: plain lldb-16 (no plugin) abort
 
 import os
 import sys
+import tempfile
 import unittest
 
 import session
@@ -36,6 +37,30 @@ class TeardownAbort(unittest.TestCase):
     def test_a_crash_that_is_not_a_heap_abort_does_not(self):
         segv = self.crash.replace("free(): corrupted unsorted chunks", "Segmentation fault")
         self.assertFalse(session.lldb_teardown_abort(segv))
+
+
+class RunLldbAware(unittest.TestCase):
+    """A stand-in debugger that prints the real abort transcript on its first run only."""
+
+    def session(self, transcript_path, marker):
+        script = 'if [ -e "$2" ]; then echo clean; else : > "$2"; cat "$1"; fi'
+        return session.run_lldb_aware(["sh", "-c", script, "sh", transcript_path, marker], 30)
+
+    def test_runs_again_after_the_teardown_abort(self):
+        with tempfile.TemporaryDirectory() as work:
+            result, aborted = self.session(os.path.join(HERE, "data", "lldb16_kill_abort.txt"),
+                                           os.path.join(work, "ran"))
+        self.assertIn("free(): corrupted unsorted chunks", aborted)
+        self.assertEqual(result.text, "clean\n")
+
+    def test_runs_once_otherwise(self):
+        with tempfile.TemporaryDirectory() as work:
+            clean = os.path.join(work, "clean.txt")
+            with open(clean, "w") as f:
+                f.write("(lldb) process kill\nProcess 1 exited with status = 9 (0x00000009) killed\n")
+            result, aborted = self.session(clean, os.path.join(work, "ran"))
+        self.assertIsNone(aborted)
+        self.assertIn("exited with status = 9", result.text)
 
 
 class Run(unittest.TestCase):
