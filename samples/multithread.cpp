@@ -8,7 +8,9 @@
 //
 // What you should see: "thread N started (tid T)" lines, then SIGSEGV with the dispatch
 // summary of thread 5 (myops::loop at AutogradCPU repeating) and a core. With --no-crash all
-// threads finish and the program prints "all 8 threads done".
+// threads finish and the program prints "all 8 threads done". With --until-killed the threads
+// go on dispatching until the process is killed (a live target that cannot exit before a test
+// has stopped it and attached).
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,12 +42,12 @@ constexpr int kThreads = 8;
 constexpr int kCrashingThread = 5;
 std::atomic<int> started{0};
 
-void work(int index, bool crash) {
+void work(int index, bool crash, bool until_killed) {
   std::printf("thread %d started (tid %ld)\n", index, static_cast<long>(::syscall(SYS_gettid)));
   ++started;
   while (started.load() < kThreads) std::this_thread::yield();
   Tensor a = at::randn({8, 8}, TensorOptions().requires_grad(true));
-  for (int i = 0; i < 2000; ++i) {
+  for (long i = 0; until_killed || i < 2000; ++i) {
     Tensor loss = at::sum(at::relu(at::add(at::mm(a, a), a)));
     if (i % 100 == 0) loss.backward();
     if (crash && index == kCrashingThread && i == 50) loopOp().call(a);
@@ -57,8 +59,9 @@ void work(int index, bool crash) {
 int main(int argc, char** argv) {
   sample::start(argc, argv);
   bool crash = !sample::hasFlag(argc, argv, "--no-crash");
+  bool until_killed = sample::hasFlag(argc, argv, "--until-killed");
   std::vector<std::thread> threads;
-  for (int i = 0; i < kThreads; ++i) threads.emplace_back(work, i, crash);
+  for (int i = 0; i < kThreads; ++i) threads.emplace_back(work, i, crash, until_killed);
   for (auto& t : threads) t.join();
   std::printf("all %d threads done\n", kThreads);
   return 0;

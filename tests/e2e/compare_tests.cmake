@@ -137,12 +137,13 @@ dscope_compare_test(compare_dispatch_break_live PROGRAM basic_dispatch LAUNCH
       "dispatch-break --list" "dispatch-break aten::relu" "dispatch-break --list" "@silent dispatch-break --delete 2"
       "dispatch-break --delete 7" "dispatch-break --list" "dispatch-break aten::nope" "dispatch-break")
 
-# multithread --no-crash: 8 threads dispatching, stopped with SIGSTOP mid-run; gdb, then lldb-16
-# attach to that same process (same threads, same records).
+# multithread --no-crash --until-killed: 8 threads dispatching, stopped with SIGSTOP mid-run; gdb,
+# then lldb-16 attach to that same process (same threads, same records). --until-killed: the
+# program (0.12 s in all) could otherwise exit under load before the SIGSTOP.
 dscope_compare_test(compare_multithread_live PROGRAM multithread ATTACH_AFTER "started" ATTACH_COUNT 8 ATTACH_DELAY 0.02
   CMD "dispatch-trace --all" "dispatch-trace" "keyset --tls" "op-table aten::mm --key AutogradCPU"
       ${DSCOPE_COMPARE_BAD_INPUT}
-  ARGS --no-crash)
+  ARGS --no-crash --until-killed)
 
 # op_catalog waiting in pause(): the whole registry, live.
 dscope_compare_test(compare_op_catalog_live PROGRAM op_catalog ATTACH_AFTER "ready"
