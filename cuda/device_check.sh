@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # The CUDA backend's GPU checks on a machine that has a GPU but not this project's build
-# dependencies (the lent H100/H200 image has nvcc and CMake, no Boost.Stacktrace or doctest):
-# build here, carry the build folder there, run it there.
+# dependencies (the lent H100/H200 image has nvcc, CMake and cuda-gdb, no gdb, Boost.Stacktrace
+# or doctest): build here, carry the build folder there, run it there.
 #
-#   cuda/device_check.sh prepare   # here: build/cuda-device, only what the checks run (~35 MB)
-#   cuda/device_check.sh run       # there: ctest (CUDA tests, the samples' CUDA paths), then cuda_bench
+#   cuda/device_check.sh prepare   # here: build/cuda-device (no LLDB plugin, no object files)
+#   cuda/device_check.sh run       # there: the CUDA tests and the samples' CUDA paths, the GDB
+#                                  # front end in cuda-gdb (the CUDA ones, then the whole GDB
+#                                  # suite), then cuda_bench
 #
 # `run` works on any machine: without a usable GPU the GPU tests are skipped with the reason and
-# cuda_bench prints one line.
+# cuda_bench prints one line; without cuda-gdb the GDB tests run in gdb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build/cuda-device
-targets=(cuda_tests basic_dispatch autocast_missing cuda_bench)
+# What the device runs: the CUDA tests and bench, the samples, and what the GDB tests load.
+targets=(cuda_tests cuda_bench basic_dispatch autocast_missing infinite_redispatch missing_kernel multithread
+  op_catalog tls_leak private_backend printers_program dscope_inspect dscope_inspect_foreign)
 
 case "${1:-}" in
 prepare)
-  cmake --preset release -B "$build" -DDSCOPE_BUILD_LLDB=OFF >/dev/null
+  # /usr/bin/python3 for the test drivers: the GPU image has one too (a pyenv shim would not travel).
+  cmake --preset release -B "$build" -DDSCOPE_BUILD_LLDB=OFF -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
   cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
   mkdir -p "$build/device-libs"
   cp -L "$(ldd "$build/runtime/libdscope_runtime.so" | awk '/libboost_stacktrace/ {print $3}')" "$build/device-libs/"
@@ -23,8 +28,11 @@ prepare)
   # links cuBLAS, the library libdscope_cuda loads on the first mm).
   readelf -d "$build/cuda/libdscope_cuda.so" "$build/bench/cuda_bench" | sed -n 's/.*NEEDED.*\[\(libcu[a-zA-Z]*\.so\.[0-9]*\)\]/\1/p' |
     sort -u >"$build/device-libs/cuda-libraries.txt"
-  # Only what runs travels: no object files, no compiler-identification leftovers.
+  # Only what runs travels (the carry limit is 64 MiB): no object files, no compiler-identification
+  # leftovers, and the debug info compressed (gdb and cuda-gdb read it so).
   find "$build" -name '*.o' -delete
+  find "$build" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
+    'for f; do head -c4 "$f" | grep -q ELF && objcopy --compress-debug-sections=zlib "$f"; done' sh {} +
   rm -rf "$build"/CMakeFiles/3.*/CompilerId* "$build/CMakeFiles/CheckCUDA"
   du -sh "$build"
   ;;
@@ -51,9 +59,19 @@ run)
   done
   export LD_LIBRARY_PATH=$dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   nvidia-smi -L 2>/dev/null || echo "device_check: no nvidia-smi"
+  # The GDB tests drive cuda-gdb where there is one (tests/e2e/session.py reads DSCOPE_GDB).
+  if command -v cuda-gdb >/dev/null; then
+    export DSCOPE_GDB=cuda-gdb
+    cuda-gdb --version | head -1
+    cuda-gdb -nx -batch -ex 'python import sys; print("cuda-gdb Python", sys.version.split()[0])' 2>&1 | tail -1
+  fi
+  ulimit -c unlimited || true  # the crash tests' cores, for the GDB suite
   status=0
-  ctest --test-dir "$src/$build" -R '^cuda|^trace_|^sample_autocast_missing$' --output-on-failure -j8 || status=$?
-  "$src/$build/bench/cuda_bench" || status=$?
+  step() { echo "== device_check: $1"; shift; "$@" || { echo "== device_check: FAILED ($?)"; status=1; }; }
+  step "CUDA tests, the samples' CUDA paths, the GDB front end on them" \
+    ctest --test-dir "$src/$build" -R '^cuda|^trace_|^sample_autocast_missing$' --output-on-failure -j8
+  step "the whole GDB suite in ${DSCOPE_GDB:-gdb}" ctest --test-dir "$src/$build" -L gdb -LE cuda --output-on-failure -j8
+  step "cuda_bench" "$src/$build/bench/cuda_bench"
   exit $status
   ;;
 *)

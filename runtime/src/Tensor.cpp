@@ -123,7 +123,9 @@ void* Tensor::data_ptr() const {
 double Tensor::item() const {
   DSCOPE_CHECK(defined(), "item() on an undefined tensor");
   DSCOPE_CHECK(numel() == 1, "a Tensor with " + std::to_string(numel()) + " elements cannot be converted to Scalar");
-  DSCOPE_CHECK(device().type == DeviceType::CPU, "item() reads CPU tensors only; got device " + device().str());
+  DSCOPE_CHECK(!is_meta(), "Tensor.item() cannot be called on meta tensors");
+  // Another device's memory (CUDA) is read through a copy, as PyTorch's _local_scalar_dense does.
+  if (!is_cpu()) return to(Device(DeviceType::CPU)).item();
   switch (dtype()) {
     case ScalarType::Long: return static_cast<double>(*data_ptr<int64_t>());
     case ScalarType::Half: return *data_ptr<Half>();

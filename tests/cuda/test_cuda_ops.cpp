@@ -262,10 +262,17 @@ TEST_CASE("errors: mixed devices, CUDA errors by name, host reads of device memo
   CHECK_THROWS_WITH_AS(at::add(x, y), doctest::Contains("Expected all tensors to be on the same device"), Error);
   CHECK_THROWS_WITH_AS(at::mm(gpu(at::ones({2, 2})), at::ones({2, 2})),
                        doctest::Contains("Expected all tensors to be on the same device"), Error);
-  CHECK_THROWS_WITH_AS(y.item(), doctest::Contains("item() reads CPU tensors only"), Error);
-  CHECK(at::sum(y).to(kCPU).item() == 2.0);
+  CHECK(at::sum(y).item() == 2.0);  // through a copy to the host
+  CHECK_THROWS_WITH_AS(y.item(), doctest::Contains("a Tensor with 2 elements cannot be converted to Scalar"), Error);
   CHECK_THROWS_WITH_AS(at::empty({2}, TensorOptions(Device("cuda:1"))), doctest::Contains("uses one GPU (cuda:0)"),
                        Error);
+
+  // PrivateUse1 outranks CUDA, so its host copy_ sees the GPU tensor: refused, not read on the host.
+  setAllocator(DeviceType::PrivateUse1, getAllocator(DeviceType::CPU));
+  Tensor host_backend = make_tensor(std::vector<int64_t>{2}, ScalarType::Float, Device(DeviceType::PrivateUse1));
+  CHECK_THROWS_WITH_AS(host_backend.copy_(y), doctest::Contains("cannot copy from cuda"), Error);
+  CHECK_THROWS_WITH_AS(y.copy_(host_backend), doctest::Contains("directly; copy through cpu"), Error);
+  setAllocator(DeviceType::PrivateUse1, nullptr);
 
   // 2^48 float32 elements (1 PiB): cudaMalloc fails, after the cache is released once.
   const uint64_t ooms = cuda::memory_stats().num_ooms;

@@ -125,7 +125,7 @@ class GdbSession(Session):
 
     def __init__(self, nonce, program_args, script):
         super().__init__(nonce, program_args)
-        self.argv = ["gdb", "-nx", "-batch", "-iex", "set auto-load safe-path /", "-ex", "set pagination off",
+        self.argv = [session.GDB, "-nx", "-batch", "-iex", "set auto-load safe-path /", "-ex", "set pagination off",
                      "-ex", "set confirm off", "-ex", "set breakpoint pending on", "-x", script]
 
     def commands(self, steps):
@@ -361,7 +361,7 @@ def start_stopped(a):
 def make_gcore(a, workdir):
     """A core of the program stopped at a breakpoint on a.gcore_at, written by gdb."""
     core = os.path.join(workdir, "gcore.core")
-    argv = ["gdb", "-nx", "-batch", "-ex", "set breakpoint pending on", "-ex", "break " + a.gcore_at,
+    argv = [session.GDB, "-nx", "-batch", "-ex", "set breakpoint pending on", "-ex", "break " + a.gcore_at,
             "-ex", "run %s >/dev/null 2>&1 </dev/null" % " ".join(shlex.quote(x) for x in a.args),
             "-ex", "generate-core-file " + core, "-ex", "kill", a.program]
     with open("/proc/self/coredump_filter", "w") as f:  # inherited by gdb and its inferior

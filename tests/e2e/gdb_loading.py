@@ -16,6 +16,8 @@ import shutil
 import subprocess
 import sys
 
+import session
+
 ALWAYS_REJECT = ["Traceback (most recent call last)", "Python Exception"]
 
 
@@ -67,7 +69,7 @@ def env_with(pairs):
 
 
 def run(a):
-    command = ["gdb", "-nx", "-batch", "-iex", "set auto-load safe-path /"]
+    command = [session.GDB, "-nx", "-batch", "-iex", "set auto-load safe-path /"]
     for c in a.iex:
         command += ["-iex", c.replace("@WORK@", os.path.realpath(a.work))]
     command += ["-ex", "set pagination off", "-ex", "set breakpoint pending on"]
@@ -129,7 +131,7 @@ def gcore(a):
     core = os.path.join(a.work, a.name + ".core")
     if os.path.exists(core):
         os.remove(core)
-    command = ["gdb", "-nx", "-batch", "-ex", "set breakpoint pending on", "-ex", "break " + a.break_at, "-ex", "run",
+    command = [session.GDB, "-nx", "-batch", "-ex", "set breakpoint pending on", "-ex", "break " + a.break_at, "-ex", "run",
                "-ex", "generate-core-file " + core, "-ex", "kill", "--args"] + a.program
     print("+ " + " ".join(command))
     out = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -16,6 +16,10 @@ import subprocess
 import threading
 import time
 
+# The GDB the tests drive: gdb, or another build of it such as NVIDIA's cuda-gdb on a GPU
+# machine (`DSCOPE_GDB=cuda-gdb ctest -L gdb`).
+GDB = os.environ.get("DSCOPE_GDB") or "gdb"
+
 CRASH_MARKER = b"PLEASE submit a bug report"
 CRASH_GRACE_S = 10.0  # after the marker, the time a crashed debugger gets to print and exit
 

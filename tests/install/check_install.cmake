@@ -19,4 +19,8 @@ run("${WORK_DIR}/build/consumer")
 if(NOT LAST_OUTPUT MATCHES "consumer::twice=12 keys=DispatchKeySet\\(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU\\)")
   message(FATAL_ERROR "unexpected consumer output: ${LAST_OUTPUT}")
 endif()
+# A build with the CUDA backend installs it too, and the consumer links it (DSCOPE_WITH_CUDA).
+if(EXISTS "${BUILD_DIR}/cuda/libdscope_cuda.so" AND NOT LAST_OUTPUT MATCHES "consumer: dscope::cuda linked, ")
+  message(FATAL_ERROR "dscope::cuda is built but the installed package does not give it: ${LAST_OUTPUT}")
+endif()
 message(STATUS "${LAST_OUTPUT}")

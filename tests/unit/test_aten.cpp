@@ -211,6 +211,7 @@ TEST_SUITE("aten") {
     CHECK(errorOf([&] { at::ones({2, 3}).copy_(a); }) == "Cannot copy out of meta tensor; no data!");
     Tensor moved = at::ones({2, 2}).to(meta);
     CHECK(moved.is_meta());
+    CHECK(errorOf([&] { at::zeros({}, meta).item(); }) == "Tensor.item() cannot be called on meta tensors");
   }
 
   TEST_CASE("BackendSelect routes empty by its device argument") {
@@ -270,6 +271,9 @@ TEST_SUITE("aten") {
     Tensor back = make_tensor(std::vector<int64_t>{2, 2}, ScalarType::Double, Device(DeviceType::CPU));
     back.copy_(x);
     checkClose(values(back), {1, 2, 3, 4}, 0);
+    Tensor one = make_tensor(std::vector<int64_t>{}, ScalarType::Float, pu1);
+    one.copy_(at::full({}, 7.0));
+    CHECK(one.item() == 7.0);  // through a copy to the CPU
     std::string err = errorOf([&] { at::mm(x, x); });
     CHECK(err.rfind("Could not run 'aten::mm' with arguments from the 'PrivateUse1' backend", 0) == 0);
     CHECK_THROWS_AS(at::mm(x, x), NotImplementedError);

@@ -154,7 +154,12 @@ Tensor threshold_backward_cpu(const Tensor& grad_output, const Tensor& self, con
 }
 
 // Host memory on both sides: CPU, or a PrivateUse1 backend whose allocator hands out host memory.
+// PrivateUse1 outranks CUDA, so a copy between the two lands here too: refuse it (reading device
+// memory on the host would crash) rather than in copyElements.
 Tensor copy_host(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
+  auto host = [](const Tensor& t) { return t.is_cpu() || t.device().type == DeviceType::PrivateUse1; };
+  DSCOPE_CHECK(host(self) && host(src), "copy_: cannot copy from " + src.device().str() + " to " +
+                                            self.device().str() + " directly; copy through cpu");
   copyElements(self, copySource(self, src));
   return self;
 }
