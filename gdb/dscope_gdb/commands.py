@@ -40,7 +40,8 @@ class _DscopeCommand(gdb.Command):
 class KeysetCommand(_DscopeCommand):
     """Decode a DispatchKeySet: keyset EXPR|RAW [--verbose] [--json]; keyset --tls [--thread N] [--explain EXPR].
 
-EXPR is any expression of type DispatchKeySet (or a raw 64-bit value, e.g. a number copied from
+EXPR is any expression of type DispatchKeySet, or a tensor (Tensor or TensorImpl, or a pointer
+or reference to one) for its key set, or a raw 64-bit value (e.g. a number copied from
 PyTorch's ks.raw_repr()). Prints the keys in c10's DispatchKeySet(...) order, the highest-priority
 key and its dispatch-table slot. --tls shows the thread's include/exclude sets (from the
 runtime's thread records, so it also works in core files)."""

@@ -88,19 +88,41 @@ def _symbolize(_ctx, addr, out, size):
         return 1
 
 
+def _keyset_word(expr, value):
+    """The 64-bit word `keyset EXPR` decodes: a DispatchKeySet's repr_; a tensor's key set
+    (dscope::Tensor, dscope::TensorImpl, or a reference or pointer to either); an integer as is."""
+    def referent(v):
+        t = v.type.strip_typedefs()
+        if t.code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):
+            return v.referenced_value()
+        if t.code == gdb.TYPE_CODE_PTR and t.target().strip_typedefs().code == gdb.TYPE_CODE_STRUCT:
+            if int(v) == 0:
+                raise gdb.error("%s is a null pointer" % expr)
+            return v.dereference()
+        return v
+    value = referent(value)
+    if value.type.strip_typedefs().tag == "dscope::Tensor":
+        impl = value["impl_"]["p_"]
+        if int(impl) == 0:
+            raise gdb.error("%s is an undefined tensor" % expr)
+        value = impl.dereference()
+    if value.type.strip_typedefs().tag == "dscope::TensorImpl":
+        value = value["key_set"]
+    target_type = value.type.strip_typedefs()
+    if target_type.code == gdb.TYPE_CODE_STRUCT:
+        if "repr_" not in [f.name for f in target_type.fields()]:
+            raise gdb.error("%s is a %s, not a DispatchKeySet or a tensor" % (expr, value.type))
+        value = value["repr_"]
+    elif target_type.code not in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR,
+                                  gdb.TYPE_CODE_PTR):
+        raise gdb.error("%s is a %s, not a DispatchKeySet or a tensor" % (expr, value.type))
+    return int(value) & 0xFFFFFFFFFFFFFFFF
+
+
 @_EVALUATE
 def _evaluate(_ctx, expr, out, err, err_size):
     try:
-        value = gdb.parse_and_eval(expr.decode())
-        target_type = value.type.strip_typedefs()
-        if target_type.code == gdb.TYPE_CODE_REF:
-            value = value.referenced_value()
-            target_type = value.type.strip_typedefs()
-        if target_type.code == gdb.TYPE_CODE_STRUCT:
-            if "repr_" not in [f.name for f in target_type.fields()]:
-                raise gdb.error("%s is a %s, not a DispatchKeySet" % (expr.decode(), value.type))
-            value = value["repr_"]
-        out[0] = int(value) & 0xFFFFFFFFFFFFFFFF
+        out[0] = _keyset_word(expr.decode(), gdb.parse_and_eval(expr.decode()))
         return 0
     except Exception as e:  # gdb.error: malformed expression, no symbol, ...
         _copy_out(str(e).splitlines()[0] if str(e) else "cannot evaluate", err, err_size)
@@ -205,6 +227,9 @@ def _scalar(value):
         return int(value.referenced_value().address)
     if target_type.code == gdb.TYPE_CODE_STRUCT:
         value = value["repr_"]
+    elif target_type.code not in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR,
+                                  gdb.TYPE_CODE_PTR):
+        raise gdb.error("%s is a %s, not a DispatchKeySet or a tensor" % (expr, value.type))
     return int(value) & 0xFFFFFFFFFFFFFFFF
 
 

@@ -74,6 +74,53 @@ bool bits64(lldb::SBValue v, uint64_t* out) {
   return true;
 }
 
+bool isStruct(lldb::SBType type) {
+  auto kind = type.GetCanonicalType().GetTypeClass();
+  return kind == lldb::eTypeClassStruct || kind == lldb::eTypeClassClass;
+}
+
+std::string typeName(lldb::SBType type) { return type.GetCanonicalType().GetUnqualifiedType().GetName(); }
+
+// The value `keyset EXPR` decodes, as the GDB front end's _keyset_word: a DispatchKeySet's
+// repr_; a tensor's key set (dscope::Tensor, dscope::TensorImpl, or a reference or pointer to
+// either); an integer as it is. *v becomes that value; false with the reason otherwise.
+bool keysetWord(const std::string& expr, lldb::SBValue* v, std::string* error) {
+  auto isNot = [&](lldb::SBValue of) {
+    const char* name = of.GetTypeName();
+    *error = expr + " is a " + (name ? name : "value") + ", not a DispatchKeySet or a tensor";
+    return false;
+  };
+  lldb::SBType type = v->GetType().GetCanonicalType();
+  if (type.IsReferenceType()) {
+    *v = v->Dereference();
+  } else if (type.IsPointerType() && isStruct(type.GetPointeeType())) {
+    if (v->GetValueAsUnsigned(0) == 0) {
+      *error = expr + " is a null pointer";
+      return false;
+    }
+    *v = v->Dereference();
+  }
+  if (typeName(v->GetType()) == "dscope::Tensor") {
+    lldb::SBValue impl = v->GetNonSyntheticValue().GetChildMemberWithName("impl_").GetChildMemberWithName("p_");
+    lldb::SBError read;
+    if (impl.GetValueAsUnsigned(read, 0) == 0) {
+      *error = read.Fail() ? firstLine(read.GetCString()) : expr + " is an undefined tensor";
+      return false;
+    }
+    *v = impl.Dereference();
+  }
+  if (typeName(v->GetType()) == "dscope::TensorImpl") *v = v->GetNonSyntheticValue().GetChildMemberWithName("key_set");
+  if (isStruct(v->GetType())) {
+    lldb::SBValue repr = v->GetNonSyntheticValue().GetChildMemberWithName("repr_");
+    if (!repr.IsValid()) return isNot(*v);
+    *v = repr;
+  } else if (!(v->GetType().GetCanonicalType().GetTypeFlags() & (lldb::eTypeIsScalar | lldb::eTypeIsEnumeration |
+                                                                   lldb::eTypeIsPointer))) {
+    return isNot(*v);
+  }
+  return true;
+}
+
 bool isLive(lldb::SBProcess& process) {
   if (!process.IsValid()) return false;
   switch (process.GetState()) {
@@ -464,20 +511,7 @@ bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, st
     *error = expressionReason(v.IsValid() ? v.GetError().GetCString() : nullptr);
     return false;
   }
-  lldb::SBType type = v.GetType().GetCanonicalType();
-  if (type.IsReferenceType()) {
-    v = v.Dereference();
-    type = v.GetType().GetCanonicalType();
-  }
-  if (type.GetTypeClass() == lldb::eTypeClassStruct || type.GetTypeClass() == lldb::eTypeClassClass) {
-    lldb::SBValue repr = v.GetNonSyntheticValue().GetChildMemberWithName("repr_");
-    if (!repr.IsValid()) {
-      const char* name = v.GetTypeName();
-      *error = expr + " is a " + (name ? name : "struct") + ", not a DispatchKeySet";
-      return false;
-    }
-    v = repr;
-  }
+  if (!keysetWord(expr, &v, error)) return false;
   if (!bits64(v, value)) {
     lldb::SBError err = v.GetError();
     *error = err.Fail() && err.GetCString() ? firstLine(err.GetCString()) : "cannot read the value of " + expr;

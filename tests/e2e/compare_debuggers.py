@@ -23,6 +23,8 @@ Targets (the same state in both debuggers):
                       name first (gdb `break FUNC`, lldb `breakpoint set -n FUNC`); the command
                       "@run" in the --cmd list starts the program there (default: before the
                       first command), so commands can also run before it (dispatch-break pending).
+                      --up N then selects the frame N levels up in both (`up N`; lldb has the
+                      same command), e.g. the caller's locals.
 
 A command written "@silent COMMAND" must print nothing at all in either debugger (e.g.
 `dispatch-break --delete N`); every other command must print something in gdb.
@@ -210,6 +212,8 @@ def build_steps(session, a, commands):
         steps.append(session.print_marker(i))
         if command == RUN:
             steps.append(session.launch())
+            if a.up:
+                steps.append("up %d" % a.up)
             steps.append(session.print_pid())
         else:
             steps.append(debugger_command(command))
@@ -383,6 +387,7 @@ def main():
     target.add_argument("--launch", action="store_true")
     target.add_argument("--attach-after", metavar="TEXT")
     p.add_argument("--break", dest="break_at", metavar="FUNC", help="--launch: breakpoint by function name")
+    p.add_argument("--up", type=int, default=0, help="--launch: after @run, select the frame N levels up")
     p.add_argument("--attach-count", type=int, default=1)
     p.add_argument("--attach-delay", type=float, default=0.0)
     p.add_argument("--cmd", action="append", default=[], required=True)

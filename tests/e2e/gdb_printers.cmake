@@ -23,7 +23,7 @@ dscope_gdb_test(gdb_printers_values PROGRAM printers_program
       "print tls" "print c"
       "print dscope_debug_descriptor.thread_records->ring[0]"
       "print dscope_debug_descriptor.thread_records->ring[1]"
-      "print corrupt_impl" "print dangling"
+      "print corrupt_impl" "print dangling" "keyset x" "keyset undefined"
       "print $dispatch_op_is(\"aten::mm\")" "print $dispatch_key()"
       "kill"
   EXPECT "= ${DSCOPE_CPU_KEYS} = {CPU, ADInplaceOrView, AutogradCPU, AutocastCPU}"
@@ -43,7 +43,8 @@ dscope_gdb_test(gdb_printers_values PROGRAM printers_program
          "= Tensor[2, 4] float32 cpu requires_grad keys=${DSCOPE_CPU_KEYS} grad_fn=<MmBackward0> = {sizes = {2, 4}"
          "= <error: tensor of 200 dimensions" "= <error: Cannot access memory at address 0x"
          "dscope: $dispatch_op_is: main is not dispatching an operator"
-         "dscope: $dispatch_key: main has no dispatch key set argument `ks`")
+         "dscope: $dispatch_key: main has no dispatch key set argument `ks`"
+         "${DSCOPE_CPU_KEYS}\nraw: 0x12800010001\n" "dscope: cannot evaluate 'undefined': undefined is an undefined tensor")
 
 # GDB/MI (what IDEs use): a DispatchKeySet varobj is an array with one child per key. (GDB gives
 # every varobj whose printer has children the value "{...}"; the children carry the names.)
