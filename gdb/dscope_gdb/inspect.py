@@ -66,6 +66,10 @@ def _write_memory(_ctx, addr, data, size):
 @_FIND
 def _find_symbol(_ctx, name, out):
     try:
+        # No process and no core (not started yet, or exited): GDB would read the runtime's file
+        # as if it were memory (a dispatcher that "does not exist yet"); LLDB finds nothing there.
+        if gdb.selected_inferior().pid == 0:
+            return 1
         out[0] = symbol_address(name.decode())
         return 0
     except Exception:

@@ -24,7 +24,8 @@ Targets (the same state in both debuggers):
                       "@run" in the --cmd list starts the program there (default: before the
                       first command), so commands can also run before it (dispatch-break pending).
                       --up N then selects the frame N levels up in both (`up N`; lldb has the
-                      same command), e.g. the caller's locals.
+                      same command), e.g. the caller's locals. --exits: the program runs to its
+                      end at "@run" (no breakpoint), and the commands run with no process.
 
 A command written "@silent COMMAND" must print nothing at all in either debugger (e.g.
 `dispatch-break --delete N`); every other command must print something in gdb.
@@ -218,7 +219,7 @@ def build_steps(session, a, commands):
         else:
             steps.append(debugger_command(command))
     steps.append(session.print_marker(len(commands)))
-    if a.launch:
+    if a.launch and not a.exits:
         steps.append(session.kill)
     elif a.attach_after:
         steps.append(session.detach)  # leaves the process stopped for the next debugger
@@ -388,6 +389,7 @@ def main():
     target.add_argument("--attach-after", metavar="TEXT")
     p.add_argument("--break", dest="break_at", metavar="FUNC", help="--launch: breakpoint by function name")
     p.add_argument("--up", type=int, default=0, help="--launch: after @run, select the frame N levels up")
+    p.add_argument("--exits", action="store_true", help="--launch: the program ends at @run")
     p.add_argument("--attach-count", type=int, default=1)
     p.add_argument("--attach-delay", type=float, default=0.0)
     p.add_argument("--cmd", action="append", default=[], required=True)
@@ -415,7 +417,7 @@ def main():
                 transcript = run_debugger(s.argv, a.timeout, s.name)
                 clean = check_clean(s.name, transcript) and clean
                 out = sections(s, transcript, commands)
-                if a.launch:
+                if a.launch and not a.exits:
                     out = {i: normalize_pid(s, transcript, t) for i, t in out.items()}
                 outputs[s.name] = out
                 if proc and process_state(proc.pid) != "T":

@@ -5,10 +5,10 @@
 # DSCOPE_CORES, GDB_SCRIPT and Python3_EXECUTABLE come from there.
 #
 #   dscope_compare_test(NAME PROGRAM sample
-#     (CORE_OF crash_test | GCORE_AT function | LAUNCH [BREAK function [UP n]] | ATTACH_AFTER text [ATTACH_COUNT n])
+#     (CORE_OF crash_test | GCORE_AT function | LAUNCH [BREAK function [UP n] | EXITS] | ATTACH_AFTER text [ATTACH_COUNT n])
 #     CMD command... [ARGS program arguments...])
 function(dscope_compare_test name)
-  cmake_parse_arguments(T "LAUNCH" "PROGRAM;CORE_OF;GCORE_AT;BREAK;UP;ATTACH_AFTER;ATTACH_COUNT;ATTACH_DELAY" "CMD;ARGS" ${ARGN})
+  cmake_parse_arguments(T "LAUNCH;EXITS" "PROGRAM;CORE_OF;GCORE_AT;BREAK;UP;ATTACH_AFTER;ATTACH_COUNT;ATTACH_DELAY" "CMD;ARGS" ${ARGN})
   set(command ${Python3_EXECUTABLE} ${E2E}/compare_debuggers.py --gdb-script ${GDB_SCRIPT}
       --lldb-plugin $<TARGET_FILE:dscope_lldb> --program $<TARGET_FILE:${T_PROGRAM}> --timeout 60)
   if(T_CORE_OF)
@@ -22,6 +22,9 @@ function(dscope_compare_test name)
     endif()
     if(T_UP)
       list(APPEND command --up ${T_UP})
+    endif()
+    if(T_EXITS)
+      list(APPEND command --exits)
     endif()
   elseif(T_ATTACH_AFTER)
     list(APPEND command --attach-after ${T_ATTACH_AFTER})
@@ -135,6 +138,11 @@ dscope_compare_test(compare_basic_dispatch_live PROGRAM basic_dispatch LAUNCH BR
 
 # basic_dispatch stopped by dispatch-break: pending before run, the stop's own report, the chain
 # there, the hook's arguments (the key set and the key it was called with).
+# After the program has exited there is no process: both say so (GDB must not read the runtime's
+# file as if it were memory).
+dscope_compare_test(compare_after_exit_live PROGRAM basic_dispatch LAUNCH EXITS
+  CMD "op-table aten::mm" "dispatch-trace" "keyset --tls" "op-table --list mm" "keyset 0x12800010001")
+
 # keyset on what a user has at hand (printers_program's main, -O0): a tensor, a pointer or
 # reference to one or to its TensorImpl, the key set member, and what is none of these.
 dscope_compare_test(compare_keyset_expressions_live PROGRAM printers_program LAUNCH BREAK stop_here UP 1
