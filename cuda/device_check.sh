@@ -59,11 +59,25 @@ run)
   done
   export LD_LIBRARY_PATH=$dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   nvidia-smi -L 2>/dev/null || echo "device_check: no nvidia-smi"
-  # The GDB tests drive cuda-gdb where there is one (tests/e2e/session.py reads DSCOPE_GDB).
+  # The GDB tests drive cuda-gdb where there is one (tests/e2e/session.py reads DSCOPE_GDB). Its
+  # `cuda-gdb` wrapper runs the cuda-gdb-python3.X-tui build that matches the machine's python3
+  # and falls back to one without Python when it finds no libpython: then try each build with
+  # python3's library folder on the path, and say which one works.
   if command -v cuda-gdb >/dev/null; then
-    export DSCOPE_GDB=cuda-gdb
     cuda-gdb --version | head -1
-    cuda-gdb -nx -batch -ex 'python import sys; print("cuda-gdb Python", sys.version.split()[0])' 2>&1 | tail -1
+    pylib=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("LIBDIR") or "")' 2>/dev/null || true)
+    for candidate in cuda-gdb "$(dirname "$(command -v cuda-gdb)")"/cuda-gdb-python3.*-tui; do
+      for extra in "" "$pylib"; do
+        version=$(LD_LIBRARY_PATH=$extra${extra:+:}$LD_LIBRARY_PATH "$candidate" -nx -batch \
+          -ex 'python import sys, ctypes; print("python", sys.version.split()[0])' 2>/dev/null | sed -n 's/^python //p' || true)
+        if [ -n "$version" ]; then
+          export DSCOPE_GDB=$candidate LD_LIBRARY_PATH=$extra${extra:+:}$LD_LIBRARY_PATH
+          echo "device_check: GDB tests in $candidate (Python $version${extra:+, libpython from $extra})"
+          break 2
+        fi
+      done
+    done
+    [ -n "${DSCOPE_GDB:-}" ] || echo "device_check: no cuda-gdb build with Python here; the GDB tests run in gdb"
   fi
   ulimit -c unlimited || true  # the crash tests' cores, for the GDB suite
   status=0
