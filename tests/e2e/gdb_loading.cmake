@@ -108,3 +108,18 @@ dscope_loading_test(gdb_loading_frames_overflow_core REQUIRES crash_infinite_red
     --expect "my_add_autograd" --expect "ks & after_autograd_keyset"
     -- $<TARGET_FILE:infinite_redispatch>)
 endif()
+
+# cuda-gdb 13 embeds Python 3.12: what GDB loads (the front end, the printers, the loaders) must
+# compile there without a warning (3.12 made invalid escape sequences a SyntaxWarning, printed at
+# every load). Where no Python 3.12 is installed (here: pyenv's), the test is not added.
+file(GLOB DSCOPE_PYTHON312 /usr/bin/python3.12 $ENV{HOME}/.pyenv/versions/3.12*/bin/python3.12)
+if(DSCOPE_PYTHON312)
+  list(GET DSCOPE_PYTHON312 0 DSCOPE_PYTHON312)
+  file(GLOB DSCOPE_GDB_PYTHON ${PROJECT_SOURCE_DIR}/gdb/dscope_gdb/*.py ${PROJECT_SOURCE_DIR}/gdb/*.py.in
+       ${PROJECT_SOURCE_DIR}/pretty_printers/dscope_printers/*.py)
+  add_test(NAME gdb_front_end_compiles_in_python312 COMMAND ${DSCOPE_PYTHON312} -W error -c
+    "import sys\nfor f in sys.argv[1:]:\n    with open(f) as src: compile(src.read(), f, 'exec')\nprint(len(sys.argv) - 1, 'files compile in', sys.version.split()[0])"
+    ${DSCOPE_GDB_PYTHON})
+  set_tests_properties(gdb_front_end_compiles_in_python312 PROPERTIES LABELS gdb
+    PASS_REGULAR_EXPRESSION "^[1-9][0-9]* files compile in 3\\.12")
+endif()
