@@ -27,11 +27,12 @@ def sh(command, **kw):
 
 
 def install(a):
-    prefix = os.path.join(a.work, "prefix")
+    # The resolved path: the auto-load script's directory spells the prefix as given, and GDB
+    # looks for it under the library's real path (the work folder may lie behind a symlink).
+    prefix = os.path.realpath(os.path.join(a.work, "prefix"))
     for old in ("prefix", "stripped"):
         shutil.rmtree(os.path.join(a.work, old), ignore_errors=True)
     sh(["cmake", "--install", a.build, "--prefix", prefix])
-    prefix = os.path.realpath(prefix)
     libdir = os.path.join(prefix, "lib")
     runtime = sorted(glob.glob(os.path.join(libdir, "libdscope_runtime.so.*.*.*")))
     if not runtime:
