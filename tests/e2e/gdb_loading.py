@@ -27,6 +27,11 @@ def sh(command, **kw):
 
 
 def install(a):
+    # binutils make the stripped copy; a GPU image with cuda-gdb but no binutils skips (77).
+    missing = [tool for tool in ("strip", "readelf") if shutil.which(tool) is None]
+    if missing:
+        print("SKIP: %s not installed (binutils)" % " and ".join(missing))
+        return 77
     # The resolved path: the auto-load script's directory spells the prefix as given, and GDB
     # looks for it under the library's real path (the work folder may lie behind a symlink).
     prefix = os.path.realpath(os.path.join(a.work, "prefix"))
