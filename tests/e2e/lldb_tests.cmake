@@ -86,7 +86,7 @@ dscope_lldb_test(lldb_bad_input_core PROGRAM infinite_redispatch CORE_OF crash_i
 dscope_lldb_test(lldb_keyset_without_process
   CMD "keyset 0x12800010001" "keyset 0x8000000000010001" "keyset --tls" "op-table aten::mm" "help keyset"
   EXPECT "${DSCOPE_CPU_KEYS}" "DispatchKeySet(CPU, UnknownUnknown)"
-         "dscope: no DispatchScope runtime in this process" "Syntax: keyset EXPR|RAW [--verbose] [--json]")
+         "dscope: no process or core file (start the program" "Syntax: keyset EXPR|RAW [--verbose] [--json]")
 
 # ---- live ----
 

@@ -489,6 +489,10 @@ TEST_SUITE("inspect") {
     dscope_target no_symbols = *t.get();
     no_symbols.find_symbol = [](void*, const char*, uint64_t*) { return 1; };
     checkOneLineError(run(&no_symbols, "op-table aten::mm"));
+    // A thread but no runtime (not loaded yet), or no thread at all (no process, no core).
+    CHECK(run(&no_symbols, "op-table aten::mm").text.rfind("dscope: no DispatchScope runtime in this process", 0) == 0);
+    no_symbols.selected_tid = 0;
+    CHECK(run(&no_symbols, "dispatch-trace").text.rfind("dscope: no process or core file (start the program", 0) == 0);
   }
 
   TEST_CASE("fake operator lists: a cycle - an absurd count - an unterminated name") {
