@@ -231,9 +231,6 @@ def _scalar(value):
         return int(value.referenced_value().address)
     if target_type.code == gdb.TYPE_CODE_STRUCT:
         value = value["repr_"]
-    elif target_type.code not in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR,
-                                  gdb.TYPE_CODE_PTR):
-        raise gdb.error("%s is a %s, not a DispatchKeySet or a tensor" % (expr, value.type))
     return int(value) & 0xFFFFFFFFFFFFFFFF
 
 

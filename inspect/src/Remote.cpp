@@ -33,7 +33,7 @@ Remote::Remote(const dscope_target* target) : target_(target) {}
 Remote::~Remote() = default;
 
 void Remote::read(uint64_t addr, void* out, uint64_t size, const char* what) const {
-  if (!target_) fail("no process (start the program or load a core file first)");
+  if (!target_) fail(kNoProcess);
   if (!target_->read_memory) fail("the debugger gave no way to read memory");
   if (addr == 0 || addr + size < addr) fail("cannot read memory at " + hex(addr) + " (" + what + ")");
   // Small reads (fields, strings, an operator's table) go through the page cache; a read of a

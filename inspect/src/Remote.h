@@ -29,6 +29,10 @@ std::string hex(uint64_t value);
 // Longest string read from the target (names, schemas, debug strings); longer means garbage.
 constexpr uint64_t kMaxStringLength = 4096;
 
+// The one line for "nothing to read": no target at all, or one with no thread selected (the
+// program not started yet or exited, and no core open).
+constexpr const char* kNoProcess = "no process or core file (start the program, attach to one, or load a core)";
+
 // One Remote lives for one command (a Session), while the target stands still, so it keeps what
 // it has read: whole pages, and symbol names. A command asks for the same few pages hundreds of
 // times (an operator's fields, its kernels, their strings), and every call into the debugger
@@ -42,7 +46,6 @@ class Remote {
   Remote(const Remote&) = delete;
   Remote& operator=(const Remote&) = delete;
 
-  bool hasTarget() const { return target_ != nullptr; }
   const dscope_target* target() const { return target_; }
 
   // Reads size bytes at addr; `what` names the object in the error ("operator list").

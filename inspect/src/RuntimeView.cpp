@@ -66,13 +66,11 @@ std::vector<std::string> closeNames(const std::string& query, const std::vector<
 }
 
 RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
-  if (!mem_.hasTarget()) fail("no process (start the program or load a core file first)");
-  auto addr = mem_.findSymbol("dscope_debug_descriptor");
-  // No selected thread: nothing runs (not started yet, or exited) and no core is open.
-  if (!addr && !mem_.selectedTid()) fail("no process or core file (start the program, attach to one, or load a core)");
+  auto addr = mem_.findSymbol("dscope_debug_descriptor");  // none without a target
   if (!addr)
-    fail("no DispatchScope runtime in this process (symbol dscope_debug_descriptor not found; is libdscope_runtime "
-         "loaded yet?)");
+    fail(mem_.selectedTid() ? "no DispatchScope runtime in this process (symbol dscope_debug_descriptor not found; is "
+                              "libdscope_runtime loaded yet?)"
+                            : kNoProcess);
   descriptor_addr_ = *addr;
   descriptor_ = mem_.read<struct dscope_debug_descriptor_t>(*addr, "dscope_debug_descriptor");
   // An executable's copy of the descriptor (a copy relocation, in .bss) is all zeros until the
