@@ -5,8 +5,8 @@
 #
 #   cuda/device_check.sh prepare   # here: build/cuda-device (no LLDB plugin, no object files)
 #   cuda/device_check.sh run       # there: the CUDA tests and the samples' CUDA paths, the GDB
-#                                  # front end in cuda-gdb (the CUDA ones, then the whole GDB
-#                                  # suite), then cuda_bench
+#                                  # front end in cuda-gdb on them, cuda_bench, then the whole
+#                                  # GDB suite in cuda-gdb
 #
 # `run` works on any machine: without a usable GPU the GPU tests are skipped with the reason and
 # cuda_bench prints one line; without cuda-gdb the GDB tests run in gdb.
@@ -82,10 +82,13 @@ run)
   ulimit -c unlimited || true  # the crash tests' cores, for the GDB suite
   status=0
   step() { echo "== device_check: $1"; shift; "$@" || { echo "== device_check: FAILED ($?)"; status=1; }; }
+  # One device call has 10 minutes: a test that hangs (a debugger waiting on the GPU) stops at
+  # 2, and the bench runs before the longest step so its figures come back whatever follows.
   step "CUDA tests, the samples' CUDA paths, the GDB front end on them" \
-    ctest --test-dir "$src/$build" -R '^cuda|^trace_|^sample_autocast_missing$' --output-on-failure -j8
-  step "the whole GDB suite in ${DSCOPE_GDB:-gdb}" ctest --test-dir "$src/$build" -L gdb -LE cuda --output-on-failure -j8
+    ctest --test-dir "$src/$build" -R '^cuda|^trace_|^sample_autocast_missing$' --output-on-failure -j8 --timeout 120
   step "cuda_bench" "$src/$build/bench/cuda_bench"
+  step "the whole GDB suite in ${DSCOPE_GDB:-gdb}" \
+    ctest --test-dir "$src/$build" -L gdb -LE cuda --output-on-failure -j8 --timeout 120
   exit $status
   ;;
 *)
