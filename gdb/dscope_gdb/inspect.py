@@ -113,9 +113,7 @@ def _keyset_word(expr, value):
     if value.type.strip_typedefs().tag == "dscope::TensorImpl":
         value = value["key_set"]
     target_type = value.type.strip_typedefs()
-    if target_type.code == gdb.TYPE_CODE_STRUCT:
-        if "repr_" not in [f.name for f in target_type.fields()]:
-            raise gdb.error("%s is a %s, not a DispatchKeySet or a tensor" % (expr, value.type))
+    if target_type.code == gdb.TYPE_CODE_STRUCT and "repr_" in [f.name for f in target_type.fields()]:
         value = value["repr_"]
     elif target_type.code not in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR,
                                   gdb.TYPE_CODE_PTR):
