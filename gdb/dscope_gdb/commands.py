@@ -111,7 +111,7 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
         gdb.events.new_objfile.connect(self._on_new_objfile)
 
     def run(self, argument):
-        words = argument.split()
+        words = gdb.string_to_argv(argument)
         if not words:
             gdb.write("dscope: usage: dispatch-break OP [--key K] | --list | --delete N\n")
         elif words[0] == "--list":
@@ -136,18 +136,23 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
             elif len(words) != 1:
                 gdb.write("dscope: usage: dispatch-break OP [--key K]\n")
                 return
-            if gdb.selected_inferior().pid == 0:  # not started yet: arm when the runtime loads
-                self._breaks.append((self._next, words[0], key))
-                gdb.write("Dispatch breakpoint %d (%s) pending: it arms when the runtime is loaded.\n"
-                          % (self._next, words[0]))
-                self._next += 1
+            # Checked first, also for a pending one (a bad entry would keep the others from
+            # arming later); the check notes an operator that is not registered (yet).
+            note, is_error = _inspect.run(self._arm_command(words[0], key) + " --check")
+            if is_error:
+                gdb.write(note if note.endswith("\n") else note + "\n")
                 return
             self._breaks.append((self._next, words[0], key))
-            if self._arm(report=True):
+            if gdb.selected_inferior().pid == 0:  # not started yet: arm when the runtime loads
+                gdb.write("Dispatch breakpoint %d (%s) pending: it arms when the runtime is loaded.\n"
+                          % (self._next, words[0]))
+            elif self._arm(report=True):
                 gdb.write("Dispatch breakpoint %d: %s%s\n" % (self._next, words[0], " at " + key if key else ""))
-                self._next += 1
             else:
-                self._breaks.pop()  # a core file, or a rejected name: nothing was armed
+                self._breaks.pop()  # a core file: nothing was armed
+                return
+            self._next += 1
+            gdb.write(note)
 
     def _arm(self, report):
         """Writes the whole filter into the runtime; False when no runtime is loaded yet."""
@@ -157,7 +162,7 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
                 gdb.write(text if text.endswith("\n") else text + "\n")
             return False
         for _number, op, key in self._breaks:
-            text, is_error = _inspect.run("dispatch-break-arm %s%s" % (op, " --key " + key if key else ""))
+            text, is_error = _inspect.run(self._arm_command(op, key))
             if is_error:
                 if report:
                     gdb.write(text if text.endswith("\n") else text + "\n")
@@ -165,6 +170,10 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
         if self._breaks and self._hook is None:
             self._hook = _BreakHook()
         return True
+
+    @staticmethod
+    def _arm_command(op, key):
+        return "dispatch-break-arm %s%s" % (op, " --key " + key if key else "")
 
     def _on_new_objfile(self, event):
         if self._breaks and "dscope_runtime" in (event.new_objfile.filename or ""):

@@ -1,4 +1,4 @@
-// dispatch-break-arm NAME [--key K] | dispatch-break-arm --clear
+// dispatch-break-arm NAME [--key K] [--check] | dispatch-break-arm --clear
 // dispatch-break-describe OP_PTR KEYSET KEY
 //
 // The front ends own the breakpoint (on dscope_debug_break_hook); these write the runtime's
@@ -14,7 +14,7 @@ namespace dscope::inspect {
 
 namespace {
 
-const char* kArmUsage = "dispatch-break-arm OP [--key K] [--json] | dispatch-break-arm --clear [--json]";
+const char* kArmUsage = "dispatch-break-arm OP [--key K] [--check] [--json] | dispatch-break-arm --clear [--json]";
 const char* kDescribeUsage = "dispatch-break-describe OP_PTR KEYSET KEY [--json]";
 
 constexpr uint64_t kBreakCountOffset = offsetof(struct dscope_debug_descriptor_t, break_count);
@@ -33,6 +33,11 @@ bool operatorExists(const RuntimeView& rt, const std::string& name) {
   return false;
 }
 
+// A typo (aten::mmm) arms an entry that never matches: say so (it may be registered later).
+std::string unregisteredNote(const std::string& name) {
+  return "dispatch-break: no operator named " + name + " is registered yet; the entry matches once one is\n";
+}
+
 std::string clearBreaks(Session& s, bool json) {
   const RuntimeView& rt = s.runtime();
   const uint32_t count = rt.descriptor().break_count;
@@ -48,15 +53,16 @@ std::string clearBreaks(Session& s, bool json) {
 }  // namespace
 
 std::string runBreakArm(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--clear", "--json"}, {"--key"}}, kArmUsage);
+  ParsedArgs args = parseArgs(words, {{"--clear", "--check", "--json"}, {"--key"}}, kArmUsage);
   const bool json = args.has("--json");
   if (args.has("--clear")) {
-    if (!args.positional.empty() || args.value("--key")) usageError("--clear takes nothing else", kArmUsage);
+    if (!args.positional.empty() || args.value("--key") || args.has("--check"))
+      usageError("--clear takes nothing else", kArmUsage);
     return clearBreaks(s, json);
   }
   if (args.positional.size() != 1) usageError("dispatch-break-arm needs one operator name", kArmUsage);
   const std::string name = args.positional.front();
-  if (name.find("::") == std::string::npos || name.size() > kMaxStringLength)
+  if (!isOperatorName(name))
     fail("'" + name + "' is not an operator name: use ns::name or ns::name.overload (e.g. aten::mm, aten::add.Tensor)");
   uint16_t key = DSCOPE_BREAK_ANY_KEY;
   if (auto k = args.value("--key")) {
@@ -65,15 +71,28 @@ std::string runBreakArm(Session& s, const std::vector<std::string>& words) {
       fail(*k + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
     key = static_cast<uint16_t>(dk);
   }
+  // --check: the front ends check a breakpoint before they keep it, so that it cannot fail when it
+  // arms. Without a runtime (not started yet) only the name and the key can be checked.
+  if (args.has("--check")) {
+    try {
+      return operatorExists(s.runtime(), name) ? "" : unregisteredNote(name);
+    } catch (const InspectError&) {
+      return "";
+    }
+  }
   const RuntimeView& rt = s.runtime();
   const auto& d = rt.descriptor();
   if (!rt.mem().canWrite()) fail("cannot arm a dispatch breakpoint: the target is not writable (a core file?)");
   if (d.break_count > DSCOPE_MAX_BREAKS)
     fail("the break filter count is " + std::to_string(d.break_count) + " (corrupt memory?); dispatch-break-arm --clear resets it");
   const dscope_break_entry entry{dscope_fnv1a64(name.c_str()), key, {}};
+  // Two breakpoints on the same operator and key share one entry (the front ends re-arm their
+  // whole list, duplicates included).
   for (uint32_t i = 0; i < d.break_count; ++i)
-    if (d.breaks[i].name_hash == entry.name_hash && d.breaks[i].key == key)
-      fail(name + " at " + keyLabel(key) + " is already armed (filter entry " + std::to_string(i + 1) + ")");
+    if (d.breaks[i].name_hash == entry.name_hash && d.breaks[i].key == key) {
+      if (json) return Json().beginObject().field("armed", name).field("key", keyLabel(key)).field("entry", i + 1).endObject().str();
+      return "dispatch-break: " + name + " at " + keyLabel(key) + " is armed already (filter entry " + std::to_string(i + 1) + ")\n";
+    }
   if (d.break_count == DSCOPE_MAX_BREAKS)
     fail("the dispatch break filter is full (" + std::to_string(DSCOPE_MAX_BREAKS) + " entries); dispatch-break-arm --clear first");
   // The entry, the count, then the bloom word that arms it: the runtime never sees a half-written
@@ -93,7 +112,7 @@ std::string runBreakArm(Session& s, const std::vector<std::string>& words) {
   }
   std::string out = "dispatch-break: armed " + name + " at " + keyLabel(key) + " (filter entry " + std::to_string(count) +
                     " of " + std::to_string(DSCOPE_MAX_BREAKS) + "; stops in dscope_debug_break_hook)\n";
-  if (!known) out += "dispatch-break: no operator named " + name + " is registered yet; the entry matches once one is\n";
+  if (!known) out += unregisteredNote(name);
   return out;
 }
 

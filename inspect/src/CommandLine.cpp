@@ -1,8 +1,10 @@
 #include "CommandLine.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <string_view>
 
 #include "dscope/DispatchKey.h"
 
@@ -12,13 +14,22 @@ std::vector<std::string> splitWords(const std::string& line) {
   std::vector<std::string> words;
   std::string word;
   bool in_word = false;
-  char quote = 0;
-  for (char c : line) {
-    if (quote) {
+  char quote = 0;  // the quote we are inside, if any
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    const bool has_next = i + 1 < line.size();
+    if (quote == '\'') {
       if (c == quote) quote = 0;
+      else word += c;
+    } else if (quote == '"') {
+      if (c == quote) quote = 0;
+      else if (c == '\\' && has_next && (line[i + 1] == '"' || line[i + 1] == '\\')) word += line[++i];
       else word += c;
     } else if (c == '\'' || c == '"') {
       quote = c;
+      in_word = true;
+    } else if (c == '\\' && has_next && std::string_view(" \t\\'\"`").find(line[i + 1]) != std::string_view::npos) {
+      word += line[++i];
       in_word = true;
     } else if (std::isspace(static_cast<unsigned char>(c))) {
       if (in_word) words.push_back(word);
@@ -29,8 +40,7 @@ std::vector<std::string> splitWords(const std::string& line) {
       in_word = true;
     }
   }
-  if (quote) fail(std::string("unterminated ") + quote + " in the command line");
-  if (in_word) words.push_back(word);
+  if (in_word) words.push_back(word);  // an unterminated quote ends with the line, as in LLDB
   return words;
 }
 
@@ -46,6 +56,7 @@ ParsedArgs parseArgs(const std::vector<std::string>& words, const OptionSpec& sp
       args.flags.insert(w);
     } else if (spec.valued.count(w)) {
       if (i + 1 >= words.size()) usageError(w + " needs a value", usage);
+      if (args.values.count(w)) usageError(w + " is given twice", usage);
       args.values[w] = words[++i];
     } else {
       usageError("unknown option " + w, usage);
@@ -71,11 +82,32 @@ std::optional<uint64_t> parseNumber(const std::string& text) {
 }
 
 uint64_t numberOrExpression(const Remote& mem, const std::string& text) {
+  if (text.empty()) fail("an empty value: give a number or an expression");
   if (auto n = parseNumber(text)) return *n;
   std::string error;
   if (auto v = mem.evaluate(text, &error)) return *v;
   if (!error.empty()) fail("cannot evaluate '" + text + "': " + error);
   fail("not a number: " + text + " (a decimal or 0x-hex value; expressions need a debugger)");
+}
+
+uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what) {
+  if (auto n = parseNumber(text)) return *n;
+  fail(option + " needs " + what + ", got '" + text + "'");
+}
+
+int64_t threadOption(const std::string& text) {
+  const uint64_t n = numberOption("--thread", text, "a thread number");
+  if (n > INT64_MAX) fail("--thread needs a thread number, got '" + text + "'");
+  return static_cast<int64_t>(n);
+}
+
+bool isOperatorName(const std::string& name) {
+  const size_t colons = name.find("::");
+  if (colons == 0 || colons == std::string::npos || name.size() > kMaxStringLength) return false;
+  const std::string rest = name.substr(colons + 2);
+  const size_t dot = rest.find('.');
+  if (rest.empty() || dot == 0 || dot + 1 == rest.size()) return false;
+  return std::none_of(name.begin(), name.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
 }
 
 DispatchKey parseKeyOrFail(const std::string& name) {

@@ -14,7 +14,10 @@
 
 namespace dscope::inspect {
 
-// Splits on whitespace; '...' and "..." group words (expressions may contain spaces).
+// Splits on whitespace; '...' and "..." group words (expressions may contain spaces). The rules
+// are LLDB's (lldb_private::Args), because the LLDB plugin only ever sees LLDB's words: a
+// backslash outside quotes escapes a space, tab, backslash or quote; inside "..." it escapes " and
+// backslash; '...' is literal; an unterminated quote ends with the line.
 std::vector<std::string> splitWords(const std::string& line);
 
 struct ParsedArgs {
@@ -45,6 +48,16 @@ std::optional<uint64_t> parseNumber(const std::string& text);
 
 // A number, else a debugger expression (target->evaluate), else InspectError "not a number".
 uint64_t numberOrExpression(const Remote& mem, const std::string& text);
+
+// An option's value that must be a number ("--max-frames 100"); else InspectError
+// "OPTION needs WHAT, got 'TEXT'". Negative numbers and expressions are mistakes here.
+uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what);
+
+// --thread N: a debugger thread number or an OS thread id (numberOption, at most INT64_MAX).
+int64_t threadOption(const std::string& text);
+
+// "ns::name" or "ns::name.overload" (both parts non-empty, no spaces), as PyTorch spells operators.
+bool isOperatorName(const std::string& name);
 
 // A dispatch key by its PyTorch name ("CPU", "AutogradCPU", "Autograd"); InspectError otherwise.
 DispatchKey parseKeyOrFail(const std::string& name);

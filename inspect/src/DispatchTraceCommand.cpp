@@ -298,12 +298,12 @@ std::string framesTrace(Session& s, const ParsedArgs& args) {
   if (args.has("--all")) usageError("--frames reads one thread's stack: --thread N, not --all", kUsage);
   uint64_t max_frames = kDefaultMaxFrames;
   if (auto m = args.value("--max-frames")) {
-    max_frames = numberOrExpression(s.mem(), *m);
+    max_frames = numberOption("--max-frames", *m, "a number of frames");
     if (max_frames == 0) usageError("--max-frames must be at least 1", kUsage);
   }
   int64_t tid = s.mem().selectedTid();
   if (auto n = args.value("--thread")) {
-    auto t = s.mem().threadTid(static_cast<int64_t>(numberOrExpression(s.mem(), *n)));
+    auto t = s.mem().threadTid(threadOption(*n));
     if (!t) fail("no thread " + *n);
     tid = *t;
   }

@@ -198,12 +198,11 @@ const ThreadBlock& selectThread(const Remote& mem, const std::vector<ThreadBlock
          "`dispatch-trace --all` lists the threads that have");
   };
   if (thread_option) {
-    auto n = parseNumber(*thread_option);
-    if (!n || *n > INT64_MAX) fail("--thread needs a thread number, got '" + *thread_option + "'");
-    auto tid = mem.threadTid(static_cast<int64_t>(*n));
+    const int64_t n = threadOption(*thread_option);
+    auto tid = mem.threadTid(n);
     // Without a thread-number mapping (or for a number that is no debugger thread), accept an OS tid.
     if (!tid) {
-      if (const auto* b = byTid(static_cast<int64_t>(*n))) return *b;
+      if (const auto* b = byTid(n)) return *b;
       fail("no thread " + *thread_option + " (neither a debugger thread number nor a thread id that dispatched)");
     }
     if (const auto* b = byTid(*tid)) return *b;

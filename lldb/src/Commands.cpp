@@ -9,11 +9,21 @@
 
 namespace dscope::lldb_plugin {
 
+// LLDB has already split the line into words and removed their quotes; each word is quoted
+// again so that the inspect library's splitWords (LLDB's rules) gets the very same words back,
+// including an empty one ('') and one with spaces ('a b').
 std::string joinArguments(char** arguments) {
   std::string line;
   for (char** a = arguments; a && *a; ++a) {
-    if (!line.empty()) line += ' ';
-    line += *a;
+    const std::string word = *a;
+    if (a != arguments) line += ' ';
+    if (!word.empty() && word.find_first_of(" \t\\'\"`") == std::string::npos) {
+      line += word;
+      continue;
+    }
+    line += '\'';
+    for (char c : word) line += c == '\'' ? std::string("'\\''") : std::string(1, c);  // ' as '\''
+    line += '\'';
   }
   return line;
 }

@@ -45,12 +45,16 @@ struct BreakState {
 
 std::string describe(const DispatchBreakpoint& b) { return b.op + (b.key.empty() ? "" : " at " + b.key); }
 
+std::string armCommand(const DispatchBreakpoint& b) {
+  return "dispatch-break-arm " + b.op + (b.key.empty() ? "" : " --key " + b.key);
+}
+
 // Writes the whole filter into the runtime. Returns "" on success, else the error line.
 std::string arm(BreakState& state, LldbTarget& target) {
   InspectResult r = target.run("dispatch-break-arm --clear");
   if (r.is_error) return r.text;
   for (const DispatchBreakpoint& b : state.breaks) {
-    r = target.run("dispatch-break-arm " + b.op + (b.key.empty() ? "" : " --key " + b.key));
+    r = target.run(armCommand(b));
     if (r.is_error) return r.text;
   }
   return "";
@@ -197,27 +201,31 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
       key = words[2];
     else if (words.size() != 1)
       return "dscope: usage: dispatch-break OP [--key K]\n";
+    // Checked first, also for a pending one (a bad entry would keep the others from arming
+    // later); the check notes an operator that is not registered (yet).
+    const InspectResult check = target.run(armCommand({s.next, words[0], key}) + " --check");
+    if (check.is_error) return check.text;
+    const std::string note = check.text.empty() || check.text.back() == '\n' ? check.text : check.text + "\n";
+    s.breaks.push_back({s.next, words[0], key});
     const lldb::SBProcess process = target.target().GetProcess();
     if (!process.IsValid() || (!target.hasLiveProcess() && !target.isCore())) {
       // Not started yet: armed when the runtime dispatches for the first time. Without a target,
       // the breakpoints go to LLDB's dummy target, which every new target copies.
-      s.breaks.push_back({s.next, words[0], key});
       if (target.target().IsValid())
         ensureBreakpoints(s, target.target(), false);
       else
         ensureBreakpoints(s, debugger.GetDummyTarget(), true);
       return "Dispatch breakpoint " + std::to_string(s.next++) + " (" + words[0] +
-             ") pending: it arms when the runtime is loaded.\n";
+             ") pending: it arms when the runtime is loaded.\n" + note;
     }
-    s.breaks.push_back({s.next, words[0], key});
     std::string error = arm(s, target);
     if (!error.empty()) {
-      s.breaks.pop_back();  // a core file, or a rejected name: nothing was armed
+      s.breaks.pop_back();  // a core file: nothing was armed
       return error;
     }
     ensureBreakpoints(s, target.target(), false);
     s.armed_process = target.target().GetProcess().GetUniqueID();
-    return "Dispatch breakpoint " + std::to_string(s.next++) + ": " + describe(s.breaks.back()) + "\n";
+    return "Dispatch breakpoint " + std::to_string(s.next++) + ": " + describe(s.breaks.back()) + "\n" + note;
   }
 
   BreakState* state_;

@@ -484,6 +484,28 @@ int LldbTarget::symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size
 
 // ---------------------------------------------------------------- expressions, threads
 
+namespace {
+
+// Whether every error of a failed compile is clang's "is a pointer; did you mean to use '->'?".
+bool onlyArrowFixIts(const char* diagnostics) {
+  if (!diagnostics) return false;
+  std::string text = diagnostics;
+  bool any = false;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(pos, end - pos);
+    if (line.rfind("error: ", 0) == 0) {
+      if (line.find("did you mean to use '->'?") == std::string::npos) return false;
+      any = true;
+    }
+    pos = end + 1;
+  }
+  return any;
+}
+
+}  // namespace
+
 bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, std::string* error) {
   if (!target_.IsValid()) {
     *error = "no target (load a program or a core file first)";
@@ -496,16 +518,25 @@ bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, st
     v = frame_.GetValueForVariablePath(expr.c_str());
     if (v.IsValid() && v.GetError().Fail()) v = lldb::SBValue();
   }
-  if (!v.IsValid()) {
+  auto compile = [&](bool fix_its) {
     lldb::SBExpressionOptions options;
     options.SetIgnoreBreakpoints(true);
     options.SetUnwindOnError(true);
     options.SetTryAllThreads(false);
     options.SetTimeoutInMicroSeconds(5 * 1000 * 1000);
     options.SetSuppressPersistentResult(true);
+    options.SetAutoApplyFixIts(fix_its);
     if (!live_) options.SetAllowJIT(false);  // a core cannot run code
-    v = frame_.IsValid() ? frame_.EvaluateExpression(expr.c_str(), options)
-                         : target_.EvaluateExpression(expr.c_str(), options);
+    return frame_.IsValid() ? frame_.EvaluateExpression(expr.c_str(), options)
+                            : target_.EvaluateExpression(expr.c_str(), options);
+  };
+  if (!v.IsValid()) {
+    // What the user wrote, not what clang's fix-its make of it ("0x1 0x2" is no "0x1; 0x2"),
+    // with one exception: GDB lets `.` reach through a pointer (x.impl_.p_.key_set), and so does
+    // the fix-it for exactly that.
+    v = compile(false);
+    const lldb::SBError failure = v.IsValid() ? v.GetError() : lldb::SBError();
+    if (failure.Fail() && onlyArrowFixIts(failure.GetCString())) v = compile(true);
   }
   if (!v.IsValid() || v.GetError().Fail()) {
     *error = expressionReason(v.IsValid() ? v.GetError().GetCString() : nullptr);

@@ -19,7 +19,8 @@ void registerSummaries(lldb::SBDebugger debugger);
 // own location; one "dscope: " line when it is missing (SyntheticChildren.cpp).
 void importSyntheticChildren(lldb::SBDebugger debugger);
 
-// "a b c" from LLDB's already split argument vector (the inspect library splits it again).
+// One line from LLDB's already split argument vector, each word quoted where it needs it, so that
+// the inspect library's splitWords gets the same words back.
 std::string joinArguments(char** arguments);
 
 // Prints inspect's text unchanged. Failures are printed as output too and the command still

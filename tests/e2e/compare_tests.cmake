@@ -50,11 +50,16 @@ function(dscope_compare_test name)
   endif()
 endfunction()
 
-# Bad input every scenario shares: one "dscope: ..." line each, the same in both (the last is a
-# raw value over 64 bits).
+# Bad input every scenario shares: one "dscope: ..." line each, the same in both: a raw value over
+# 64 bits; words as LLDB splits them (an empty one, an unterminated quote, two values where one
+# goes, which LLDB's fix-its would have turned into "0x1; 0x2"); an option given twice; a count
+# that is no number. The last two are no mistakes: quoted words echoed back, the same in both.
 set(DSCOPE_COMPARE_BAD_INPUT
   "op-table aten::mmm" "op-table" "keyset garbage+" "keyset --bogus" "dispatch-trace --bogus"
-  "dispatch-trace --thread 999" "op-table aten::mm --key NoSuchKey" "keyset 0x10000000000000000")
+  "dispatch-trace --thread 999" "op-table aten::mm --key NoSuchKey" "keyset 0x10000000000000000"
+  "keyset ''" "keyset \"unterminated" "keyset 0x1 0x2" "op-table aten::mm --key ''"
+  "keyset --tls --explain 0x1 --explain 0x2" "dispatch-trace --frames --max-frames -5"
+  "dispatch-trace --frames --max-frames 1e3" "op-table --list 'a b'" "op-table --list \"it\\\"s\"")
 # On a core nothing can be armed: "dscope: cannot write memory ...".
 list(APPEND DSCOPE_COMPARE_BAD_INPUT_CORE ${DSCOPE_COMPARE_BAD_INPUT} "dispatch-break aten::mm")
 # A CPU tensor that requires grad (CPU, ADInplaceOrView, AutogradCPU, AutocastCPU), a raw value
@@ -144,16 +149,20 @@ dscope_compare_test(compare_after_exit_live PROGRAM basic_dispatch LAUNCH EXITS
   CMD "op-table aten::mm" "dispatch-trace" "keyset --tls" "op-table --list mm" "keyset 0x12800010001")
 
 # keyset on what a user has at hand (printers_program's main, -O0): a tensor, a pointer or
-# reference to one or to its TensorImpl, the key set member, and what is none of these.
+# reference to one or to its TensorImpl, the key set member, and what is none of these. GDB lets
+# `.` reach through a pointer (LLDB: only with clang's '->' fix-it, and no other fix-it).
 dscope_compare_test(compare_keyset_expressions_live PROGRAM printers_program LAUNCH BREAK stop_here UP 1
   CMD "keyset x" "keyset &x" "keyset x --verbose" "keyset x.impl_.p_" "keyset *x.impl_.p_" "keyset x.impl_.p_->key_set"
       "keyset ks" "keyset c --json" "keyset undefined" "keyset corrupt_impl" "keyset x.impl_" "keyset probe"
-      "keyset (dscope::TensorImpl*)0")
+      "keyset (dscope::TensorImpl*)0" "keyset x.impl_.p_.key_set" "keyset (x.impl_.p_).key_set"
+      "keyset x.impl_.p_.key_set 0x2")
 
 dscope_compare_test(compare_dispatch_break_live PROGRAM basic_dispatch LAUNCH
-  CMD "dispatch-break aten::mm --key CPU" "dispatch-break --list" "@run" "dispatch-trace" "keyset keyset"
+  CMD "dispatch-break aten::mm --key Bogus" "dispatch-break ::" "dispatch-break aten::mm --key CPU" "dispatch-break --list"
+      "@run" "dispatch-trace" "keyset keyset"
       "dispatch-break --list" "dispatch-break aten::relu" "dispatch-break --list" "@silent dispatch-break --delete 2"
-      "dispatch-break --delete 7" "dispatch-break --list" "dispatch-break aten::nope" "dispatch-break")
+      "dispatch-break --delete 7" "dispatch-break --list" "dispatch-break aten::nope" "dispatch-break"
+      "dispatch-break aten::mm --key CPU" "dispatch-break --list")
 
 # multithread --no-crash --until-killed: 8 threads dispatching, stopped with SIGSTOP mid-run; gdb,
 # then lldb-16 attach to that same process (same threads, same records). --until-killed: the

@@ -398,7 +398,21 @@ TEST_SUITE("inspect") {
       typedOp("insp::probe").call(cpuTensor());  // the runtime's own filter check fires
     }
     CHECK(d.break_hits == hits + 1);
-    checkOneLineError(run(t, "dispatch-break-arm insp::probe --key CPU"));  // already armed
+    Result again = run(t, "dispatch-break-arm insp::probe --key CPU");  // one entry serves both
+    CHECK(!again.error);
+    CHECK(again.text == "dispatch-break: insp::probe at CPU is armed already (filter entry 1)\n");
+    CHECK(d.break_count == 1);
+    // --check validates without touching the runtime: what a pending breakpoint needs.
+    CHECK(run(nullptr, "dispatch-break-arm aten::mm --key CPU --check").text.empty());
+    CHECK(run(t, "dispatch-break-arm insp::probe --check").text.empty());
+    CHECK(run(t, "dispatch-break-arm insp::nope --check").text ==
+          "dispatch-break: no operator named insp::nope is registered yet; the entry matches once one is\n");
+    for (const char* bad : {"dispatch-break-arm :: --check", "dispatch-break-arm aten:: --check",
+                            "dispatch-break-arm ::mm --check", "dispatch-break-arm aten::mm. --check",
+                            "dispatch-break-arm aten::.x --check", "dispatch-break-arm aten::mm --key Bogus --check",
+                            "dispatch-break-arm aten::mm --key Autograd --check"})
+      checkOneLineError(run(nullptr, bad));
+    CHECK(d.break_count == 1);
     CHECK(run(t, "dispatch-break-arm insp::nope").text.find("no operator named insp::nope is registered yet") != std::string::npos);
     for (int i = 2; i < DSCOPE_MAX_BREAKS; ++i) REQUIRE(!run(t, "dispatch-break-arm insp::x" + std::to_string(i)).error);
     CHECK(d.break_count == DSCOPE_MAX_BREAKS);
