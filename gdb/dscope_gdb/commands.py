@@ -6,9 +6,13 @@ import gdb
 _inspect = None  # set by install()
 
 
-def _run(command_line):
-    text, _is_error = _inspect.run(command_line)
+def _write_line(text):
+    """A library result as one or more lines (its last one ends in a newline)."""
     gdb.write(text if text.endswith("\n") else text + "\n")
+
+
+def _run(command_line):
+    _write_line(_inspect.run(command_line)[0])
 
 
 class _DscopeCommand(gdb.Command):
@@ -90,7 +94,7 @@ class _BreakHook(gdb.Breakpoint):
             # too, reading the debug info of its whole compilation unit (~0.3 s on a first stop).
             args = [int(gdb.parse_and_eval("$" + r)) for r in ("rdi", "rsi", "rdx")]
             text, _ = _inspect.run("dispatch-break-describe 0x%x 0x%x %d" % (args[0], args[1], args[2] & 0xFFFF))
-            gdb.write(text if text.endswith("\n") else text + "\n")
+            _write_line(text)
         except Exception as e:
             gdb.write("dscope: dispatch-break: %s\n" % e)
         return True
@@ -140,7 +144,7 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
             # arming later); the check notes an operator that is not registered (yet).
             note, is_error = _inspect.run(self._arm_command(words[0], key) + " --check")
             if is_error:
-                gdb.write(note if note.endswith("\n") else note + "\n")
+                _write_line(note)
                 return
             self._breaks.append((self._next, words[0], key))
             if gdb.selected_inferior().pid == 0:  # not started yet: arm when the runtime loads
@@ -159,13 +163,13 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
         text, is_error = _inspect.run("dispatch-break-arm --clear")
         if is_error:
             if report:
-                gdb.write(text if text.endswith("\n") else text + "\n")
+                _write_line(text)
             return False
         for _number, op, key in self._breaks:
             text, is_error = _inspect.run(self._arm_command(op, key))
             if is_error:
                 if report:
-                    gdb.write(text if text.endswith("\n") else text + "\n")
+                    _write_line(text)
                 return False
         if self._breaks and self._hook is None:
             self._hook = _BreakHook()

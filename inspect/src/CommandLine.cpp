@@ -90,15 +90,14 @@ uint64_t numberOrExpression(const Remote& mem, const std::string& text) {
   fail("not a number: " + text + " (a decimal or 0x-hex value; expressions need a debugger)");
 }
 
-uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what) {
-  if (auto n = parseNumber(text)) return *n;
-  fail(option + " needs " + what + ", got '" + text + "'");
+uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what, uint64_t max) {
+  auto n = parseNumber(text);
+  if (!n || *n > max) fail(option + " needs " + what + ", got '" + text + "'");
+  return *n;
 }
 
 int64_t threadOption(const std::string& text) {
-  const uint64_t n = numberOption("--thread", text, "a thread number");
-  if (n > INT64_MAX) fail("--thread needs a thread number, got '" + text + "'");
-  return static_cast<int64_t>(n);
+  return static_cast<int64_t>(numberOption("--thread", text, "a thread number", INT64_MAX));
 }
 
 bool isOperatorName(const std::string& name) {

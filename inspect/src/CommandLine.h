@@ -49,9 +49,10 @@ std::optional<uint64_t> parseNumber(const std::string& text);
 // A number, else a debugger expression (target->evaluate), else InspectError "not a number".
 uint64_t numberOrExpression(const Remote& mem, const std::string& text);
 
-// An option's value that must be a number ("--max-frames 100"); else InspectError
+// An option's value that must be a number up to max ("--max-frames 100"); else InspectError
 // "OPTION needs WHAT, got 'TEXT'". Negative numbers and expressions are mistakes here.
-uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what);
+uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what,
+                      uint64_t max = UINT64_MAX);
 
 // --thread N: a debugger thread number or an OS thread id (numberOption, at most INT64_MAX).
 int64_t threadOption(const std::string& text);

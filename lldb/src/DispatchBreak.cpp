@@ -203,10 +203,11 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
       return "dscope: usage: dispatch-break OP [--key K]\n";
     // Checked first, also for a pending one (a bad entry would keep the others from arming
     // later); the check notes an operator that is not registered (yet).
-    const InspectResult check = target.run(armCommand({s.next, words[0], key}) + " --check");
+    const DispatchBreakpoint added{s.next, words[0], key};
+    const InspectResult check = target.run(armCommand(added) + " --check");
     if (check.is_error) return check.text;
-    const std::string note = check.text.empty() || check.text.back() == '\n' ? check.text : check.text + "\n";
-    s.breaks.push_back({s.next, words[0], key});
+    const std::string& note = check.text;
+    s.breaks.push_back(added);
     const lldb::SBProcess process = target.target().GetProcess();
     if (!process.IsValid() || (!target.hasLiveProcess() && !target.isCore())) {
       // Not started yet: armed when the runtime dispatches for the first time. Without a target,

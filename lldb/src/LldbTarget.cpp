@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <vector>
 
 namespace dscope::lldb_plugin {
@@ -33,17 +34,20 @@ std::string firstLine(const char* text) {
   return s;
 }
 
+// LLDB's diagnostics, one string per line.
+std::vector<std::string> splitLines(const char* text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text ? text : "");
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 // LLDB's expression errors read "expression failed to parse:\nerror: <user expression 0>:1:9:
 // expected expression\n...": the reason is the first error's text after its location, as GDB's
 // reason is its whole one-line message.
 std::string expressionReason(const char* error) {
-  std::string text = error ? error : "";
   std::string fallback;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    pos = nl == std::string::npos ? text.size() + 1 : nl + 1;
+  for (std::string line : splitLines(error)) {
     if (line.rfind("error: ", 0) == 0) line.erase(0, 7);
     if (line.rfind("<user expression", 0) == 0) {
       auto close = line.find(">:");
@@ -56,6 +60,17 @@ std::string expressionReason(const char* error) {
     if (fallback.empty() && !line.empty() && line != "expression failed to parse:") fallback = line;
   }
   return fallback.empty() ? "cannot evaluate" : fallback;
+}
+
+// Whether every error of a failed compile is clang's "is a pointer; did you mean to use '->'?".
+bool onlyArrowFixIts(const char* diagnostics) {
+  bool any = false;
+  for (const std::string& line : splitLines(diagnostics)) {
+    if (line.rfind("error: ", 0) != 0) continue;
+    if (line.find("did you mean to use '->'?") == std::string::npos) return false;
+    any = true;
+  }
+  return any;
 }
 
 // A scalar's 64 bits as GDB's int(value) & 0xFFFFFFFFFFFFFFFF gives them: signed types
@@ -204,7 +219,7 @@ InspectResult LldbTarget::run(const std::string& command_line) {
   result.text = text ? text : "dscope: out of memory\n";
   result.is_error = is_error != 0 || !text;
   dscope_inspect_free(text);
-  if (result.text.empty() || result.text.back() != '\n') result.text += '\n';
+  if (!result.text.empty() && result.text.back() != '\n') result.text += '\n';  // "" (nothing to say) stays ""
   return result;
 }
 
@@ -483,28 +498,6 @@ int LldbTarget::symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size
 }
 
 // ---------------------------------------------------------------- expressions, threads
-
-namespace {
-
-// Whether every error of a failed compile is clang's "is a pointer; did you mean to use '->'?".
-bool onlyArrowFixIts(const char* diagnostics) {
-  if (!diagnostics) return false;
-  std::string text = diagnostics;
-  bool any = false;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(pos, end - pos);
-    if (line.rfind("error: ", 0) == 0) {
-      if (line.find("did you mean to use '->'?") == std::string::npos) return false;
-      any = true;
-    }
-    pos = end + 1;
-  }
-  return any;
-}
-
-}  // namespace
 
 bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, std::string* error) {
   if (!target_.IsValid()) {
