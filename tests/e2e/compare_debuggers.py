@@ -128,8 +128,8 @@ class GdbSession(Session):
 
     def __init__(self, nonce, program_args, script):
         super().__init__(nonce, program_args)
-        self.argv = [session.GDB, "-nx", "-batch", "-iex", "set auto-load safe-path /", "-ex", "set pagination off",
-                     "-ex", "set confirm off", "-ex", "set breakpoint pending on", "-x", script]
+        self.argv = session.gdb_batch("-ex", "set pagination off", "-ex", "set confirm off",
+                                      "-ex", "set breakpoint pending on", "-x", script)
 
     def commands(self, steps):
         for step in steps:
@@ -366,11 +366,8 @@ def start_stopped(a):
 def make_gcore(a, workdir):
     """A core of the program stopped at a breakpoint on a.gcore_at, written by gdb."""
     core = os.path.join(workdir, "gcore.core")
-    argv = [session.GDB, "-nx", "-batch", "-ex", "set breakpoint pending on", "-ex", "break " + a.gcore_at,
-            "-ex", "run %s >/dev/null 2>&1 </dev/null" % " ".join(shlex.quote(x) for x in a.args),
-            "-ex", "generate-core-file " + core, "-ex", "kill", a.program]
-    with open("/proc/self/coredump_filter", "w") as f:  # inherited by gdb and its inferior
-        f.write("0x37")
+    argv = session.gcore_argv(a.program, a.args, a.gcore_at, core)
+    session.keep_file_pages_in_cores()
     run_debugger(argv, a.timeout, "gdb (writing the core)")
     if not os.path.exists(core):
         raise Failure("gdb wrote no core at a breakpoint on %s" % a.gcore_at)

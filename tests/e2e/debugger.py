@@ -27,8 +27,7 @@ LLDB_REJECT = ["PLEASE submit a bug report", "Stack dump:", "is not a valid comm
 
 
 def gdb_command(a):
-    command = [session.GDB, "-nx", "-batch", "-iex", "set auto-load safe-path /", "-ex", "set pagination off",
-               "-x", a.gdb_script]
+    command = session.gdb_batch("-ex", "set pagination off", "-x", a.gdb_script)
     for c in a.cmd:
         command += ["-ex", c]
     if a.core:

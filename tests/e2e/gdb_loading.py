@@ -75,7 +75,7 @@ def env_with(pairs):
 
 
 def run(a):
-    command = [session.GDB, "-nx", "-batch", "-iex", "set auto-load safe-path /"]
+    command = session.gdb_batch()
     for c in a.iex:
         command += ["-iex", c.replace("@WORK@", os.path.realpath(a.work))]
     command += ["-ex", "set pagination off", "-ex", "set breakpoint pending on"]
@@ -117,8 +117,7 @@ def kernel_core(a):
 
     def limits():
         resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-        with open("/proc/self/coredump_filter", "w") as f:
-            f.write("0x37")
+        session.keep_file_pages_in_cores()
 
     program = [p.replace("@WORK@", os.path.realpath(a.work)) for p in a.program]
     proc = subprocess.run(program, cwd=cwd, env=env_with(a.env), preexec_fn=limits,
@@ -137,8 +136,8 @@ def gcore(a):
     core = os.path.join(a.work, a.name + ".core")
     if os.path.exists(core):
         os.remove(core)
-    command = [session.GDB, "-nx", "-batch", "-ex", "set breakpoint pending on", "-ex", "break " + a.break_at, "-ex", "run",
-               "-ex", "generate-core-file " + core, "-ex", "kill", "--args"] + a.program
+    command = session.gcore_argv(a.program[0], a.program[1:], a.break_at, core)
+    session.keep_file_pages_in_cores()
     print("+ " + " ".join(command))
     out = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                          timeout=300).stdout.decode(errors="replace")

@@ -11,6 +11,7 @@ the session once more; every other crash fails the test."""
 
 import os
 import re
+import shlex
 import signal
 import subprocess
 import threading
@@ -19,6 +20,26 @@ import time
 # The GDB the tests drive: gdb, or another build of it such as NVIDIA's cuda-gdb on a GPU
 # machine (`DSCOPE_GDB=cuda-gdb ctest -L gdb`).
 GDB = os.environ.get("DSCOPE_GDB") or "gdb"
+
+
+def gdb_batch(*options):
+    """A batch GDB command line that reads no init file and only trusts what the tests load."""
+    return [GDB, "-nx", "-batch", "-iex", "set auto-load safe-path /"] + list(options)
+
+
+def keep_file_pages_in_cores():
+    """coredump_filter 0x37 for this process and its children (as tests/e2e/expect_crash.sh): cores
+    keep the file-backed private pages too, so a debugger reads the binary's read-only data there."""
+    with open("/proc/self/coredump_filter", "w") as f:
+        f.write("0x37")
+
+
+def gcore_argv(program, args, break_at, core):
+    """GDB running program to a breakpoint on break_at and writing core there (generate-core-file).
+    The program's own output is dropped; call keep_file_pages_in_cores() first."""
+    run = " ".join(["run"] + [shlex.quote(x) for x in args] + [">/dev/null 2>&1 </dev/null"])
+    return gdb_batch("-ex", "set breakpoint pending on", "-ex", "break " + break_at, "-ex", run,
+                     "-ex", "generate-core-file " + core, "-ex", "kill", program)
 
 CRASH_MARKER = b"PLEASE submit a bug report"
 CRASH_GRACE_S = 10.0  # after the marker, the time a crashed debugger gets to print and exit
