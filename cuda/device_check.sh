@@ -19,6 +19,9 @@ targets=(cuda_tests cuda_bench basic_dispatch autocast_missing infinite_redispat
 
 case "${1:-}" in
 prepare)
+  # From scratch: a local `run` leaves hundreds of MB of test cores in the folder (ccache keeps
+  # the rebuild short).
+  rm -rf "$build"
   # /usr/bin/python3 for the test drivers: the GPU image has one too (a pyenv shim would not travel).
   cmake --preset release -B "$build" -DDSCOPE_BUILD_LLDB=OFF -DPython3_EXECUTABLE=/usr/bin/python3 >/dev/null
   cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
@@ -34,7 +37,9 @@ prepare)
   find "$build" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
     'for f; do head -c4 "$f" | grep -q ELF && objcopy --compress-debug-sections=zlib "$f"; done' sh {} +
   rm -rf "$build"/CMakeFiles/3.*/CompilerId* "$build/CMakeFiles/CheckCUDA"
-  du -sh "$build"
+  size_mib=$(du -sm "$build" | cut -f1)
+  echo "device_check: $build is $size_mib MiB (the device call carries at most 64)"
+  [ "$size_mib" -lt 64 ] || exit 1
   ;;
 run)
   # The build folder names its source folder by absolute path (ctest files, RUNPATH): make that
