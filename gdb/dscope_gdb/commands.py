@@ -73,8 +73,8 @@ well under a second even for a 100 000-frame stack overflow: the entry call, the
 cycle folded, and a diagnosis of infinite redispatch with the fix.
 
 dispatch-trace --frames [--thread N] [--max-frames N] rebuilds the chain from GDB's stack
-instead (for DSCOPE_DISPATCH_RECORDS=OFF builds): it walks at most 20 000 frames from the
-innermost, needs the runtime's DWARF, and prints the same record lines."""
+instead (for DSCOPE_DISPATCH_RECORDS=OFF builds): it walks at most 20 000 stack frames (inlined
+calls not counted) from the innermost, needs the runtime's DWARF, and prints the same record lines."""
 
     def __init__(self):
         super().__init__("dispatch-trace")

@@ -18,6 +18,7 @@ _FRAME_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64
                                    ctypes.c_uint64)
 _FRAME_VALUE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_char_p,
                                 ctypes.POINTER(ctypes.c_uint64))
+_FRAME_INLINED = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64)
 _FRAME_TENSORS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64,
                                   ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))
 
@@ -36,6 +37,7 @@ class _Target(ctypes.Structure):
         ("frame_value", _FRAME_VALUE),
         ("frame_tensors", _FRAME_TENSORS),
         ("frame_cap", ctypes.c_uint64),
+        ("frame_inlined", _FRAME_INLINED),
     ]
 
 
@@ -193,18 +195,18 @@ class _StackWalk:
 _walk = _StackWalk()
 
 
-def _frame_callback(prototype):
+def _frame_callback(prototype, failed=1):
     """Makes fn(frame, *rest) a dscope_target frame callback: it runs on GDB's frame `level` of the
-    thread whose LWP is `tid`; status 1 past the outermost frame and on any failure (the caller is
-    C: it must never see an exception)."""
+    thread whose LWP is `tid`; status `failed` past the outermost frame and on any failure (the
+    caller is C: it must never see an exception)."""
     def wrap(fn):
         @prototype
         def callback(_ctx, tid, level, *rest):
             try:
                 frame = _walk.frame(tid, level)
-                return 1 if frame is None else fn(frame, *rest)
+                return failed if frame is None else fn(frame, *rest)
             except Exception:  # gdb.error, optimized out, unreadable
-                return 1
+                return failed
         return callback
     return wrap
 
@@ -217,6 +219,11 @@ def _frame_function(frame, out, size):
         name = ""
     _copy_out(name, out, size)
     return 0
+
+
+@_frame_callback(_FRAME_INLINED, failed=0)
+def _frame_inlined(frame):
+    return int(frame.type() == gdb.INLINE_FRAME)
 
 
 def _scalar(value):
@@ -325,7 +332,8 @@ class Inspect:
         self._lib.dscope_inspect_complete_ops.argtypes = [ctypes.POINTER(_Target), ctypes.c_char_p, ctypes.c_int]
         self._lib.dscope_inspect_free.argtypes = [ctypes.c_void_p]
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _symbolize, _evaluate,
-                               _thread_tid, 0, _frame_function, _frame_value, _frame_tensors, 0)
+                               _thread_tid, 0, _frame_function, _frame_value, _frame_tensors, 0,
+                               _frame_inlined)
 
     def _take(self, pointer):
         try:

@@ -88,6 +88,7 @@ class Stack {
     name[sizeof name - 1] = '\0';
     return std::string(name);
   }
+  bool inlined(uint64_t level) const { return t_.frame_inlined && t_.frame_inlined(t_.ctx, tid_, level) == 1; }
   std::optional<uint64_t> value(uint64_t level, const char* path) const {
     uint64_t v = 0;
     if (!t_.frame_value || t_.frame_value(t_.ctx, tid_, level, path, &v) != 0) return std::nullopt;
@@ -237,21 +238,32 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
   chain.debugger_cap = t->frame_cap;
   Stack stack(*t, tid);
   std::vector<Frame> frames;
+  // Inlined calls are listed before (inside) the stack frame they were inlined into, so a stack
+  // frame is complete, with its inlined calls, when a frame that is not inlined is read. A longer
+  // run of inlined frames than any real nesting counts as a stack frame: the bound always holds.
+  constexpr uint64_t kMaxInlinedRun = 256;
+  uint64_t inlined_run = 0;
   for (uint64_t level = 0;; ++level) {
-    if (level == max_frames) {
+    if (chain.frames_walked == max_frames) {
       chain.end = StackChain::End::Bound;
       break;
     }
     auto name = stack.function(level);
     if (!name) {
-      // The debugger's cap counts its own frames, which may not include inlined ones: reaching
-      // at least that many levels means the walk ended there.
-      chain.end = t->frame_cap && level >= t->frame_cap ? StackChain::End::DebuggerCap : StackChain::End::Outermost;
+      chain.frames_walked += inlined_run > 0;  // inlined calls with no outer frame listed
+      chain.end = t->frame_cap && chain.frames_walked >= t->frame_cap ? StackChain::End::DebuggerCap
+                                                                       : StackChain::End::Outermost;
       break;
     }
     frames.push_back({*name, classify(*name)});
+    if (!stack.inlined(level) || ++inlined_run == kMaxInlinedRun) {
+      ++chain.frames_walked;
+      inlined_run = 0;
+    }
+    // The walk ends at main, as GDB's backtrace does (LLDB's goes on into libc): nothing below it
+    // dispatches, and both debuggers then count the same frames.
+    if (inlined_run == 0 && (*name == "main" || name->rfind("main(", 0) == 0)) break;
   }
-  chain.frames_walked = frames.size();
   chain.dispatches = findDispatches(s, stack, frames, tid);
   std::reverse(chain.dispatches.begin(), chain.dispatches.end());  // oldest first
   return chain;

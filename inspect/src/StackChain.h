@@ -22,13 +22,13 @@ struct StackDispatch {
 struct StackChain {
   enum class End { Outermost, Bound, DebuggerCap };
   int64_t tid = 0;
-  uint64_t frames_walked = 0;
-  uint64_t debugger_cap = 0;  // the front end's frame_cap (frames as the debugger counts them)
+  uint64_t frames_walked = 0;  // stack frames (inlined calls are part of the frame they are in)
+  uint64_t debugger_cap = 0;   // the front end's frame_cap
   End end = End::Outermost;
   std::vector<StackDispatch> dispatches;  // oldest first
 };
 
-// Walks at most max_frames frames of thread tid outwards from the innermost.
+// Walks at most max_frames stack frames of thread tid outwards from the innermost.
 StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames);
 
 }  // namespace dscope::inspect

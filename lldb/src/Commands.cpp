@@ -108,10 +108,10 @@ const CommandText kCommands[] = {
      "well under a second even for a 100 000-frame stack overflow: the entry call, the repeating "
      "cycle folded, and a diagnosis of infinite redispatch with the fix.\n\n"
      "dispatch-trace --frames rebuilds the chain from LLDB's stack instead (for "
-     "DSCOPE_DISPATCH_RECORDS=OFF builds): it walks a bounded number of frames from the innermost, "
-     "one at a time, needs the runtime's DWARF, and prints the same record lines. LLDB unwinds at "
-     "most target.process.thread.max-backtrace-depth frames (600000 by default); --frames says so "
-     "when the walk reaches that cap."},
+     "DSCOPE_DISPATCH_RECORDS=OFF builds): it walks at most 20 000 stack frames (inlined calls not "
+     "counted) from the innermost, one at a time, needs the runtime's DWARF, and prints the same "
+     "record lines. LLDB unwinds at most target.process.thread.max-backtrace-depth frames (600000 "
+     "by default); --frames says so when the walk reaches that cap."},
     {"dscope-summary", "The one-line summary of a runtime value (what the dscope type summaries show).",
      "dscope-summary TYPE WORD [--json]",
      "TYPE is DispatchKey, BackendComponent, DispatchKeySet, ScalarType or Device (WORD: the value's "

@@ -192,6 +192,7 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
   c_.frame_function = &LldbTarget::frameFunction;
   c_.frame_value = &LldbTarget::frameValue;
   c_.frame_tensors = &LldbTarget::frameTensors;
+  c_.frame_inlined = &LldbTarget::frameInlined;
   c_.selected_tid = 0;
   if (live_ || core_) {
     lldb::SBThread thread = process_.GetSelectedThread();
@@ -589,7 +590,25 @@ int LldbTarget::frameFunction(void* ctx, int64_t tid, uint64_t level, char* out,
   }
 }
 
+int LldbTarget::frameInlined(void* ctx, int64_t tid, uint64_t level) {
+  try {
+    return static_cast<LldbTarget*>(ctx)->frameOf(tid, level).IsInlined() ? 1 : 0;  // an invalid frame is not
+  } catch (...) {
+    return 0;
+  }
+}
+
 namespace {
+
+// A value as the DWARF has it. LLDB would otherwise compute its dynamic type and run our
+// synthetic children (Python) at each use, which on a deep walk took most of the time. Values
+// derived with Dereference() take the target's defaults again, hence referent().
+lldb::SBValue asInDwarf(lldb::SBValue v) { return v.GetStaticValue().GetNonSyntheticValue(); }
+
+// The referent of a reference (as the DWARF has it), else the value itself.
+lldb::SBValue referent(lldb::SBValue v) {
+  return v.GetType().GetCanonicalType().IsReferenceType() ? asInDwarf(v.Dereference()) : v;
+}
 
 // A scalar as 64 bits: references give the referent's address, structs with repr_ (a
 // DispatchKeySet) their repr_, enums and pointers their value.
@@ -597,7 +616,7 @@ bool scalarOf(lldb::SBValue v, uint64_t* out) {
   if (!v.IsValid() || v.GetError().Fail()) return false;
   lldb::SBType type = v.GetType().GetCanonicalType();
   if (type.IsReferenceType()) {
-    lldb::SBValue target = v.Dereference();
+    lldb::SBValue target = referent(v);
     if (!target.IsValid() || target.GetError().Fail()) return false;
     uint64_t addr = target.GetLoadAddress();
     if (addr == LLDB_INVALID_ADDRESS) return false;
@@ -605,19 +624,21 @@ bool scalarOf(lldb::SBValue v, uint64_t* out) {
     return true;
   }
   if (type.GetTypeClass() == lldb::eTypeClassStruct || type.GetTypeClass() == lldb::eTypeClassClass) {
-    lldb::SBValue repr = v.GetNonSyntheticValue().GetChildMemberWithName("repr_");
+    lldb::SBValue repr = v.GetChildMemberWithName("repr_");
     if (!repr.IsValid()) return false;
     v = repr;
   }
   return bits64(v, out);  // false: optimized out, unreadable
 }
 
-// The referent of a reference, else the value itself; its canonical, unqualified type name.
-lldb::SBValue referent(lldb::SBValue v) {
-  if (v.GetType().GetCanonicalType().IsReferenceType()) return v.Dereference();
-  return v;
+// A frame's variable, or a member path from one ("this->entry_", "op.entry_").
+lldb::SBValue frameVariable(lldb::SBFrame frame, const std::string& path) {
+  const size_t end = path.find_first_of(".-");
+  lldb::SBValue v = asInDwarf(frame.FindVariable(path.substr(0, end).c_str()));
+  return end == std::string::npos || !v.IsValid() ? v : v.GetValueForExpressionPath(path.c_str() + end);
 }
 
+// The canonical, unqualified type name of a value.
 std::string plainTypeName(lldb::SBValue v) {
   lldb::SBType type = v.GetType().GetCanonicalType().GetUnqualifiedType();
   const char* name = type.GetName();
@@ -630,8 +651,7 @@ int LldbTarget::frameValue(void* ctx, int64_t tid, uint64_t level, const char* p
   try {
     lldb::SBFrame frame = static_cast<LldbTarget*>(ctx)->frameOf(tid, level);
     if (!frame.IsValid() || !path) return 1;
-    lldb::SBValue v = frame.GetValueForVariablePath(path);
-    return scalarOf(v, value) ? 0 : 1;
+    return scalarOf(frameVariable(frame, path), value) ? 0 : 1;
   } catch (...) {
     return 1;
   }
@@ -648,13 +668,13 @@ int LldbTarget::frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* i
     // other parameters (this, kind, ks) are not tensors of the call.
     uint64_t n = 0;
     for (uint32_t i = 0; i < args.GetSize(); ++i) {
-      lldb::SBValue arg = args.GetValueAtIndex(i);
+      lldb::SBValue arg = asInDwarf(args.GetValueAtIndex(i));
       const char* name = arg.GetName();
       if (!name || std::strncmp(name, "args#", 5) != 0) continue;
       arg = referent(arg);
       const std::string type = plainTypeName(arg);
       if (type == "dscope::Tensor") {
-        lldb::SBValue impl = arg.GetNonSyntheticValue().GetValueForExpressionPath(".impl_.p_");
+        lldb::SBValue impl = arg.GetChildMemberWithName("impl_").GetChildMemberWithName("p_");
         lldb::SBError error;
         uint64_t p = impl.IsValid() ? impl.GetValueAsUnsigned(error, 0) : 0;
         if (!impl.IsValid() || error.Fail()) return 1;  // optimized out

@@ -55,6 +55,7 @@ class LldbTarget {
   static int threadTid(void* ctx, int64_t n, int64_t* tid);
   static int frameFunction(void* ctx, int64_t tid, uint64_t level, char* out, uint64_t out_size);
   static int frameValue(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value);
+  static int frameInlined(void* ctx, int64_t tid, uint64_t level);
   static int frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max, uint64_t* count);
 
   lldb::SBAddress resolveLoadAddress(uint64_t addr);

@@ -38,6 +38,7 @@ struct FakeFrame {
   std::map<std::string, uint64_t> values;
   std::vector<uint64_t> tensors;
   bool tensors_known = true;
+  bool inlined = false;  // a call inlined into the next outer frame (no stack frame of its own)
 };
 
 struct FakeStack : testing::TestTarget {
@@ -66,11 +67,15 @@ struct FakeStack : testing::TestTarget {
       *count = f.tensors.size();
       return 0;
     };
+    t.frame_inlined = [](void* ctx, int64_t, uint64_t level) {
+      auto& f = static_cast<FakeStack*>(ctx)->frames;
+      return level < f.size() && f[level].inlined ? 1 : 0;
+    };
   }
 
   // frm::loop dispatched `depth` times from its own autograd kernel (call(), not redispatch()),
-  // each level as g++ -O2 leaves it: dispatch (ks optimized out), call, the kernel. The innermost
-  // dispatch still has its ks.
+  // each level as g++ -O2 leaves it: dispatch (ks optimized out), call inlined into the kernel,
+  // the kernel; 3 frames, 2 stack frames. The innermost dispatch still has its ks.
   void overflow(int depth, const Tensor& x, bool with_values = true) {
     impl::OperatorEntry& e = loopEntry();
     const DispatchKeySet ks = e.dispatchKeyExtractor().getDispatchKeySetUnboxed(x);  // what call() computes
@@ -86,10 +91,12 @@ struct FakeStack : testing::TestTarget {
         dispatch.tensors = {reinterpret_cast<uint64_t>(x.unsafeGetTensorImpl())};
       }
       frames.push_back(dispatch);
-      frames.push_back({"dscope::TypedOperatorHandle<dscope::Tensor (dscope::Tensor const&)>::call"});
+      frames.push_back({.name = "dscope::TypedOperatorHandle<dscope::Tensor (dscope::Tensor const&)>::call", .inlined = true});
       frames.push_back({"(anonymous namespace)::loopAutograd(dscope::Tensor const&)"});
     }
     frames.push_back({"main"});
+    frames.push_back({"__libc_start_call_main"});  // LLDB goes on past main, GDB does not: the walk ends at main
+    frames.push_back({"_start"});
   }
 };
 
@@ -108,7 +115,7 @@ TEST_CASE("dispatch-trace --frames finds the dispatch frames, recovers dropped k
   const bool enters_at_autograd =
       loopEntry().dispatchKeyExtractor().getDispatchKeySetUnboxed(x).highestPriorityTypeId() == K::AutogradCPU;
   REQUIRE(enters_at_autograd);
-  CHECK(r.text.find("(31 frames walked)") != std::string::npos);
+  CHECK(r.text.find("(21 frames walked)") != std::string::npos);  // stack frames: inlined calls are not counted
   CHECK(r.text.find("thread tid 4242: dispatch depth 10 on the stack\n") != std::string::npos);
   // The innermost dispatch kept its whole key set, the others only the recovered key: the fold
   // runs below it (as for a dispatch caught half-way).
@@ -126,10 +133,24 @@ TEST_CASE("dispatch-trace --frames says where the walk stopped: its bound, or th
   FakeStack s;
   Tensor x = cpuTensor();
   s.overflow(10, x);
+  // The bound counts stack frames (2 per level here), so a debugger that lists more or fewer
+  // inlined calls stops at the same dispatch.
   auto bounded = testing::run(s, "dispatch-trace --frames --max-frames 12");
   INFO(bounded.text);
-  CHECK(bounded.text.find("stopped at the 12-frame bound (--max-frames)") != std::string::npos);
-  CHECK(bounded.text.find("dispatch depth 4 on the stack walked (the chain's start was not reached)") != std::string::npos);
+  CHECK(bounded.text.find("(12 frames walked; stopped at the 12-frame bound (--max-frames)") != std::string::npos);
+  CHECK(bounded.text.find("dispatch depth 6 on the stack walked (the chain's start was not reached)") != std::string::npos);
+  for (auto& f : s.frames) f.inlined = false;  // a debugger that shows no inlined call
+  auto no_inlined = testing::run(s, "dispatch-trace --frames --max-frames 12");
+  CHECK(no_inlined.text.find("dispatch depth 4 on the stack walked") != std::string::npos);
+  for (auto& f : s.frames) f.inlined = true;  // a debugger that says every frame is inlined
+  CHECK(testing::run(s, "dispatch-trace --frames").text.find("(1 frames walked)") != std::string::npos);
+  FakeStack deep;  // ... on 301 frames: no more than 256 are believed to share one stack frame
+  deep.overflow(100, x);
+  for (auto& f : deep.frames) f.inlined = true;
+  auto all_inlined = testing::run(deep, "dispatch-trace --frames --max-frames 1");
+  INFO(all_inlined.text);
+  CHECK(all_inlined.text.find("(1 frames walked; stopped at the 1-frame bound") != std::string::npos);
+  for (auto& f : s.frames) f.inlined = false;
 
   s.t.frame_cap = 12;  // the debugger unwinds no deeper (LLDB's max-backtrace-depth)
   s.frames.resize(12);

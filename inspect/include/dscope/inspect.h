@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 2
+#define DSCOPE_INSPECT_ABI_VERSION 3
 
 typedef struct dscope_target {
   void* ctx; /* passed back to every callback */
@@ -53,9 +53,14 @@ typedef struct dscope_target {
    * optimized out or is not a plain dscope::Tensor (an optional or a list: the set of tensors
    * would be incomplete). */
   int (*frame_tensors)(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max, uint64_t* count);
-  /* The deepest frame level the debugger can unwind (LLDB: target.process.thread.max-backtrace-depth),
-   * 0 when it has no such cap. --frames says so when the walk reaches it. */
+  /* The most stack frames the debugger unwinds (LLDB: target.process.thread.max-backtrace-depth,
+   * inlined calls not counted), 0 when it has no such cap. --frames says so when the walk reaches it. */
   uint64_t frame_cap;
+  /* 1 when frame `level` is a call inlined into the next outer frame (the two share one stack
+   * frame), 0 when it has a stack frame of its own. GDB and LLDB unwind the same stack frames but
+   * list different inlined calls between them, so --max-frames and "N frames walked" count stack
+   * frames: the same in both. Optional (NULL: every frame has its own). */
+  int (*frame_inlined)(void* ctx, int64_t tid, uint64_t level);
 } dscope_target;
 
 /* Runs one command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",
