@@ -284,7 +284,12 @@ std::string RuntimeView::kernelSymbol(const RemoteKernel& k) const {
 uint64_t RuntimeView::sentinel(const char* mangled, const char* readable, std::optional<uint64_t>& cache) const {
   if (!cache) {
     cache = mem_.findSymbol(mangled);
-    if (!cache) fail(std::string("cannot find ") + readable + " in the runtime's dynamic symbols (needed to decode kernels)");
+    // The descriptor can be found in the executable (a COPY relocation) while the debugger has
+    // loaded no shared library: a core whose shared-library list is lost (truncated) is like that.
+    if (!cache)
+      fail(std::string("cannot find ") + readable +
+           " in the runtime's dynamic symbols (needed to decode kernels): is libdscope_runtime loaded? (GDB: info "
+           "sharedlibrary, LLDB: image list; a truncated core loses the shared-library list)");
   }
   return *cache;
 }

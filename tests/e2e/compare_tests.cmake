@@ -78,6 +78,10 @@ dscope_compare_test(compare_infinite_redispatch_core PROGRAM infinite_redispatch
       ${DSCOPE_COMPARE_KEYSETS} "keyset --tls" "keyset --tls --verbose" "keyset --tls --json"
       "keyset dscope::after_autograd_keyset" ${DSCOPE_COMPARE_BAD_INPUT_CORE})
 
+# The same core cut at half its size: no shared library loaded, the records still readable.
+dscope_compare_test(compare_truncated_core PROGRAM infinite_redispatch CORE_OF truncated_infinite_redispatch
+  CMD "dispatch-trace" "op-table myops::my_add" "op-table --list my_add" "keyset --tls" "dispatch-trace --frames --max-frames 30")
+
 # multithread: thread 5 overflows in myops::loop while others dispatch.
 dscope_compare_test(compare_multithread_core PROGRAM multithread CORE_OF crash_multithread
   CMD "dispatch-trace" "dispatch-trace --all" "dispatch-trace --all --json" "dispatch-trace --thread 1"
