@@ -610,8 +610,9 @@ lldb::SBValue referent(lldb::SBValue v) {
   return v.GetType().GetCanonicalType().IsReferenceType() ? asInDwarf(v.Dereference()) : v;
 }
 
-// A scalar as 64 bits: references give the referent's address, structs with repr_ (a
-// DispatchKeySet) their repr_, enums and pointers their value.
+// A scalar as 64 bits (of a value as the DWARF has it: repr_ is no synthetic child): references
+// give the referent's address, structs with repr_ (a DispatchKeySet) their repr_, enums and
+// pointers their value.
 bool scalarOf(lldb::SBValue v, uint64_t* out) {
   if (!v.IsValid() || v.GetError().Fail()) return false;
   lldb::SBType type = v.GetType().GetCanonicalType();
