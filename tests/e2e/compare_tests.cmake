@@ -80,7 +80,7 @@ dscope_compare_test(compare_infinite_redispatch_core PROGRAM infinite_redispatch
 
 # The same core cut at half its size: no shared library loaded, the records still readable.
 dscope_compare_test(compare_truncated_core PROGRAM infinite_redispatch CORE_OF truncated_infinite_redispatch
-  CMD "dispatch-trace" "op-table myops::my_add" "op-table --list my_add" "keyset --tls" "dispatch-trace --frames --max-frames 30")
+  CMD "dispatch-trace" "op-table myops::my_add" "op-table --list my_add" "keyset --tls" ${DSCOPE_COMPARE_BAD_INPUT_CORE})
 
 # multithread: thread 5 overflows in myops::loop while others dispatch.
 dscope_compare_test(compare_multithread_core PROGRAM multithread CORE_OF crash_multithread
