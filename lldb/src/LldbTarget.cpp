@@ -94,7 +94,11 @@ bool isStruct(lldb::SBType type) {
   return kind == lldb::eTypeClassStruct || kind == lldb::eTypeClassClass;
 }
 
-std::string typeName(lldb::SBType type) { return type.GetCanonicalType().GetUnqualifiedType().GetName(); }
+// The canonical, unqualified name of a type ("" for none: GetName can give NULL).
+std::string typeName(lldb::SBType type) {
+  const char* name = type.GetCanonicalType().GetUnqualifiedType().GetName();
+  return name ? name : "";
+}
 
 // The value `keyset EXPR` decodes, as the GDB front end's _keyset_word: a DispatchKeySet's
 // repr_; a tensor's key set (dscope::Tensor, dscope::TensorImpl, or a reference or pointer to
@@ -624,7 +628,7 @@ bool scalarOf(lldb::SBValue v, uint64_t* out) {
     *out = addr;
     return true;
   }
-  if (type.GetTypeClass() == lldb::eTypeClassStruct || type.GetTypeClass() == lldb::eTypeClassClass) {
+  if (isStruct(type)) {
     lldb::SBValue repr = v.GetChildMemberWithName("repr_");
     if (!repr.IsValid()) return false;
     v = repr;
@@ -637,13 +641,6 @@ lldb::SBValue frameVariable(lldb::SBFrame frame, const std::string& path) {
   const size_t end = path.find_first_of(".-");
   lldb::SBValue v = asInDwarf(frame.FindVariable(path.substr(0, end).c_str()));
   return end == std::string::npos || !v.IsValid() ? v : v.GetValueForExpressionPath(path.c_str() + end);
-}
-
-// The canonical, unqualified type name of a value.
-std::string plainTypeName(lldb::SBValue v) {
-  lldb::SBType type = v.GetType().GetCanonicalType().GetUnqualifiedType();
-  const char* name = type.GetName();
-  return name ? name : "";
 }
 
 }  // namespace
@@ -673,7 +670,7 @@ int LldbTarget::frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* i
       const char* name = arg.GetName();
       if (!name || std::strncmp(name, "args#", 5) != 0) continue;
       arg = referent(arg);
-      const std::string type = plainTypeName(arg);
+      const std::string type = typeName(arg.GetType());
       if (type == "dscope::Tensor") {
         lldb::SBValue impl = arg.GetChildMemberWithName("impl_").GetChildMemberWithName("p_");
         lldb::SBError error;
