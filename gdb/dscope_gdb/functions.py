@@ -17,6 +17,8 @@ import json
 
 import gdb
 
+from .inspect import frame_symbol
+
 _inspect = None  # set by install()
 
 _FRAMES = ("break on dscope::TypedOperatorHandle<...>::dispatch or dscope::dispatchBoxed, "
@@ -34,25 +36,11 @@ def _frame_name(frame):
         return "??"
 
 
-def _read(frame, name):
-    """The variable `name` of frame, or None when the frame has no such variable."""
-    try:
-        return frame.read_var(name)
-    except ValueError:  # no such variable
-        return None
-
-
-def _read_argument(frame, name):
-    """The argument `name` of frame's function (not a local of that name), or None."""
-    block = frame.block()
-    while block is not None:
-        for symbol in block:
-            if symbol.is_argument and symbol.name == name:
-                return frame.read_var(symbol, block)
-        if block.function is not None:
-            break
-        block = block.superblock
-    return None
+def _read(frame, name, argument=False):
+    """The variable `name` of frame (with argument=True: its parameter, not a local of that name),
+    or None when the frame has no such variable."""
+    symbol = frame_symbol(frame, name, argument)
+    return None if symbol is None else frame.read_var(symbol)
 
 
 def _deref(value):
@@ -188,7 +176,7 @@ The highest-priority key of the frame's `ks` argument (the key the dispatch tabl
         raw = None
         for variable in ("ks", "keyset"):
             try:
-                value = _read_argument(frame, variable)
+                value = _read(frame, variable, argument=True)
                 if value is None:
                     continue
                 value = _deref(value)

@@ -4,6 +4,7 @@ decode, every format and every argument parse lives in the C++ library; this mod
 adapts GDB to it, so GDB and LLDB print the same text."""
 
 import ctypes
+import re
 
 import gdb
 
@@ -241,29 +242,52 @@ def _scalar(value):
 
 @_frame_callback(_FRAME_VALUE)
 def _frame_value(frame, path, out):
-    path = path.decode()
     # Only what the DWARF says at the frame's pc (no GDB-only entry values such as ks@entry),
     # so that GDB and LLDB see the same variables and print the same chain.
-    out[0] = _scalar(frame.read_var(path) if path.isidentifier() else _eval_in(frame, path))
+    out[0] = _scalar(_frame_variable(frame, path.decode()))
     return 0
 
 
-def _eval_in(frame, expression):
-    frame.select()
-    value = gdb.parse_and_eval(expression)
-    value.fetch_lazy()
+def _frame_variable(frame, path):
+    """A frame's variable, or a member path from one ("this->entry_", "op.entry_"), read as LLDB's
+    front end reads it: no expression parser, and the selected frame stays as it is."""
+    parts = re.split(r"(->|\.)", path)
+    symbol = frame_symbol(frame, parts[0])
+    if symbol is None:
+        raise ValueError("no variable %s in this frame" % parts[0])
+    value = frame.read_var(symbol)
+    for operator, member in zip(parts[1::2], parts[2::2]):
+        value = (value.dereference() if operator == "->" else value)[member]  # [] searches base classes
     return value
+
+
+def frame_symbols(frame):
+    """The frame's own variables and parameters, innermost block first, as LLDB's
+    SBFrame::FindVariable sees them: never a global. (frame.read_var(name) goes on through every
+    objfile's globals for a name the frame lacks: 60-90 us a miss against 5 us a hit.)
+    RuntimeError for a frame without debug information."""
+    block = frame.block()
+    while block is not None:
+        yield from block
+        if block.function is not None:  # the function's outermost block: its parameters
+            return
+        block = block.superblock
+
+
+def frame_symbol(frame, name, argument=False):
+    """The frame's variable `name` (with argument=True: its parameter, even where a local of that
+    name hides it), or None."""
+    return next((s for s in frame_symbols(frame) if s.name == name and (s.is_argument or not argument)), None)
 
 
 @_frame_callback(_FRAME_TENSORS)
 def _frame_tensors(frame, impls, limit, count):
     """The TensorImpl pointers of the frame's `args` pack (GDB names its elements args#0, args#1...)."""
     n = 0
-    for index in range(64):
-        try:
-            arg = frame.read_var("args#%d" % index)
-        except ValueError:  # past the pack
-            break
+    for symbol in frame_symbols(frame):
+        if not symbol.is_argument or not symbol.name.startswith("args#"):
+            continue
+        arg = frame.read_var(symbol)
         if arg.is_optimized_out:
             return 1
         if arg.type.strip_typedefs().code == gdb.TYPE_CODE_REF:
