@@ -37,7 +37,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gdb_bench import GDB, gdb_argv, log, make_core  # noqa: E402  (same core recipe as GDB's bench)
+from gdb_bench import GDB, gdb_argv, log, make_core, run_timed  # noqa: E402  (GDB's bench's core recipe and timer)
 from lldb_bench import lldb_argv  # noqa: E402
 
 # Walks the stack as the inspect library counts it (a stack frame is counted when a frame that is
@@ -92,13 +92,11 @@ class Debugger:
             os.unlink(stamp)
         commands = [self.python("import time; t0 = time.monotonic()"), command,
                     self.python("open(%r, 'w').write('%%.4f' %% (time.monotonic() - t0))" % stamp)]
-        start = time.monotonic()
-        # No timeout: a timed wait polls every 50 ms, which would blur the wall times.
-        proc = subprocess.run(self.argv(commands, plugin), stdout=stdout, stderr=subprocess.STDOUT, text=True)
-        wall = time.monotonic() - start
-        if proc.returncode != 0 or not os.path.exists(stamp):
-            sys.exit("frames_bench: %s %r failed (exit %d)" % (self.name, command, proc.returncode))
-        return float(open(stamp).read()), wall, proc.stdout
+        wall, rc, out = run_timed(self.argv(commands, plugin), timeout=600, stdout=stdout)
+        if rc != 0 or not os.path.exists(stamp):
+            sys.exit("frames_bench: %s %r failed (%s)" % (self.name, command, "killed at 600 s" if rc is None
+                                                          else "exit %d" % rc))
+        return float(open(stamp).read()), wall, out
 
 
 def unwind_command(dbg, workdir, stack_frames):
