@@ -262,7 +262,7 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
     }
     // The walk ends at main, as GDB's backtrace does (LLDB's goes on into libc): nothing below it
     // dispatches, and both debuggers then count the same frames.
-    if (inlined_run == 0 && (*name == "main" || name->rfind("main(", 0) == 0)) break;
+    if (inlined_run == 0 && baseName(*name) == "main") break;
   }
   chain.dispatches = findDispatches(s, stack, frames, tid);
   std::reverse(chain.dispatches.begin(), chain.dispatches.end());  // oldest first
