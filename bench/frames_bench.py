@@ -9,7 +9,7 @@ Run after building the release preset with the LLDB plugin:
 
 `--frames` rebuilds the dispatch chain from the native stack (for runtimes built without the
 dispatch records), so its cost grows with the frames it walks: --max-frames stack frames (20 000 by
-default) on a kernel core of samples/infinite_redispatch (8 MiB stack, as bench/gdb_bench.py makes
+default) on a kernel core of samples/infinite_redispatch (8 MiB stack, as bench/debuggers.py makes
 it). The fair native yardstick is a `bt` over the same stack frames: each debugger lists inlined
 calls as extra frames (GDB 6 per my_add cycle, LLDB 5, for 3 stack frames), so the bench first asks
 each debugger how many of its frames the first --max-frames stack frames hold (N), then times, in
@@ -37,8 +37,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gdb_bench import GDB, gdb_argv, log, make_core, run_timed  # noqa: E402  (GDB's bench's core recipe and timer)
-from lldb_bench import lldb_argv  # noqa: E402
+from debuggers import Debugger, fail, log, make_core, require  # noqa: E402
 
 # Walks the stack as the inspect library counts it (a stack frame is counted when a frame that is
 # not inlined is read) and writes how many of the debugger's frames hold the first {k} stack frames.
@@ -60,45 +59,6 @@ open({out!r}, "w").write("%d %d" % (listed, stack))
 '''
 
 
-class Debugger:
-    """How to run one command in one debugger, bare or with DispatchScope, timed from inside."""
-
-    def __init__(self, name, build, prog, core):
-        self.name, self.build, self.prog, self.core = name, build, prog, core
-
-    def argv(self, commands, plugin):
-        if self.name == "gdb":
-            argv = gdb_argv(self.build) if plugin else [GDB, "-batch", "-nx"]
-            for c in commands:
-                argv += ["-ex", c]
-            return argv + [self.prog, self.core]
-        so = os.path.join(self.build, "lldb", "libdscope_lldb.so")
-        return lldb_argv(self.core, self.prog, *commands, plugin=so if plugin else None)
-
-    def python(self, code):
-        """One debugger command that runs a line of Python."""
-        return ("python " if self.name == "gdb" else "script ") + code
-
-    def script_command(self, script, workdir):
-        """A debugger command that runs script (Python source)."""
-        path = os.path.join(workdir, self.name + "_script.py")
-        open(path, "w").write(script)
-        return self.python("exec(open(%r).read())" % path)
-
-    def timed(self, command, plugin, workdir, stdout=subprocess.DEVNULL):
-        """(command seconds inside the debugger, process wall seconds, stdout text or None)."""
-        stamp = os.path.join(workdir, "command_s")
-        if os.path.exists(stamp):
-            os.unlink(stamp)
-        commands = [self.python("import time; t0 = time.monotonic()"), command,
-                    self.python("open(%r, 'w').write('%%.4f' %% (time.monotonic() - t0))" % stamp)]
-        wall, rc, out = run_timed(self.argv(commands, plugin), timeout=600, stdout=stdout)
-        if rc != 0 or not os.path.exists(stamp):
-            sys.exit("frames_bench: %s %r failed (%s)" % (self.name, command, "killed at 600 s" if rc is None
-                                                          else "exit %d" % rc))
-        return float(open(stamp).read()), wall, out
-
-
 def unwind_command(dbg, workdir, stack_frames):
     """(a command that walks the innermost stack_frames stack frames in the debugger's Python API and
     nothing else, how many frames the debugger lists for them)."""
@@ -108,7 +68,7 @@ def unwind_command(dbg, workdir, stack_frames):
     dbg.timed(command, False, workdir)
     listed, stack = map(int, open(out).read().split())
     if stack != stack_frames:
-        sys.exit("frames_bench: %s unwound only %d stack frames" % (dbg.name, stack))
+        fail("%s unwound only %d stack frames" % (dbg.name, stack))
     return command, listed
 
 
@@ -118,7 +78,7 @@ def check_frames_output(dbg, workdir, stack_frames):
     walked = "{:,} frames walked".format(stack_frames).replace(",", " ")
     m = re.search(r"dispatch depth ([\d ]+)", out)
     if walked not in out or not m or "Traceback" in out:
-        sys.exit("frames_bench: %s dispatch-trace --frames did not walk %s:\n%s" % (dbg.name, walked, out[-2000:]))
+        fail("%s dispatch-trace --frames did not walk %s:\n%s" % (dbg.name, walked, out[-2000:]))
     return m.group(1).strip()
 
 
@@ -132,9 +92,7 @@ def main():
     parser.add_argument("--repeats", type=int, default=5, help="rounds (default 5)")
     args = parser.parse_args()
     args.build = os.path.abspath(args.build)
-    for path in ("lldb/libdscope_lldb.so", "gdb/dscope-gdb.py", "samples/infinite_redispatch"):
-        if not os.path.exists(os.path.join(args.build, path)):
-            sys.exit("frames_bench: %s missing: cmake --build %s" % (path, args.build))
+    require(args.build, ("lldb/libdscope_lldb.so", "gdb/dscope-gdb.py", "samples/infinite_redispatch"))
     stack_frames = 20000  # dispatch-trace --frames' default bound (docs/USER-GUIDE.md, section 4.3)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="frames_bench.") as workdir:

@@ -36,24 +36,13 @@ Each measurement prints one summary line starting with "gdb_bench:".
 import argparse
 import os
 import re
-import resource
-import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-GDB = shutil.which("gdb") or "gdb"
-
-
-def log(msg):
-    print(msg, flush=True)
-
-
-def summary(msg):
-    print("gdb_bench: " + msg, flush=True)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from debuggers import GDB, fail, gdb_argv, log, make_core, require, run_timed, summary  # noqa: E402
 
 
 def median(values):
@@ -63,60 +52,6 @@ def median(values):
 def spread(values, fmt="%.3f"):
     """'min/median/max of N' for a list of measurements (the machine is noisy: say how much)."""
     return "%s/%s/%s of %d" % (fmt % min(values), fmt % median(values), fmt % max(values), len(values))
-
-
-def run_timed(argv, timeout=None, mem_limit=None, stdout=subprocess.DEVNULL, env=None, cwd=None):
-    """(seconds, returncode or None on timeout, stdout text or None). Kills the process group.
-    The wait blocks and a timer does the killing: Popen's waits with a timeout poll every 50 ms,
-    which put every time with no output pipe on a 50 ms grid (0.366 s for 0.33 to 0.36 s)."""
-
-    def limits():
-        os.setsid()
-        if mem_limit:
-            resource.setrlimit(resource.RLIMIT_AS, (mem_limit, mem_limit))
-
-    killed = []
-
-    def kill():
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-            killed.append(True)
-        except ProcessLookupError:  # it ended as the timer fired
-            pass
-
-    start = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.STDOUT if stdout == subprocess.PIPE
-                            else subprocess.DEVNULL, preexec_fn=limits, env=env, cwd=cwd, text=True)
-    timer = threading.Timer(timeout, kill) if timeout else None
-    if timer:
-        timer.start()
-    out, _ = proc.communicate()
-    seconds = time.monotonic() - start
-    if timer:
-        timer.cancel()
-        timer.join()
-    return (seconds, None, None) if killed else (seconds, proc.returncode, out)
-
-
-def make_core(workdir, argv, stack_kib, label):
-    """Runs argv with kernel cores on (as tests/e2e/expect_crash.sh) and the given stack limit;
-    returns the core's path."""
-    d = os.path.join(workdir, label)
-    os.makedirs(d)
-    script = ('ulimit -c unlimited; ulimit -s %d; echo 0x37 > /proc/self/coredump_filter; exec "$@"'
-              % stack_kib)
-    subprocess.run(["bash", "-c", script, "crash"] + argv, cwd=d, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, env=dict(os.environ, DSCOPE_CRASH_HANDLER="0"))
-    cores = sorted((f for f in os.listdir(d) if f.startswith("core")),
-                   key=lambda f: os.path.getmtime(os.path.join(d, f)))
-    if not cores:
-        sys.exit("gdb_bench: no core written for %s (kernel.core_pattern: %s)"
-                 % (label, open("/proc/sys/kernel/core_pattern").read().strip()))
-    return os.path.join(d, cores[-1])
-
-
-def gdb_argv(build, *extra):
-    return [GDB, "-batch", "-nx", "-x", os.path.join(build, "gdb", "dscope-gdb.py")] + list(extra)
 
 
 # ---------------------------------------------------------------------------------------- trace
@@ -195,7 +130,7 @@ def bench_optable(args, workdir):
         m = re.search(r"OPTABLE ops=(\d+) done=(\d+) list_s=([\d.]+) tables_s=([\d.]+) total_s=([\d.]+) chars=(\d+) "
                       r"failed=(\d+) slowest=([\d.]+):(\S*)", out or "")
         if not m:
-            sys.exit("gdb_bench: op-table run failed:\n" + (out or "")[-2000:])
+            fail("op-table run failed:\n" + (out or "")[-2000:])
         results.append((float(m.group(5)), wall, m))
         if int(m.group(2)) < int(m.group(1)):
             break  # over the budget: one projection is enough
@@ -260,7 +195,7 @@ def run_driver(args, script, prog, with_dscope, timeout=None):
     d = re.search(r"DRIVER stops=(\d+) run_s=([\d.]+)", out or "")
     loop = re.search(r"loop_ns=(\d+)", out or "")
     if not d or not loop:
-        sys.exit("gdb_bench: gdb run failed:\n" + (out or "")[-3000:])
+        fail("gdb run failed:\n" + (out or "")[-3000:])
     return wall, int(d.group(1)), float(d.group(2)), int(loop.group(1))
 
 
@@ -309,7 +244,7 @@ def bench_idle(args, workdir):
         bare.append(run_driver(args, nofilter, prog, True)[3])
         _, stops, _, loop = run_driver(args, idle, prog, True)
         if stops:
-            sys.exit("gdb_bench: dispatch-break aten::relu stopped %d times" % stops)
+            fail("dispatch-break aten::relu stopped %d times" % stops)
         armed.append(loop)
     ms = lambda values: [v / 1e6 for v in values]
     log("  loop ms (best of 5 loops per process), min/median/max of %d processes each: without debugger %s; "
@@ -352,12 +287,7 @@ def main():
         args.bt_timeout = 20.0 if args.quick else 45.0
     if args.break_iterations is None:
         args.break_iterations = 20_000 if args.quick else 200_000
-    for path in ("gdb/dscope-gdb.py", "samples/infinite_redispatch", "samples/op_catalog", "bench/break_loop"):
-        if not os.path.exists(os.path.join(args.build, path)):
-            sys.exit("gdb_bench: %s missing: cmake --build %s" % (path, args.build))
-    pattern = open("/proc/sys/kernel/core_pattern").read().strip()
-    if pattern.startswith("|"):
-        sys.exit("gdb_bench: kernel.core_pattern pipes cores to a program (%s); no core file to read" % pattern)
+    require(args.build, ("gdb/dscope-gdb.py", "samples/infinite_redispatch", "samples/op_catalog", "bench/break_loop"))
     log("gdb_bench: %s, build %s, %s" % (subprocess.run([GDB, "--version"], capture_output=True, text=True)
                                          .stdout.splitlines()[0], args.build, "quick" if args.quick else "full"))
     start = time.monotonic()

@@ -7,7 +7,7 @@ Run after building the release preset with the LLDB plugin (target dscope_lldb):
     python3 bench/lldb_bench.py --build build/release --quick    # 8 MiB stack only, fewer repeats
 
 dispatch-trace against plain `bt` on a kernel core of samples/infinite_redispatch, crashed with an
-8 MiB and a 64 MiB stack (cores made as bench/gdb_bench.py makes them), in the same run:
+8 MiB and a 64 MiB stack (cores made by bench/debuggers.py, as for GDB), in the same run:
 
   dispatch-trace  lldb-16 -b -O 'plugin load BUILD/lldb/libdscope_lldb.so' -c CORE PROG -o dispatch-trace
   bt              lldb-16 -b -O 'settings set target.process.thread.max-backtrace-depth 100000000'
@@ -27,7 +27,6 @@ import argparse
 import os
 import re
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,26 +34,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gdb_bench import log, make_core, run_timed  # noqa: E402  (same core recipe and timer as GDB's)
+from debuggers import LLDB, Debugger, fail, lldb_argv, log, make_core, require, run_timed, summary  # noqa: E402
 
-LLDB = shutil.which("lldb-16") or "lldb-16"
 DEPTH_SETTING = "settings set target.process.thread.max-backtrace-depth 100000000"
-
-
-def summary(msg):
-    print("lldb_bench: " + msg, flush=True)
-
-
-def lldb_argv(core, prog, *commands, plugin=None, pre=()):
-    argv = [LLDB, "-b"]
-    if plugin:
-        argv += ["-O", "plugin load " + plugin]
-    for p in pre:
-        argv += ["-O", p]
-    argv += ["-c", core, prog]
-    for c in commands:
-        argv += ["-o", c]
-    return argv
 
 
 def run_once(argv, timeout=None):
@@ -67,17 +49,8 @@ def run_once(argv, timeout=None):
     if rc is None:
         return None, cpu
     if rc != 0:
-        sys.exit("lldb_bench: %s exited with %d" % (" ".join(argv), rc))
+        fail("%s exited with %d" % (" ".join(argv), rc))
     return seconds, cpu
-
-
-def command_time(argv):
-    """Seconds the last -o command took inside lldb (start-up and core load excluded)."""
-    argv = argv[:-2] + ["-o", "script import time; t0 = time.monotonic()", argv[-2], argv[-1],
-                        "-o", "script print('COMMAND_S %.4f' % (time.monotonic() - t0))"]
-    _, _, out = run_timed(argv, stdout=subprocess.PIPE, timeout=120)
-    m = re.search(r"^COMMAND_S ([\d.]+)", out or "", re.MULTILINE)
-    return float(m.group(1)) if m else float("nan")
 
 
 def fmt(runs):
@@ -92,32 +65,31 @@ def best_median(runs):
 
 def bench_core(args, workdir, stack_kib, label, bt_repeats):
     prog = os.path.join(args.build, "samples", "infinite_redispatch")
-    plugin = os.path.join(args.build, "lldb", "libdscope_lldb.so")
     core = make_core(workdir, [prog], stack_kib, "redispatch-" + label)
+    lldb = Debugger("lldb", args.build, prog, core)
+    trace_argv = lldb.argv(["dispatch-trace"], plugin=True)
 
     # Check the output once: a dispatch-trace that failed fast would be a meaningless figure.
-    _, rc, out = run_timed(lldb_argv(core, prog, "dispatch-trace", plugin=plugin), stdout=subprocess.PIPE,
-                           timeout=60)
+    _, rc, out = run_timed(trace_argv, stdout=subprocess.PIPE, timeout=60)
     m = re.search(r"dispatch depth ([\d ]+)", out or "")
     if rc != 0 or not m or "repeated" not in out or "Traceback" in out:
-        sys.exit("lldb_bench: dispatch-trace did not print the chain on %s:\n%s" % (core, (out or "")[-2000:]))
+        fail("dispatch-trace did not print the chain on %s:\n%s" % (core, (out or "")[-2000:]))
     depth = m.group(1).strip()
     _, _, out = run_timed(lldb_argv(core, prog, "script print('FRAMES', lldb.thread.GetNumFrames())",
                                     pre=[DEPTH_SETTING]), stdout=subprocess.PIPE, timeout=args.bt_timeout)
     m = re.search(r"^FRAMES (\d+)", out or "", re.MULTILINE)
     frames = "{:,}".format(int(m.group(1))).replace(",", " ") if m else "?"
 
-    trace_argv = lldb_argv(core, prog, "dispatch-trace", plugin=plugin)
     bt_argv = lldb_argv(core, prog, "bt", pre=[DEPTH_SETTING])
     startup, trace, bt = [], [], []
     # Interleaved, so that the machine's load falls on all of them alike.
     for i in range(max(args.repeats, bt_repeats)):
         if i < args.repeats:
-            startup.append(run_once(lldb_argv(core, prog, plugin=plugin)))
+            startup.append(run_once(lldb.argv([], plugin=True)))
             trace.append(run_once(trace_argv))
         if i < bt_repeats and (not bt or bt[-1][0] is not None):  # one bound hit is enough
             bt.append(run_once(bt_argv, timeout=args.bt_timeout))
-    inside = [command_time(trace_argv) for _ in range(args.repeats)]
+    inside = [lldb.timed("dispatch-trace", True, workdir)[0] for _ in range(args.repeats)]
     log("  %s stack: core %.1f MB, dispatch depth %s, %s frames (max-backtrace-depth raised)"
         % (label, os.path.getsize(core) / 1e6, depth, frames))
     log("    lldb start-up + plugin load + core load, no command: %s" % fmt(startup))
@@ -153,13 +125,8 @@ def main():
         args.repeats = 3 if args.quick else 7
     if args.bt_repeats is None:
         args.bt_repeats = 1 if args.quick else 3
-    for path in ("lldb/libdscope_lldb.so", "samples/infinite_redispatch"):
-        if not os.path.exists(os.path.join(args.build, path)):
-            sys.exit("lldb_bench: %s missing: cmake --build %s (the LLDB plugin needs liblldb-16-dev)"
-                     % (path, args.build))
-    pattern = open("/proc/sys/kernel/core_pattern").read().strip()
-    if pattern.startswith("|"):
-        sys.exit("lldb_bench: kernel.core_pattern pipes cores to a program (%s); no core file to read" % pattern)
+    require(args.build, ("lldb/libdscope_lldb.so", "samples/infinite_redispatch"),
+            " (the LLDB plugin needs liblldb-16-dev)")
     version = subprocess.run([LLDB, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     log("lldb_bench: %s, build %s, %s" % (version, args.build, "quick" if args.quick else "full"))
     start = time.monotonic()

@@ -1,0 +1,142 @@
+"""What the debugger benchmarks (gdb_bench, lldb_bench, frames_bench) share: one timer, one core
+recipe, how to start gdb and lldb-16, and one way to time a command inside either debugger."""
+
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+GDB = shutil.which("gdb") or "gdb"
+LLDB = shutil.which("lldb-16") or "lldb-16"
+BENCH = os.path.splitext(os.path.basename(sys.argv[0]))[0]  # prefix of every line a bench prints
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def summary(msg):
+    log("%s: %s" % (BENCH, msg))
+
+
+def fail(msg):
+    sys.exit("%s: %s" % (BENCH, msg))
+
+
+def require(build, paths, hint=""):
+    """The build outputs a bench runs, and a core_pattern that writes core files."""
+    for path in paths:
+        if not os.path.exists(os.path.join(build, path)):
+            fail("%s missing: cmake --build %s%s" % (path, build, hint))
+    pattern = open("/proc/sys/kernel/core_pattern").read().strip()
+    if pattern.startswith("|"):
+        fail("kernel.core_pattern pipes cores to a program (%s); no core file to read" % pattern)
+
+
+def run_timed(argv, timeout=None, mem_limit=None, stdout=subprocess.DEVNULL, env=None, cwd=None):
+    """(seconds, returncode or None on timeout, stdout text or None). Kills the process group.
+    The wait blocks and a timer does the killing: Popen's waits with a timeout poll every 50 ms,
+    which put every time with no output pipe on a 50 ms grid (0.366 s for 0.33 to 0.36 s)."""
+
+    def limits():
+        os.setsid()
+        if mem_limit:
+            resource.setrlimit(resource.RLIMIT_AS, (mem_limit, mem_limit))
+
+    killed = []
+
+    def kill():
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+            killed.append(True)
+        except ProcessLookupError:  # it ended as the timer fired
+            pass
+
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.STDOUT if stdout == subprocess.PIPE
+                            else subprocess.DEVNULL, preexec_fn=limits, env=env, cwd=cwd, text=True)
+    timer = threading.Timer(timeout, kill) if timeout else None
+    if timer:
+        timer.start()
+    out, _ = proc.communicate()
+    seconds = time.monotonic() - start
+    if timer:
+        timer.cancel()
+        timer.join()
+    return (seconds, None, None) if killed else (seconds, proc.returncode, out)
+
+
+def make_core(workdir, argv, stack_kib, label):
+    """Runs argv with kernel cores on (as tests/e2e/expect_crash.sh) and the given stack limit;
+    returns the core's path."""
+    d = os.path.join(workdir, label)
+    os.makedirs(d)
+    script = ('ulimit -c unlimited; ulimit -s %d; echo 0x37 > /proc/self/coredump_filter; exec "$@"'
+              % stack_kib)
+    subprocess.run(["bash", "-c", script, "crash"] + argv, cwd=d, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, env=dict(os.environ, DSCOPE_CRASH_HANDLER="0"))
+    cores = sorted((f for f in os.listdir(d) if f.startswith("core")),
+                   key=lambda f: os.path.getmtime(os.path.join(d, f)))
+    if not cores:
+        fail("no core written for %s (kernel.core_pattern: %s)"
+             % (label, open("/proc/sys/kernel/core_pattern").read().strip()))
+    return os.path.join(d, cores[-1])
+
+
+def gdb_argv(build, *extra):
+    return [GDB, "-batch", "-nx", "-x", os.path.join(build, "gdb", "dscope-gdb.py")] + list(extra)
+
+
+def lldb_argv(core, prog, *commands, plugin=None, pre=()):
+    argv = [LLDB, "-b"]
+    if plugin:
+        argv += ["-O", "plugin load " + plugin]
+    for p in pre:
+        argv += ["-O", p]
+    argv += ["-c", core, prog]
+    for c in commands:
+        argv += ["-o", c]
+    return argv
+
+
+class Debugger:
+    """How to run commands in one debugger on one core, bare or with DispatchScope, and time one
+    from inside (start-up and core load excluded)."""
+
+    def __init__(self, name, build, prog, core):
+        self.name, self.build, self.prog, self.core = name, build, prog, core
+
+    def argv(self, commands, plugin):
+        if self.name == "gdb":
+            argv = gdb_argv(self.build) if plugin else [GDB, "-batch", "-nx"]
+            for c in commands:
+                argv += ["-ex", c]
+            return argv + [self.prog, self.core]
+        so = os.path.join(self.build, "lldb", "libdscope_lldb.so")
+        return lldb_argv(self.core, self.prog, *commands, plugin=so if plugin else None)
+
+    def python(self, code):
+        """One debugger command that runs a line of Python."""
+        return ("python " if self.name == "gdb" else "script ") + code
+
+    def script_command(self, script, workdir):
+        """A debugger command that runs script (Python source)."""
+        path = os.path.join(workdir, self.name + "_script.py")
+        open(path, "w").write(script)
+        return self.python("exec(open(%r).read())" % path)
+
+    def timed(self, command, plugin, workdir, stdout=subprocess.DEVNULL):
+        """(command seconds inside the debugger, process wall seconds, stdout text or None)."""
+        stamp = os.path.join(workdir, "command_s")
+        if os.path.exists(stamp):
+            os.unlink(stamp)
+        commands = [self.python("import time; t0 = time.monotonic()"), command,
+                    self.python("open(%r, 'w').write('%%.4f' %% (time.monotonic() - t0))" % stamp)]
+        wall, rc, out = run_timed(self.argv(commands, plugin), timeout=600, stdout=stdout)
+        if rc != 0 or not os.path.exists(stamp):
+            fail("%s %r failed (%s)" % (self.name, command, "killed at 600 s" if rc is None else "exit %d" % rc))
+        return float(open(stamp).read()), wall, out
