@@ -115,18 +115,21 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
         gdb.events.new_objfile.connect(self._on_new_objfile)
 
     def run(self, argument):
-        words = gdb.string_to_argv(argument)
-        if not words:
-            gdb.write("dscope: usage: dispatch-break OP [--key K] | --list | --delete N\n")
-        elif words[0] == "--list":
+        # The library reads the command line, as for every command, and answers "list",
+        # "delete N" or "add OP [KEY]" (name and key checked before one is kept, pending or not: a
+        # bad entry would keep the others from arming later), then a note on an unknown operator.
+        text, is_error = _inspect.run("dispatch-break-parse " + argument)
+        if is_error:
+            _write_line(text)
+            return
+        action, _, note = text.partition("\n")
+        words = action.split()
+        if words[0] == "list":
             if not self._breaks:
                 gdb.write("No dispatch breakpoints.\n")
             for number, op, key in self._breaks:
                 gdb.write("%d  %s%s\n" % (number, op, " at " + key if key else ""))
-        elif words[0] == "--delete":
-            if len(words) != 2 or not words[1].isdigit():
-                gdb.write("dscope: usage: dispatch-break --delete N\n")
-                return
+        elif words[0] == "delete":
             kept = [b for b in self._breaks if b[0] != int(words[1])]
             if len(kept) == len(self._breaks):
                 gdb.write("dscope: no dispatch breakpoint %s\n" % words[1])
@@ -134,24 +137,13 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
             self._breaks = kept
             self._arm(report=False)
         else:
-            key = None
-            if len(words) == 3 and words[1] == "--key":
-                key = words[2]
-            elif len(words) != 1:
-                gdb.write("dscope: usage: dispatch-break OP [--key K]\n")
-                return
-            # Checked first, also for a pending one (a bad entry would keep the others from
-            # arming later); the check notes an operator that is not registered (yet).
-            note, is_error = _inspect.run(self._arm_command(words[0], key) + " --check")
-            if is_error:
-                _write_line(note)
-                return
-            self._breaks.append((self._next, words[0], key))
+            op, key = words[1], words[2] if len(words) > 2 else None
+            self._breaks.append((self._next, op, key))
             if gdb.selected_inferior().pid == 0:  # not started yet: arm when the runtime loads
                 gdb.write("Dispatch breakpoint %d (%s) pending: it arms when the runtime is loaded.\n"
-                          % (self._next, words[0]))
+                          % (self._next, op))
             elif self._arm(report=True):
-                gdb.write("Dispatch breakpoint %d: %s%s\n" % (self._next, words[0], " at " + key if key else ""))
+                gdb.write("Dispatch breakpoint %d: %s%s\n" % (self._next, op, " at " + key if key else ""))
             else:
                 self._breaks.pop()  # a core file: nothing was armed
                 return

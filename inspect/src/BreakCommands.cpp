@@ -1,9 +1,13 @@
-// dispatch-break-arm NAME [--key K] [--check] | dispatch-break-arm --clear
+// dispatch-break-parse ARGS... (the user's dispatch-break command line)
+// dispatch-break-arm NAME [--key K] | dispatch-break-arm --clear
 // dispatch-break-describe OP_PTR KEYSET KEY
 //
-// The front ends own the breakpoint (on dscope_debug_break_hook); these write the runtime's
-// break filter (docs/DEBUG-INTERFACE.md §6) and turn the hook's arguments into one line.
+// The front ends own the breakpoints (their numbers, and the one on dscope_debug_break_hook);
+// these read the user's command line for them, write the runtime's break filter
+// (docs/DEBUG-INTERFACE.md §6) and turn the hook's arguments into one line.
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "CommandLine.h"
@@ -14,7 +18,8 @@ namespace dscope::inspect {
 
 namespace {
 
-const char* kArmUsage = "dispatch-break-arm OP [--key K] [--check] [--json] | dispatch-break-arm --clear [--json]";
+const char* kBreakUsage = "dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N";
+const char* kArmUsage = "dispatch-break-arm OP [--key K] [--json] | dispatch-break-arm --clear [--json]";
 const char* kDescribeUsage = "dispatch-break-describe OP_PTR KEYSET KEY [--json]";
 
 constexpr uint64_t kBreakCountOffset = offsetof(struct dscope_debug_descriptor_t, break_count);
@@ -31,6 +36,18 @@ bool operatorExists(const RuntimeView& rt, const std::string& name) {
   for (const auto& op : rt.operators())
     if (op.name == name || op.name.compare(0, name.size() + 1, name + ".") == 0) return true;
   return false;
+}
+
+// The filter entry's key for an operator name and an optional --key K (DSCOPE_BREAK_ANY_KEY
+// without one); a malformed name or a key no dispatch can select is the user's mistake.
+uint16_t checkedBreak(const std::string& name, const std::optional<std::string>& key_name) {
+  if (!isOperatorName(name))
+    fail("'" + name + "' is not an operator name: use ns::name or ns::name.overload (e.g. aten::mm, aten::add.Tensor)");
+  if (!key_name) return DSCOPE_BREAK_ANY_KEY;
+  const DispatchKey key = parseKeyOrFail(*key_name);
+  if (isAliasDispatchKey(key))
+    fail(*key_name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
+  return static_cast<uint16_t>(key);
 }
 
 // A typo (aten::mmm) arms an entry that never matches: say so (it may be registered later).
@@ -52,34 +69,45 @@ std::string clearBreaks(Session& s, bool json) {
 
 }  // namespace
 
+// One parser and one set of messages for both front ends. The answer's first line is "list",
+// "delete N" or "add OP [KEY]" (the name and the key checked: no spaces, KEY as PyTorch spells
+// it); after "add", the note on an operator that is not registered (yet), when a runtime is there
+// to ask: a breakpoint set before the program runs is checked for its name and key only.
+std::string runBreakParse(Session& s, const std::vector<std::string>& words) {
+  ParsedArgs args = parseArgs(words, {{"--list"}, {"--key", "--delete"}}, kBreakUsage);
+  if (args.has("--list")) {
+    if (!args.positional.empty() || !args.values.empty()) usageError("--list takes nothing else", kBreakUsage);
+    return "list\n";
+  }
+  if (auto number = args.value("--delete")) {
+    if (!args.positional.empty() || args.value("--key")) usageError("--delete takes only a breakpoint number", kBreakUsage);
+    return "delete " + std::to_string(numberOption("--delete", *number, "a breakpoint number", INT32_MAX)) + "\n";
+  }
+  if (args.positional.size() != 1)
+    usageError(args.positional.empty() ? "dispatch-break needs an operator name" : "dispatch-break takes one operator name",
+               kBreakUsage);
+  const std::string& name = args.positional.front();
+  const uint16_t key = checkedBreak(name, args.value("--key"));
+  std::string out = "add " + name;
+  if (key != DSCOPE_BREAK_ANY_KEY) out += std::string(" ") + toString(static_cast<DispatchKey>(key));
+  out += "\n";
+  try {
+    if (!operatorExists(s.runtime(), name)) out += unregisteredNote(name);
+  } catch (const InspectError&) {  // no runtime (yet): nothing to ask
+  }
+  return out;
+}
+
 std::string runBreakArm(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--clear", "--check", "--json"}, {"--key"}}, kArmUsage);
+  ParsedArgs args = parseArgs(words, {{"--clear", "--json"}, {"--key"}}, kArmUsage);
   const bool json = args.has("--json");
   if (args.has("--clear")) {
-    if (!args.positional.empty() || args.value("--key") || args.has("--check"))
-      usageError("--clear takes nothing else", kArmUsage);
+    if (!args.positional.empty() || args.value("--key")) usageError("--clear takes nothing else", kArmUsage);
     return clearBreaks(s, json);
   }
   if (args.positional.size() != 1) usageError("dispatch-break-arm needs one operator name", kArmUsage);
   const std::string name = args.positional.front();
-  if (!isOperatorName(name))
-    fail("'" + name + "' is not an operator name: use ns::name or ns::name.overload (e.g. aten::mm, aten::add.Tensor)");
-  uint16_t key = DSCOPE_BREAK_ANY_KEY;
-  if (auto k = args.value("--key")) {
-    DispatchKey dk = parseKeyOrFail(*k);
-    if (isAliasDispatchKey(dk))
-      fail(*k + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
-    key = static_cast<uint16_t>(dk);
-  }
-  // --check: the front ends check a breakpoint before they keep it, so that it cannot fail when it
-  // arms. Without a runtime (not started yet) only the name and the key can be checked.
-  if (args.has("--check")) {
-    try {
-      return operatorExists(s.runtime(), name) ? "" : unregisteredNote(name);
-    } catch (const InspectError&) {
-      return "";
-    }
-  }
+  const uint16_t key = checkedBreak(name, args.value("--key"));
   const RuntimeView& rt = s.runtime();
   const auto& d = rt.descriptor();
   if (!rt.mem().canWrite()) fail("cannot arm a dispatch breakpoint: the target is not writable (a core file?)");

@@ -53,7 +53,7 @@ ParsedArgs parseArgs(const std::vector<std::string>& words, const OptionSpec& sp
     if (w.size() < 2 || w.compare(0, 2, "--") != 0) {
       args.positional.push_back(w);
     } else if (spec.flags.count(w)) {
-      args.flags.insert(w);
+      if (!args.flags.insert(w).second) usageError(w + " is given twice", usage);
     } else if (spec.valued.count(w)) {
       if (i + 1 >= words.size()) usageError(w + " needs a value", usage);
       if (args.values.count(w)) usageError(w + " is given twice", usage);

@@ -38,7 +38,8 @@ struct OptionSpec {
   std::set<std::string> valued;  // options followed by one value
 };
 
-// Throws InspectError("dscope: <problem>; usage: <usage>") on an unknown option or a missing value.
+// Throws InspectError("dscope: <problem>; usage: <usage>") on an unknown option, a missing value
+// or an option given twice.
 ParsedArgs parseArgs(const std::vector<std::string>& words, const OptionSpec& spec, const std::string& usage);
 
 [[noreturn]] void usageError(const std::string& problem, const std::string& usage);

@@ -13,7 +13,7 @@
 namespace dscope::inspect {
 namespace {
 
-const char* kCommands = "keyset, op-table, dispatch-trace, dispatch-break-arm, dispatch-break-describe, key-name, record-line, op-name, summary";
+const char* kCommands = "keyset, op-table, dispatch-trace, dispatch-break-parse, dispatch-break-arm, dispatch-break-describe, key-name, record-line, op-name, summary";
 
 std::string run(const dscope_target* target, const char* command_line) {
   if (!command_line) fail("empty command; commands: " + std::string(kCommands));
@@ -25,6 +25,7 @@ std::string run(const dscope_target* target, const char* command_line) {
   if (command == "keyset") return runKeyset(session, words);
   if (command == "op-table") return runOpTable(session, words);
   if (command == "dispatch-trace") return runDispatchTrace(session, words);
+  if (command == "dispatch-break-parse") return runBreakParse(session, words);
   if (command == "dispatch-break-arm") return runBreakArm(session, words);
   if (command == "dispatch-break-describe") return runBreakDescribe(session, words);
   if (command == "key-name") return runKeyName(session, words);

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -155,7 +156,7 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
 
   bool DoExecute(lldb::SBDebugger debugger, char** arguments, lldb::SBCommandReturnObject& result) override {
     try {
-      printResult(result, execute(debugger, splitArguments(arguments)));
+      printResult(result, execute(debugger, joinArguments(arguments)));
     } catch (const std::exception& e) {
       printResult(result, std::string("dscope: ") + e.what());
     } catch (...) {
@@ -165,48 +166,37 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
   }
 
  private:
-  static std::vector<std::string> splitArguments(char** arguments) {
-    std::vector<std::string> words;
-    for (char** a = arguments; a && *a; ++a)
-      if (**a) words.emplace_back(*a);
-    return words;
-  }
-
-  static bool isNumber(const std::string& s) {
-    return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() < 10;
-  }
-
-  // The same texts as the GDB command.
-  std::string execute(lldb::SBDebugger& debugger, const std::vector<std::string>& words) {
+  // The same texts as the GDB command; the library reads the command line (as for every command)
+  // and answers "list", "delete N" or "add OP [KEY]" (name and key checked before one is kept,
+  // pending or not: a bad entry would keep the others from arming later), then, for add, a note
+  // on an operator not registered (yet).
+  std::string execute(lldb::SBDebugger& debugger, const std::string& arguments) {
     BreakState& s = *state_;
-    if (words.empty()) return "dscope: usage: dispatch-break OP [--key K] | --list | --delete N\n";
-    if (words[0] == "--list") {
+    LldbTarget target = LldbTarget::forSelected(debugger);
+    const InspectResult parsed = target.run("dispatch-break-parse " + arguments);
+    if (parsed.is_error) return parsed.text;
+    const size_t end = parsed.text.find('\n');
+    std::istringstream action(parsed.text.substr(0, end));
+    const std::string note = parsed.text.substr(end + 1);
+    std::string verb;
+    action >> verb;
+    if (verb == "list") {
       if (s.breaks.empty()) return "No dispatch breakpoints.\n";
       std::string out;
       for (const auto& b : s.breaks) out += std::to_string(b.number) + "  " + describe(b) + "\n";
       return out;
     }
-    LldbTarget target = LldbTarget::forSelected(debugger);
-    if (words[0] == "--delete") {
-      if (words.size() != 2 || !isNumber(words[1])) return "dscope: usage: dispatch-break --delete N\n";
-      const int number = std::stoi(words[1]);
+    if (verb == "delete") {
+      int number = 0;
+      action >> number;
       auto it = std::find_if(s.breaks.begin(), s.breaks.end(), [&](const auto& b) { return b.number == number; });
-      if (it == s.breaks.end()) return "dscope: no dispatch breakpoint " + words[1] + "\n";
+      if (it == s.breaks.end()) return "dscope: no dispatch breakpoint " + std::to_string(number) + "\n";
       s.breaks.erase(it);
       if (target.hasLiveProcess()) arm(s, target);  // as GDB: re-armed without a report
       return "";
     }
-    std::string key;
-    if (words.size() == 3 && words[1] == "--key")
-      key = words[2];
-    else if (words.size() != 1)
-      return "dscope: usage: dispatch-break OP [--key K]\n";
-    // Checked first, also for a pending one (a bad entry would keep the others from arming
-    // later); the check notes an operator that is not registered (yet).
-    const DispatchBreakpoint added{s.next, words[0], key};
-    const InspectResult check = target.run(armCommand(added) + " --check");
-    if (check.is_error) return check.text;
-    const std::string& note = check.text;
+    DispatchBreakpoint added{s.next, "", ""};
+    action >> added.op >> added.key;
     s.breaks.push_back(added);
     const lldb::SBProcess process = target.target().GetProcess();
     if (!process.IsValid() || (!target.hasLiveProcess() && !target.isCore())) {
@@ -216,7 +206,7 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
         ensureBreakpoints(s, target.target(), false);
       else
         ensureBreakpoints(s, debugger.GetDummyTarget(), true);
-      return "Dispatch breakpoint " + std::to_string(s.next++) + " (" + words[0] +
+      return "Dispatch breakpoint " + std::to_string(s.next++) + " (" + added.op +
              ") pending: it arms when the runtime is loaded.\n" + note;
     }
     std::string error = arm(s, target);

@@ -80,8 +80,8 @@ dscope_lldb_test(lldb_bad_input_core PROGRAM infinite_redispatch CORE_OF crash_i
       "dispatch-trace --thread 99" "keyset 0x12800010001"
   EXPECT "dscope: unknown operator 'aten::mmm'; did you mean aten::mm" "dscope: cannot evaluate 'garbage+'"
          "dscope: unknown option --bogus" "dscope: cannot write memory"
-         "dscope: usage: dispatch-break OP [--key K] | --list | --delete N" "dscope: "
-         "${DSCOPE_CPU_KEYS}")
+         "dscope: dispatch-break needs an operator name; usage: dispatch-break OP [--key K] | dispatch-break --list"
+         "dscope: no thread 99" "${DSCOPE_CPU_KEYS}")
 # Raw key sets decode with no program at all; the commands that need one say so in one line.
 dscope_lldb_test(lldb_keyset_without_process
   CMD "keyset 0x12800010001" "keyset 0x8000000000010001" "keyset --tls" "op-table aten::mm" "help keyset"

@@ -382,6 +382,38 @@ TEST_SUITE("inspect") {
                         "dispatches insp::ping at AutogradCPU ([call])") != std::string::npos);
   }
 
+  TEST_CASE("dispatch-break-parse: the front ends' command line - checked before a breakpoint is kept") {
+    auto& t = liveTarget();
+    // No process needed (a breakpoint set before `run`); with a runtime, an unknown name gets a note.
+    CHECK(run(nullptr, "dispatch-break-parse aten::mm --key CPU").text == "add aten::mm CPU\n");
+    CHECK(run(nullptr, "dispatch-break-parse --key AutogradCPU 'aten::add'").text == "add aten::add AutogradCPU\n");
+    CHECK(run(t, "dispatch-break-parse insp::probe").text == "add insp::probe\n");
+    CHECK(run(t, "dispatch-break-parse insp::nope").text ==
+          "add insp::nope\ndispatch-break: no operator named insp::nope is registered yet; the entry matches once one is\n");
+    CHECK(run(nullptr, "dispatch-break-parse --list").text == "list\n");
+    CHECK(run(nullptr, "dispatch-break-parse --delete 0x10").text == "delete 16\n");
+    const std::string usage = "; usage: dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N\n";
+    for (auto [line, problem] : std::vector<std::pair<std::string, std::string>>{
+             {"", "dispatch-break needs an operator name"},
+             {"aten::mm aten::add", "dispatch-break takes one operator name"},
+             {"aten::mm --key", "--key needs a value"},
+             {"aten::mm --key CPU --key CUDA", "--key is given twice"},
+             {"--list extra", "--list takes nothing else"},
+             {"--list --list", "--list is given twice"},
+             {"--list --delete 1", "--list takes nothing else"},
+             {"--delete 1 aten::mm", "--delete takes only a breakpoint number"},
+             {"aten::mm --bogus", "unknown option --bogus"}}) {
+      Result r = run(nullptr, "dispatch-break-parse " + line);
+      checkOneLineError(r);
+      CHECK(r.text == "dscope: " + problem + usage);
+    }
+    CHECK(run(nullptr, "dispatch-break-parse --delete abc").text == "dscope: --delete needs a breakpoint number, got 'abc'\n");
+    CHECK(run(nullptr, "dispatch-break-parse --delete -1").text == "dscope: --delete needs a breakpoint number, got '-1'\n");
+    for (const char* bad : {"::", "aten::", "::mm", "aten::mm.", "aten::.x", "'aten::m m'", "aten::mm --key Bogus",
+                            "aten::mm --key Autograd"})
+      checkOneLineError(run(nullptr, std::string("dispatch-break-parse ") + bad));
+  }
+
   TEST_CASE("dispatch-break-arm / --clear / dispatch-break-describe through the target's memory") {
     auto& t = liveTarget();
     auto& d = dscope_debug_descriptor;
@@ -402,16 +434,8 @@ TEST_SUITE("inspect") {
     CHECK(!again.error);
     CHECK(again.text == "dispatch-break: insp::probe at CPU is armed already (filter entry 1)\n");
     CHECK(d.break_count == 1);
-    // --check validates without touching the runtime: what a pending breakpoint needs.
-    CHECK(run(nullptr, "dispatch-break-arm aten::mm --key CPU --check").text.empty());
-    CHECK(run(t, "dispatch-break-arm insp::probe --check").text.empty());
-    CHECK(run(t, "dispatch-break-arm insp::nope --check").text ==
-          "dispatch-break: no operator named insp::nope is registered yet; the entry matches once one is\n");
-    for (const char* bad : {"dispatch-break-arm :: --check", "dispatch-break-arm aten:: --check",
-                            "dispatch-break-arm ::mm --check", "dispatch-break-arm aten::mm. --check",
-                            "dispatch-break-arm aten::.x --check", "dispatch-break-arm aten::mm --key Bogus --check",
-                            "dispatch-break-arm aten::mm --key Autograd --check"})
-      checkOneLineError(run(nullptr, bad));
+    for (const char* bad : {"dispatch-break-arm ::", "dispatch-break-arm aten::", "dispatch-break-arm aten::mm --key Autograd"})
+      checkOneLineError(run(t, bad));
     CHECK(d.break_count == 1);
     CHECK(run(t, "dispatch-break-arm insp::nope").text.find("no operator named insp::nope is registered yet") != std::string::npos);
     for (int i = 2; i < DSCOPE_MAX_BREAKS; ++i) REQUIRE(!run(t, "dispatch-break-arm insp::x" + std::to_string(i)).error);

@@ -66,10 +66,12 @@ typedef struct dscope_target {
 /* Runs one command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",
  * "op-table aten::mm --computed", "op-table --list mm", "op-table --missing Meta",
  * "dispatch-trace --all", "dispatch-trace --json". The first word is the command
- * (keyset | op-table | dispatch-trace | dispatch-break-arm | dispatch-break-describe | key-name | record-line
- * | op-name | summary; the last four are decodes for value printers and convenience functions:
- * "key-name 135", "record-line OP KEYSET KIND", "op-name ENTRY", "summary TYPE WORD [--json]",
- * see docs/DEBUG-INTERFACE.md).
+ * (keyset | op-table | dispatch-trace | dispatch-break-parse | dispatch-break-arm | dispatch-break-describe
+ * | key-name | record-line | op-name | summary; the dispatch-break-* three serve the front ends'
+ * dispatch-break: its command line read and checked ("list", "delete N" or "add OP [KEY]"), the
+ * runtime's filter written, a stop described; the last four are decodes for value printers and
+ * convenience functions: "key-name 135", "record-line OP KEYSET KIND", "op-name ENTRY",
+ * "summary TYPE WORD [--json]", see docs/DEBUG-INTERFACE.md).
  * Returns a malloc'd NUL-terminated string (free with dscope_inspect_free). On bad input,
  * unreadable or corrupt memory, a missing or foreign runtime, the result is exactly one line
  * starting with "dscope: " and *is_error is set to 1. Never crashes, never loops unbounded. */
