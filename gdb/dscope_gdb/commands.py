@@ -19,6 +19,13 @@ class _DscopeCommand(gdb.Command):
     """Base: runs "<name> <arguments>" through the inspect library; one line on any failure."""
 
     def __init__(self, name, complete_ops=False):
+        # `help NAME`: the class's first line, the usage line the library's usage errors print
+        # (one source for both debuggers' help and the errors), then the rest of the class's text.
+        # (An older library, from DSCOPE_INSPECT_LIBRARY, may not know "usage": no line then.)
+        title, _, details = type(self).__doc__.partition("\n\n")
+        usage, is_error = _inspect.run("usage " + name)
+        usage = "" if is_error else "\nUsage: " + usage.strip().replace(" | ", "\n       ")
+        self.__doc__ = "%s%s\n\n%s" % (title, usage, details)
         super().__init__(name, gdb.COMMAND_DATA)
         self._name = name
         self._complete_ops = complete_ops
@@ -42,7 +49,7 @@ class _DscopeCommand(gdb.Command):
 
 
 class KeysetCommand(_DscopeCommand):
-    """Decode a DispatchKeySet: keyset EXPR|RAW [--verbose] [--json]; keyset --tls [--thread N] [--explain EXPR].
+    """Decode a DispatchKeySet.
 
 EXPR is any expression of type DispatchKeySet, or a tensor (Tensor or TensorImpl, or a pointer
 or reference to one) for its key set, or a raw 64-bit value (e.g. a number copied from
@@ -55,7 +62,7 @@ runtime's thread records, so it also works in core files)."""
 
 
 class OpTableCommand(_DscopeCommand):
-    """Show an operator's kernels: op-table OP [--registered|--computed] [--key K] [--json].
+    """Show an operator's kernels.
 
 Prints PyTorch's _dispatch_dump (registered kernels) and _dispatch_dump_table (the computed
 dispatch table) with each kernel's symbol and source line. Also: op-table --list [PATTERN],
@@ -66,15 +73,15 @@ op-table --missing KEY (operators with no kernel for KEY)."""
 
 
 class DispatchTraceCommand(_DscopeCommand):
-    """Show the dispatch chain of a thread: dispatch-trace [--thread N|--all] [--full] [--json].
+    """Show the dispatch chain of a thread.
 
 Read from the runtime's per-thread dispatch records, not from the native stack, so it answers in
 well under a second even for a 100 000-frame stack overflow: the entry call, the repeating
 cycle folded, and a diagnosis of infinite redispatch with the fix.
 
-dispatch-trace --frames [--thread N] [--max-frames N] rebuilds the chain from GDB's stack
-instead (for DSCOPE_DISPATCH_RECORDS=OFF builds): it walks at most 20 000 stack frames (inlined
-calls not counted) from the innermost, needs the runtime's DWARF, and prints the same record lines."""
+dispatch-trace --frames rebuilds the chain from GDB's stack instead (for
+DSCOPE_DISPATCH_RECORDS=OFF builds): it walks at most 20 000 stack frames (inlined calls not
+counted) from the innermost, needs the runtime's DWARF, and prints the same record lines."""
 
     def __init__(self):
         super().__init__("dispatch-trace")
@@ -101,7 +108,7 @@ class _BreakHook(gdb.Breakpoint):
 
 
 class DispatchBreakCommand(_DscopeCommand):
-    """Stop when an operator is dispatched: dispatch-break OP [--key K]; dispatch-break --list; dispatch-break --delete N.
+    """Stop when an operator is dispatched.
 
 The runtime checks the operator name (and key) itself and calls a hook only on a match, so the
 program runs at full speed between stops. OP is a full name (aten::add.Tensor) or a base name

@@ -16,9 +16,10 @@
 
 namespace dscope::inspect {
 
+const char* const kDispatchBreakUsage = "dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N";
+
 namespace {
 
-const char* kBreakUsage = "dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N";
 const char* kArmUsage = "dispatch-break-arm OP [--key K] [--json] | dispatch-break-arm --clear [--json]";
 const char* kDescribeUsage = "dispatch-break-describe OP_PTR KEYSET KEY [--json]";
 
@@ -74,18 +75,18 @@ std::string clearBreaks(Session& s, bool json) {
 // it); after "add", the note on an operator that is not registered (yet), when a runtime is there
 // to ask: a breakpoint set before the program runs is checked for its name and key only.
 std::string runBreakParse(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--list"}, {"--key", "--delete"}}, kBreakUsage);
+  ParsedArgs args = parseArgs(words, {{"--list"}, {"--key", "--delete"}}, kDispatchBreakUsage);
   if (args.has("--list")) {
-    if (!args.positional.empty() || !args.values.empty()) usageError("--list takes nothing else", kBreakUsage);
+    if (!args.positional.empty() || !args.values.empty()) usageError("--list takes nothing else", kDispatchBreakUsage);
     return "list\n";
   }
   if (auto number = args.value("--delete")) {
-    if (!args.positional.empty() || args.value("--key")) usageError("--delete takes only a breakpoint number", kBreakUsage);
+    if (!args.positional.empty() || args.value("--key")) usageError("--delete takes only a breakpoint number", kDispatchBreakUsage);
     return "delete " + std::to_string(numberOption("--delete", *number, "a breakpoint number", INT32_MAX)) + "\n";
   }
   if (args.positional.size() != 1)
     usageError(args.positional.empty() ? "dispatch-break needs an operator name" : "dispatch-break takes one operator name",
-               kBreakUsage);
+               kDispatchBreakUsage);
   const std::string& name = args.positional.front();
   const uint16_t key = checkedBreak(name, args.value("--key"));
   std::string out = "add " + name;

@@ -27,6 +27,13 @@ class Session {
   std::optional<RuntimeView> view_;
 };
 
+// The user commands' usage lines, alternatives joined by " | ": what their usage errors print and
+// what `help CMD` shows in both debuggers ("usage CMD"), so the three never differ.
+extern const char* const kKeysetUsage;
+extern const char* const kOpTableUsage;
+extern const char* const kDispatchTraceUsage;
+extern const char* const kDispatchBreakUsage;
+
 std::string runKeyset(Session& s, const std::vector<std::string>& words);
 std::string runOpTable(Session& s, const std::vector<std::string>& words);
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words);

@@ -17,9 +17,12 @@
 
 namespace dscope::inspect {
 
+const char* const kDispatchTraceUsage =
+    "dispatch-trace [--thread N|--all] [--full] [--json] | "
+    "dispatch-trace --frames [--thread N] [--max-frames N] [--full] [--json]";
+
 namespace {
 
-const char* kUsage = "dispatch-trace [--thread N|--all] [--full] [--json] | dispatch-trace --frames [--thread N] [--max-frames N]";
 constexpr uint64_t kDefaultMaxFrames = 20000;  // --frames: a stack overflow has hundreds of thousands
 
 constexpr uint64_t kEntryRecordsShown = 16;  // folded view: records before the loop
@@ -295,11 +298,11 @@ class TracePrinter {
 namespace {
 
 std::string framesTrace(Session& s, const ParsedArgs& args) {
-  if (args.has("--all")) usageError("--frames reads one thread's stack: --thread N, not --all", kUsage);
+  if (args.has("--all")) usageError("--frames reads one thread's stack: --thread N, not --all", kDispatchTraceUsage);
   uint64_t max_frames = kDefaultMaxFrames;
   if (auto m = args.value("--max-frames")) {
     max_frames = numberOption("--max-frames", *m, "a number of frames");
-    if (max_frames == 0) usageError("--max-frames must be at least 1", kUsage);
+    if (max_frames == 0) usageError("--max-frames must be at least 1", kDispatchTraceUsage);
   }
   int64_t tid = s.mem().selectedTid();
   if (auto n = args.value("--thread")) {
@@ -331,11 +334,11 @@ std::string framesTrace(Session& s, const ParsedArgs& args) {
 
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args =
-      parseArgs(words, {{"--all", "--full", "--json", "--frames"}, {"--thread", "--max-frames"}}, kUsage);
-  if (!args.positional.empty()) usageError("unexpected argument '" + args.positional.front() + "'", kUsage);
-  if (args.has("--all") && args.value("--thread")) usageError("--thread or --all, not both", kUsage);
+      parseArgs(words, {{"--all", "--full", "--json", "--frames"}, {"--thread", "--max-frames"}}, kDispatchTraceUsage);
+  if (!args.positional.empty()) usageError("unexpected argument '" + args.positional.front() + "'", kDispatchTraceUsage);
+  if (args.has("--all") && args.value("--thread")) usageError("--thread or --all, not both", kDispatchTraceUsage);
   if (args.has("--frames")) return framesTrace(s, args);
-  if (args.value("--max-frames")) usageError("--max-frames goes with --frames", kUsage);
+  if (args.value("--max-frames")) usageError("--max-frames goes with --frames", kDispatchTraceUsage);
   const RuntimeView& rt = s.runtime();
   if (!rt.descriptor().records_enabled)
     fail("this runtime was built with DSCOPE_DISPATCH_RECORDS=OFF: there are no dispatch records to show "

@@ -2,6 +2,7 @@
 // every failure into one "dscope: ..." line. Nothing escapes: no exception crosses the ABI.
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <new>
 #include <string>
 
@@ -13,7 +14,17 @@
 namespace dscope::inspect {
 namespace {
 
-const char* kCommands = "keyset, op-table, dispatch-trace, dispatch-break-parse, dispatch-break-arm, dispatch-break-describe, key-name, record-line, op-name, summary";
+const char* kCommands = "keyset, op-table, dispatch-trace, usage, dispatch-break-parse, dispatch-break-arm, dispatch-break-describe, key-name, record-line, op-name, summary";
+
+// usage CMD: a user command's usage line, for the front ends' help.
+std::string runUsage(const std::vector<std::string>& words) {
+  const std::map<std::string, const char*> usages{{"keyset", kKeysetUsage}, {"op-table", kOpTableUsage},
+                                                  {"dispatch-trace", kDispatchTraceUsage},
+                                                  {"dispatch-break", kDispatchBreakUsage}};
+  if (words.size() != 1 || !usages.count(words[0]))
+    fail("usage needs one of keyset, op-table, dispatch-trace, dispatch-break");
+  return std::string(usages.at(words[0])) + "\n";
+}
 
 std::string run(const dscope_target* target, const char* command_line) {
   if (!command_line) fail("empty command; commands: " + std::string(kCommands));
@@ -25,6 +36,7 @@ std::string run(const dscope_target* target, const char* command_line) {
   if (command == "keyset") return runKeyset(session, words);
   if (command == "op-table") return runOpTable(session, words);
   if (command == "dispatch-trace") return runDispatchTrace(session, words);
+  if (command == "usage") return runUsage(words);
   if (command == "dispatch-break-parse") return runBreakParse(session, words);
   if (command == "dispatch-break-arm") return runBreakArm(session, words);
   if (command == "dispatch-break-describe") return runBreakDescribe(session, words);

@@ -1,5 +1,5 @@
-// keyset RAW|EXPR [--verbose] [--json]
-// keyset --tls [--thread N] [--explain RAW|EXPR] [--json]
+// keyset EXPR|RAW [--verbose] [--json]
+// keyset --tls [--thread N] [--explain EXPR] [--json]
 #include <string>
 
 #include "CommandLine.h"
@@ -8,10 +8,11 @@
 
 namespace dscope::inspect {
 
+const char* const kKeysetUsage =
+    "keyset EXPR|RAW [--verbose] [--json] | keyset --tls [--thread N] [--explain EXPR] [--json]";
+
 namespace {
 
-const char* kUsage =
-    "keyset RAW|EXPR [--verbose] [--json] | keyset --tls [--thread N] [--explain RAW|EXPR] [--json]";
 
 constexpr int kSentinelBit = 63;  // DispatchKeySet(EndOfFunctionalityKeys): a bit, but no table slot
 
@@ -140,13 +141,13 @@ std::string runTls(Session& s, const ParsedArgs& args) {
 }  // namespace
 
 std::string runKeyset(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--verbose", "--json", "--tls"}, {"--thread", "--explain"}}, kUsage);
+  ParsedArgs args = parseArgs(words, {{"--verbose", "--json", "--tls"}, {"--thread", "--explain"}}, kKeysetUsage);
   if (args.has("--tls")) {
-    if (!args.positional.empty() || args.has("--verbose")) usageError("--tls takes no key set", kUsage);
+    if (!args.positional.empty() || args.has("--verbose")) usageError("--tls takes no key set", kKeysetUsage);
     return runTls(s, args);
   }
-  if (args.value("--thread") || args.value("--explain")) usageError("--thread and --explain need --tls", kUsage);
-  if (args.positional.empty()) usageError("keyset needs a value", kUsage);
+  if (args.value("--thread") || args.value("--explain")) usageError("--thread and --explain need --tls", kKeysetUsage);
+  if (args.positional.empty()) usageError("keyset needs a value", kKeysetUsage);
   std::string expr;
   for (const auto& w : args.positional) expr += (expr.empty() ? "" : " ") + w;
   auto ks = DispatchKeySet::from_raw_repr(numberOrExpression(s.mem(), expr));

@@ -14,11 +14,12 @@
 
 namespace dscope::inspect {
 
-namespace {
-
-const char* kUsage =
+const char* const kOpTableUsage =
     "op-table OP [--registered|--computed] [--key K] [--json] | op-table --list [PATTERN] [--json] | "
     "op-table --missing KEY [--json]";
+
+namespace {
+
 
 using impl::TableEntrySource;
 
@@ -114,7 +115,7 @@ std::string wholeOperator(const RuntimeView& rt, const RemoteOperator& op, const
 }
 
 std::string listOperators(const RuntimeView& rt, const ParsedArgs& args) {
-  if (args.positional.size() > 1) usageError("--list takes at most one pattern", kUsage);
+  if (args.positional.size() > 1) usageError("--list takes at most one pattern", kOpTableUsage);
   const std::string pattern = args.positional.empty() ? "" : args.positional.front();
   const auto& ops = rt.operators();
   std::vector<const RemoteOperator*> matches;
@@ -158,21 +159,21 @@ std::string missingForKey(const RuntimeView& rt, const std::string& key_name, co
 
 std::string runOpTable(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args =
-      parseArgs(words, {{"--registered", "--computed", "--json", "--list"}, {"--key", "--missing"}}, kUsage);
+      parseArgs(words, {{"--registered", "--computed", "--json", "--list"}, {"--key", "--missing"}}, kOpTableUsage);
   const bool list = args.has("--list");
   const auto missing = args.value("--missing");
-  if (list && missing) usageError("--list and --missing do not combine", kUsage);
+  if (list && missing) usageError("--list and --missing do not combine", kOpTableUsage);
   if ((list || missing) && (args.has("--registered") || args.has("--computed") || args.value("--key")))
-    usageError("--registered, --computed and --key need an operator", kUsage);
+    usageError("--registered, --computed and --key need an operator", kOpTableUsage);
   if (list) return listOperators(s.runtime(), args);
   if (missing) {
-    if (!args.positional.empty()) usageError("--missing takes only a key", kUsage);
+    if (!args.positional.empty()) usageError("--missing takes only a key", kOpTableUsage);
     return missingForKey(s.runtime(), *missing, args);
   }
-  if (args.positional.size() != 1) usageError("op-table needs one operator name", kUsage);
-  if (args.has("--registered") && args.has("--computed")) usageError("--registered or --computed, not both", kUsage);
+  if (args.positional.size() != 1) usageError("op-table needs one operator name", kOpTableUsage);
+  if (args.has("--registered") && args.has("--computed")) usageError("--registered or --computed, not both", kOpTableUsage);
   if (args.value("--key") && (args.has("--registered") || args.has("--computed")))
-    usageError("--key shows one computed entry; it does not combine with --registered/--computed", kUsage);
+    usageError("--key shows one computed entry; it does not combine with --registered/--computed", kOpTableUsage);
   std::optional<DispatchKey> key;
   if (auto k = args.value("--key")) key = parseKeyOrFail(*k);  // a bad key fails before any memory is read
   const RuntimeView& rt = s.runtime();

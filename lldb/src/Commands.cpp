@@ -28,6 +28,12 @@ std::string joinArguments(char** arguments) {
   return line;
 }
 
+std::string usageLine(lldb::SBDebugger debugger, const std::string& command) {
+  std::string usage = LldbTarget::forSelected(debugger).run("usage " + command).text;
+  if (!usage.empty() && usage.back() == '\n') usage.pop_back();
+  return usage;
+}
+
 void printResult(lldb::SBCommandReturnObject& result, const std::string& text) {
   result.SetStatus(lldb::eReturnStatusSuccessFinishResult);
   if (text.empty()) return;  // a command with nothing to say (dispatch-break --delete) prints nothing
@@ -83,14 +89,14 @@ class SymbolizeCommand : public lldb::SBCommandPluginInterface {
 struct CommandText {
   const char* name;
   const char* help;
-  const char* syntax;
+  const char* syntax;  // nullptr: the inspect library's usage line (its usage errors print the same)
   const char* help_long;
 };
 
 // The same help as the GDB commands (gdb/dscope_gdb/commands.py), with LLDB's words.
 const CommandText kCommands[] = {
     {"keyset", "Decode a DispatchKeySet.",
-     "keyset EXPR|RAW [--verbose] [--json] | keyset --tls [--thread N] [--explain EXPR]",
+     nullptr,
      "EXPR is any expression of type DispatchKeySet, or a tensor (Tensor or TensorImpl, or a pointer "
      "or reference to one) for its key set, or a raw 64-bit value (e.g. a number copied from "
      "PyTorch's ks.raw_repr()). Prints the keys in c10's DispatchKeySet(...) order, the highest-priority "
@@ -98,12 +104,12 @@ const CommandText kCommands[] = {
      "runtime's thread records, so it also works in core files); --thread N is LLDB's thread index "
      "(thread #N of `thread list`)."},
     {"op-table", "Show an operator's kernels.",
-     "op-table OP [--registered|--computed] [--key K] [--json] | op-table --list [PATTERN] | op-table --missing KEY",
+     nullptr,
      "Prints PyTorch's _dispatch_dump (registered kernels) and _dispatch_dump_table (the computed "
      "dispatch table) with each kernel's symbol and source line. Also: op-table --list [PATTERN], "
      "op-table --missing KEY (operators with no kernel for KEY)."},
     {"dispatch-trace", "Show the dispatch chain of a thread.",
-     "dispatch-trace [--thread N|--all] [--full] [--json] | dispatch-trace --frames [--thread N] [--max-frames N]",
+     nullptr,
      "Read from the runtime's per-thread dispatch records, not from the native stack, so it answers in "
      "well under a second even for a 100 000-frame stack overflow: the entry call, the repeating "
      "cycle folded, and a diagnosis of infinite redispatch with the fix.\n\n"
@@ -127,7 +133,9 @@ void registerCommands(lldb::SBDebugger debugger) {
   for (const CommandText& c : kCommands) {
     // "dscope-summary" is the inspect command "summary".
     std::string inspect_name = c.name == std::string("dscope-summary") ? "summary" : c.name;
-    lldb::SBCommand command = interpreter.AddCommand(c.name, new InspectCommand(inspect_name), c.help, c.syntax);
+    const std::string syntax = c.syntax ? c.syntax : usageLine(debugger, c.name);
+    lldb::SBCommand command =
+        interpreter.AddCommand(c.name, new InspectCommand(inspect_name), c.help, syntax.c_str());
     if (command.IsValid()) command.SetHelpLong(c.help_long);
   }
   interpreter.AddCommand("dscope-symbolize", new SymbolizeCommand(),

@@ -23,6 +23,10 @@ void importSyntheticChildren(lldb::SBDebugger debugger);
 // the inspect library's splitWords gets the same words back.
 std::string joinArguments(char** arguments);
 
+// A user command's usage line from the inspect library ("usage CMD"), for its help's syntax: the
+// same line its usage errors print.
+std::string usageLine(lldb::SBDebugger debugger, const std::string& command);
+
 // Prints inspect's text unchanged. Failures are printed as output too and the command still
 // succeeds: `lldb -b` gives up on the remaining -o commands after a failed one, and GDB's
 // batch mode goes on after a dscope error, so a script of several commands behaves the same.

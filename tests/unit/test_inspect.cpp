@@ -10,6 +10,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -380,6 +382,32 @@ TEST_SUITE("inspect") {
     CHECK(hasLine(captured, "    [call] op=[insp::pong], key=[AutogradCPU]"));
     CHECK(captured.find("  diagnosis: insp::pong's AutogradCPU kernel (pongAutograd, registered at test_inspect.cpp:7) "
                         "dispatches insp::ping at AutogradCPU ([call])") != std::string::npos);
+  }
+
+  TEST_CASE("usage: each command's usage line is the syntax block of its section in the user guide") {
+    std::ifstream in(std::string(DSCOPE_SOURCE_DIR) + "/docs/USER-GUIDE.md");
+    REQUIRE(in);
+    const std::string guide((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const std::string command : {"keyset", "op-table", "dispatch-trace", "dispatch-break"}) {
+      CAPTURE(command);
+      // "### 4.N `command`", then at once a ``` block of one alternative per line.
+      const std::string heading = "`" + command + "`\n\n```\n";
+      const size_t open = guide.find(heading, guide.find("### 4."));
+      REQUIRE(open != std::string::npos);
+      const size_t first = open + heading.size(), close = guide.find("\n```", first);
+      REQUIRE(close != std::string::npos);
+      std::string joined = guide.substr(first, close - first);
+      for (size_t nl; (nl = joined.find('\n')) != std::string::npos;) joined.replace(nl, 1, " | ");
+      Result usage = run(nullptr, "usage " + command);
+      CHECK(!usage.error);
+      CHECK(usage.text == joined + "\n");
+      // The same line ends every usage error of the command (dispatch-break's line is read by
+      // dispatch-break-parse for the front ends).
+      Result error = run(nullptr, (command == "dispatch-break" ? "dispatch-break-parse" : command) + " --bogus");
+      CHECK(error.text == "dscope: unknown option --bogus; usage: " + joined + "\n");
+    }
+    checkOneLineError(run(nullptr, "usage"));
+    checkOneLineError(run(nullptr, "usage dispatch-break-arm"));
   }
 
   TEST_CASE("dispatch-break-parse: the front ends' command line - checked before a breakpoint is kept") {
