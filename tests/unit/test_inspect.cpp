@@ -11,8 +11,10 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,7 @@ std::string captured_json;
 std::string trace_command = "dispatch-trace";
 TestTarget* capture_target = nullptr;
 int recursion_left = 0;
+std::function<void()> at_bottom;  // run by recurseAutograd at the bottom of its chain, instead of the capture
 
 Tensor probeCpu(const Tensor& x) { return x; }
 Tensor probeAutograd(DispatchKeySet ks, const Tensor& x) { return typedOp("insp::probe").redispatch(ks & after_autograd_keyset, x); }
@@ -61,6 +64,10 @@ Tensor outerAutograd(const Tensor& x) { return typedOp("insp::recurse").call(x);
 // The bug of samples/infinite_redispatch.cpp, stopped after a fixed depth: call() instead of redispatch().
 Tensor recurseAutograd(const Tensor& x) {
   if (--recursion_left > 0) return typedOp("insp::recurse").call(x);
+  if (at_bottom) {
+    at_bottom();
+    return x;
+  }
   captured = run(*capture_target, trace_command).text;
   captured_json = run(*capture_target, "dispatch-trace --json").text;
   const auto& r = *debug::current_thread_records;
@@ -528,6 +535,82 @@ TEST_SUITE("inspect") {
     char* c = dscope_inspect_complete_ops(t.get(), "aten::", 5);
     CHECK(std::string(c).empty());
     dscope_inspect_free(c);
+  }
+
+  TEST_CASE("memory that changes under the reader: seeded corruption of the live runtime's reads") {
+    // One read in `one_in` comes back changed (a byte, or a word made a pointer to itself or
+    // anything): a core with stray writes, or a process that changed between two reads. Whatever the bytes, every command answers text or one
+    // "dscope:" line, bounded, and never crashes. Run at the bottom of a 300-deep dispatch chain,
+    // so that the records, the thread registry, the operators and a tensor are all read.
+    struct FlippingTarget {
+      TestTarget& base;
+      std::mt19937_64 rng;
+      uint64_t one_in, flips = 0;
+      dscope_target t{};
+      FlippingTarget(TestTarget& b, uint64_t seed, uint64_t n) : base(b), rng(seed), one_in(n) {
+        t = *b.get();
+        t.ctx = this;
+        t.write_memory = nullptr;
+        t.read_memory = [](void* c, uint64_t addr, void* out, uint64_t size) {
+          auto* self = static_cast<FlippingTarget*>(c);
+          if (TestTarget::read(&self->base, addr, out, size) != 0) return 1;
+          if (size == 0 || self->rng() % self->one_in != 0) return 0;
+          ++self->flips;
+          auto* bytes = static_cast<unsigned char*>(out);
+          const uint64_t how = size < 8 ? 0 : self->rng() % 3;
+          if (how == 0) {  // one byte: a count, a length, a key, a character
+            bytes[self->rng() % size] ^= static_cast<unsigned char>(1 + self->rng() % 255);
+          } else {  // one aligned word: a pointer back to what was read (a cycle), or anything
+            const uint64_t word = how == 1 ? addr : self->rng();
+            std::memcpy(bytes + (self->rng() % (size / 8)) * 8, &word, 8);
+          }
+          return 0;
+        };
+        t.find_symbol = [](void* c, const char* name, uint64_t* addr) {
+          return TestTarget::findSymbol(&static_cast<FlippingTarget*>(c)->base, name, addr);
+        };
+        t.symbolize = [](void* c, uint64_t addr, char* out, uint64_t size) {
+          return TestTarget::symbolize(&static_cast<FlippingTarget*>(c)->base, addr, out, size);
+        };
+      }
+    };
+    auto& t = liveTarget();
+    const Tensor x = cpuTensor();
+    char tensor[64], entry[64];
+    std::snprintf(tensor, sizeof tensor, "%p", static_cast<const void*>(&x));
+    std::snprintf(entry, sizeof entry, "%p", static_cast<const void*>(&entryOf("insp::probe")));
+    const std::vector<std::string> commands = {
+        "dispatch-trace", "dispatch-trace --full", "dispatch-trace --json", "dispatch-trace --all",
+        "op-table insp::probe", "op-table insp::probe --json", "op-table insp::probe --key Meta", "op-table --list",
+        "op-table --missing Meta", "keyset --tls", "keyset --tls --explain 0x12800010001",
+        std::string("summary Tensor ") + tensor, std::string("summary OperatorEntry ") + entry};
+    uint64_t flips = 0, answers = 0, errors = 0;
+    at_bottom = [&] {
+      for (uint64_t seed = 1; seed <= 1000; ++seed) {
+        FlippingTarget ft(t, seed, 1 + seed % 16);
+        for (const auto& command : commands) {
+          CAPTURE(seed);
+          CAPTURE(command);
+          Result r = run(&ft.t, command);
+          if (r.error) {
+            ++errors;
+            checkOneLineError(r);
+          } else {
+            ++answers;
+            CHECK(!r.text.empty());
+          }
+          CHECK(r.text.size() < (1u << 20));
+        }
+        flips += ft.flips;
+      }
+    };
+    recursion_left = 300;
+    typedOp("insp::outer").call(x);
+    at_bottom = nullptr;
+    MESSAGE(flips << " reads changed; " << answers << " answers, " << errors << " one-line errors");
+    CHECK(flips > 1000);  // the test corrupts, and both outcomes happen
+    CHECK(answers > 0);
+    CHECK(errors > 0);
   }
 
   TEST_CASE("a corrupted descriptor copy: magic - version - layout hash") {
