@@ -165,7 +165,7 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
                 _write_line(text)
             return False
         for _number, op, key in self._breaks:
-            text, is_error = _inspect.run(self._arm_command(op, key))
+            text, is_error = _inspect.run("dispatch-break-arm %s%s" % (op, " --key " + key if key else ""))
             if is_error:
                 if report:
                     _write_line(text)
@@ -173,10 +173,6 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
         if self._breaks and self._hook is None:
             self._hook = _BreakHook()
         return True
-
-    @staticmethod
-    def _arm_command(op, key):
-        return "dispatch-break-arm %s%s" % (op, " --key " + key if key else "")
 
     def _on_new_objfile(self, event):
         if self._breaks and "dscope_runtime" in (event.new_objfile.filename or ""):

@@ -21,9 +21,10 @@ std::string runUsage(const std::vector<std::string>& words) {
   const std::map<std::string, const char*> usages{{"keyset", kKeysetUsage}, {"op-table", kOpTableUsage},
                                                   {"dispatch-trace", kDispatchTraceUsage},
                                                   {"dispatch-break", kDispatchBreakUsage}};
-  if (words.size() != 1 || !usages.count(words[0]))
-    fail("usage needs one of keyset, op-table, dispatch-trace, dispatch-break");
-  return std::string(usages.at(words[0])) + "\n";
+  if (words.size() == 1 && usages.count(words[0])) return std::string(usages.at(words[0])) + "\n";
+  std::string names;
+  for (const auto& [name, usage] : usages) names += (names.empty() ? "" : ", ") + name;
+  fail("usage needs one of " + names);
 }
 
 std::string run(const dscope_target* target, const char* command_line) {

@@ -13,7 +13,6 @@ const char* const kKeysetUsage =
 
 namespace {
 
-
 constexpr int kSentinelBit = 63;  // DispatchKeySet(EndOfFunctionalityKeys): a bit, but no table slot
 
 bool hasSentinelBit(DispatchKeySet ks) { return (ks.raw_repr() >> kSentinelBit) & 1; }

@@ -20,7 +20,6 @@ const char* const kOpTableUsage =
 
 namespace {
 
-
 using impl::TableEntrySource;
 
 // Why the computed entry of `key` holds what it holds (c10's computeDispatchTableEntry rules).

@@ -46,16 +46,12 @@ struct BreakState {
 
 std::string describe(const DispatchBreakpoint& b) { return b.op + (b.key.empty() ? "" : " at " + b.key); }
 
-std::string armCommand(const DispatchBreakpoint& b) {
-  return "dispatch-break-arm " + b.op + (b.key.empty() ? "" : " --key " + b.key);
-}
-
 // Writes the whole filter into the runtime. Returns "" on success, else the error line.
 std::string arm(BreakState& state, LldbTarget& target) {
   InspectResult r = target.run("dispatch-break-arm --clear");
   if (r.is_error) return r.text;
   for (const DispatchBreakpoint& b : state.breaks) {
-    r = target.run(armCommand(b));
+    r = target.run("dispatch-break-arm " + b.op + (b.key.empty() ? "" : " --key " + b.key));
     if (r.is_error) return r.text;
   }
   return "";
