@@ -53,6 +53,11 @@ run)
     mkdir -p "$(dirname "$src")"
     ln -s "$(pwd -P)" "$src"
   fi
+  # The same for the test drivers' Python (named by absolute path too), should this image lack it.
+  py=$(sed -n 's/^_\?Python3_EXECUTABLE:[A-Z]*=//p' "$build/CMakeCache.txt" | head -1)
+  if [ ! -x "$py" ]; then
+    mkdir -p "$(dirname "$py")" && ln -s "$(command -v python3)" "$py" && echo "device_check: $py is $(command -v python3)"
+  fi
   # Boost.Stacktrace from the build machine; CUDA's libraries wherever this machine has them
   # (the toolkit, or the pip wheels beside PyTorch).
   dirs=$PWD/$build/device-libs

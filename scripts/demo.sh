@@ -19,7 +19,10 @@ work=$(mktemp -d)
   ulimit -c unlimited
   echo 0x37 > /proc/self/coredump_filter
   exec "$sample"
-) 2>&1 | grep -v '^ *[0-9]*# ' || true   # the crash handler's summary, without the native frames
+) 2>&1 | awk '
+  /^ *[0-9]+# / { if (++frames <= 6) print; next }
+  { print }
+  END { if (frames > 6) printf "  ... %d more native frames\n", frames - 6 }' || true   # the crash summary, 6 native frames
 core=$(ls "$work"/core* 2>/dev/null | head -1)
 if [ -z "$core" ]; then
   echo "no core file written (check /proc/sys/kernel/core_pattern)"
