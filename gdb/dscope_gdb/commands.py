@@ -39,11 +39,21 @@ class _DscopeCommand(gdb.Command):
     def run(self, argument):
         _run("%s %s" % (self._name, argument))
 
+    # Values of these options are no operator names.
+    _OPTIONS_WITH_VALUES = ("--key", "--missing", "--delete", "--thread", "--max-frames", "--explain")
+
     def complete(self, text, word):
-        if not self._complete_ops or text.lstrip().startswith("-"):
+        """Operator names for the word being typed. GDB breaks words at ':' and '.' too, so `word`
+        is only the tail of the name (`m` in `aten::m`): complete the whole name, hand back its tail."""
+        words = text.split() + ([""] if not text or text[-1].isspace() else [])
+        typing, word = words[-1], word or ""
+        # The word being typed must be the command's one operator: no option, no option's value.
+        operators = [i for i, w in enumerate(words)
+                     if not w.startswith("-") and (i == 0 or words[i - 1] not in self._OPTIONS_WITH_VALUES)]
+        if not self._complete_ops or operators != [len(words) - 1] or not typing.endswith(word):
             return gdb.COMPLETE_NONE
         try:
-            return _inspect.complete_ops(word or "")
+            return [name[len(typing) - len(word):] for name in _inspect.complete_ops(typing)]
         except Exception:
             return gdb.COMPLETE_NONE
 

@@ -44,22 +44,26 @@ std::vector<std::string> splitLines(const char* text) {
 
 // LLDB's expression errors read "expression failed to parse:\nerror: <user expression 0>:1:9:
 // expected expression\n...": the reason is the first error's text after its location, as GDB's
-// reason is its whole one-line message.
+// reason is its whole one-line message. Some fail on a warning alone (`1/0`: "warning: <user
+// expression 0>:1:2: division by zero is undefined"): then the first warning's.
 std::string expressionReason(const char* error) {
-  std::string fallback;
-  for (std::string line : splitLines(error)) {
-    if (line.rfind("error: ", 0) == 0) line.erase(0, 7);
-    if (line.rfind("<user expression", 0) == 0) {
-      auto close = line.find(">:");
+  const std::vector<std::string> lines = splitLines(error);
+  for (std::string severity : {"error: ", "warning: "}) {
+    for (const std::string& line : lines) {
+      if (line.rfind(severity, 0) != 0 || line.compare(severity.size(), 16, "<user expression") != 0) continue;
+      const size_t close = line.find(">:");
       if (close == std::string::npos) continue;
       size_t i = close + 2;
       while (i < line.size() && (std::isdigit(static_cast<unsigned char>(line[i])) || line[i] == ':')) ++i;
       while (i < line.size() && line[i] == ' ') ++i;
       return line.substr(i);
     }
-    if (fallback.empty() && !line.empty() && line != "expression failed to parse:") fallback = line;
   }
-  return fallback.empty() ? "cannot evaluate" : fallback;
+  for (std::string line : lines) {  // no located diagnostic: the first line that says something
+    if (line.rfind("error: ", 0) == 0) line.erase(0, 7);
+    if (!line.empty() && line != "expression failed to parse:") return line;
+  }
+  return "cannot evaluate";
 }
 
 // Whether every error of a failed compile is clang's "is a pointer; did you mean to use '->'?".
