@@ -242,8 +242,9 @@ def _scalar(value):
 
 @_frame_callback(_FRAME_VALUE)
 def _frame_value(frame, path, out):
-    # Only what the DWARF says at the frame's pc (no GDB-only entry values such as ks@entry),
-    # so that GDB and LLDB see the same variables and print the same chain.
+    # Only what the DWARF says at the frame's pc (not GDB's ks@entry values), so that GDB and
+    # LLDB see the same variables. (GDB still resolves a DW_OP_entry_value inside a location,
+    # which LLDB 16 does not: in -O2 code GDB can find a `ks` that LLDB cannot.)
     out[0] = _scalar(_frame_variable(frame, path.decode()))
     return 0
 

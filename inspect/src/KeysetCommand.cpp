@@ -142,7 +142,8 @@ std::string runTls(Session& s, const ParsedArgs& args) {
 std::string runKeyset(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args = parseArgs(words, {{"--verbose", "--json", "--tls"}, {"--thread", "--explain"}}, kKeysetUsage);
   if (args.has("--tls")) {
-    if (!args.positional.empty() || args.has("--verbose")) usageError("--tls takes no key set", kKeysetUsage);
+    if (!args.positional.empty()) usageError("--tls takes no key set (--explain EXPR explains one)", kKeysetUsage);
+    if (args.has("--verbose")) usageError("--verbose is for a key set, not --tls", kKeysetUsage);
     return runTls(s, args);
   }
   if (args.value("--thread") || args.value("--explain")) usageError("--thread and --explain need --tls", kKeysetUsage);

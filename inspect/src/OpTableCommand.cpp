@@ -85,22 +85,28 @@ std::string keyEntry(const RuntimeView& rt, const RemoteOperator& op, DispatchKe
 std::string wholeOperator(const RuntimeView& rt, const RemoteOperator& op, const ParsedArgs& args) {
   format::OperatorSnapshot snap = rt.snapshot(op.addr);
   const std::string dump = format::dumpState(snap), table = format::dumpComputedTable(snap);
-  if (args.has("--json")) {
+  if (args.has("--json")) {  // --registered / --computed keep their half, as in the text
+    const bool registered = !args.has("--computed"), computed = !args.has("--registered");
     Json j;
     j.beginObject().field("name", snap.name).field("has_schema", snap.has_schema);
     if (snap.has_schema) j.field("schema", snap.schema).field("debug", snap.debug).field("alias_analysis", snap.alias_analysis);
-    j.key("registered").beginArray();
-    for (const auto& k : snap.kernels) {
-      j.beginObject().field("key", toString(k.key)).field("debug", k.debug).field("inferred_schema", k.inferred_schema);
-      j.field("fallthrough", k.fallthrough).field("boxed", k.boxed).field("unboxed", k.unboxed).endObject();
+    if (registered) {
+      j.key("registered").beginArray();
+      for (const auto& k : snap.kernels) {
+        j.beginObject().field("key", toString(k.key)).field("debug", k.debug).field("inferred_schema", k.inferred_schema);
+        j.field("fallthrough", k.fallthrough).field("boxed", k.boxed).field("unboxed", k.unboxed).endObject();
+      }
+      j.endArray().field("dispatch_dump", dump);
     }
-    j.endArray().key("computed").beginArray();
-    for (const TableEntry& e : rt.validTableEntries(op.addr)) {
-      j.beginObject().field("key", toString(e.key)).field("slot", e.slot).field("label", impl::toString(e.source));
-      j.field("debug", e.kernel.debug).field("fallthrough", rt.isFallthrough(e.kernel));
-      j.field("symbol", rt.kernelSymbol(e.kernel)).endObject();
+    if (computed) {
+      j.key("computed").beginArray();
+      for (const TableEntry& e : rt.validTableEntries(op.addr)) {
+        j.beginObject().field("key", toString(e.key)).field("slot", e.slot).field("label", impl::toString(e.source));
+        j.field("debug", e.kernel.debug).field("fallthrough", rt.isFallthrough(e.kernel));
+        j.field("symbol", rt.kernelSymbol(e.kernel)).endObject();
+      }
+      j.endArray().field("dispatch_dump_table", table);
     }
-    j.endArray().field("dispatch_dump", dump).field("dispatch_dump_table", table);
     return j.endObject().str();
   }
   if (args.has("--registered")) return dump;

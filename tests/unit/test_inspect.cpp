@@ -155,6 +155,18 @@ TEST_SUITE("inspect") {
       CHECK(both.text.find("\n" + e.dumpComputedTable()) != std::string::npos);
       Result json = run(t, "op-table " + op + " --json");
       CHECK(JsonChecker::valid(json.text));
+      // --registered / --computed keep their half in JSON too.
+      for (const char* half : {" --registered", " --computed"}) {
+        CAPTURE(half);
+        const std::string part = run(t, "op-table " + op + half + " --json").text;
+        CHECK(JsonChecker::valid(part));
+        const bool reg = std::string(half) == " --registered";
+        CHECK((part.find("\"registered\":[") != std::string::npos) == reg);
+        CHECK((part.find("\"dispatch_dump\":") != std::string::npos) == reg);
+        CHECK((part.find("\"computed\":[") != std::string::npos) == !reg);
+        CHECK((part.find("\"dispatch_dump_table\":") != std::string::npos) == !reg);
+        CHECK(json.text.find(reg ? "\"registered\":[" : "\"computed\":[") != std::string::npos);
+      }
     }
     // The test op's fallthrough and its kernels' symbols.
     CHECK(entryOf("insp::probe").dumpState().find("Meta: registered at test_inspect.cpp:7 :: (none) [ fallthrough boxed ]") !=
@@ -323,6 +335,9 @@ TEST_SUITE("inspect") {
                             "guards leave them behind, as in c10)"));
     }
     checkOneLineError(run(t, "keyset --tls --thread 999999999"));
+    // Each misuse of --tls names itself.
+    CHECK(run(t, "keyset --tls 0x1").text.rfind("dscope: --tls takes no key set (--explain EXPR explains one); usage: ", 0) == 0);
+    CHECK(run(t, "keyset --tls --verbose").text.rfind("dscope: --verbose is for a key set, not --tls; usage: ", 0) == 0);
   }
 
   TEST_CASE("dispatch-trace inside a nested dispatch: entry records - kinds - keys") {
