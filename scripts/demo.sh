@@ -18,11 +18,12 @@ work=$(mktemp -d)
   cd "$work"
   ulimit -c unlimited
   echo 0x37 > /proc/self/coredump_filter
-  exec "$sample"
+  "$sample" || true   # not exec: this shell reports the crash in one line
 ) 2>&1 | awk '
-  /^ *[0-9]+# / { if (++frames <= 6) print; next }
+  /^ *[0-9]+# / { if (++frames <= 6) print; else more++; next }
+  more { printf "  ... %d more native frames\n", more; more = 0 }
   { print }
-  END { if (frames > 6) printf "  ... %d more native frames\n", frames - 6 }' || true   # the crash summary, 6 native frames
+  END { if (more) printf "  ... %d more native frames\n", more }' || true   # the crash summary, 6 native frames
 core=$(ls "$work"/core* 2>/dev/null | head -1)
 if [ -z "$core" ]; then
   echo "no core file written (check /proc/sys/kernel/core_pattern)"
