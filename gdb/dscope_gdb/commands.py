@@ -70,6 +70,11 @@ runtime's thread records, so it also works in core files)."""
     def __init__(self):
         super().__init__("keyset")
 
+    def complete(self, text, word):
+        """An expression completes as in `print` (variables, members, functions); an option not."""
+        typing = "" if not text or text[-1].isspace() else text.split()[-1]
+        return gdb.COMPLETE_NONE if typing.startswith("-") else gdb.COMPLETE_EXPRESSION
+
 
 class OpTableCommand(_DscopeCommand):
     """Show an operator's kernels.
