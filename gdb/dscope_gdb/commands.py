@@ -39,21 +39,30 @@ class _DscopeCommand(gdb.Command):
     def run(self, argument):
         _run("%s %s" % (self._name, argument))
 
-    # Values of these options are no operator names.
-    _OPTIONS_WITH_VALUES = ("--key", "--missing", "--delete", "--thread", "--max-frames", "--explain")
+    # Options whose value is a dispatch key; the values of these are no operator names either.
+    _KEY_OPTIONS = ("--key", "--missing")
+    _OPTIONS_WITH_VALUES = _KEY_OPTIONS + ("--delete", "--thread", "--max-frames", "--explain")
 
     def complete(self, text, word):
-        """Operator names for the word being typed. GDB breaks words at ':' and '.' too, so `word`
-        is only the tail of the name (`m` in `aten::m`): complete the whole name, hand back its tail."""
+        """Operator names where the operator goes, dispatch key names after --key and --missing.
+        GDB breaks words at ':' and '.' too, so `word` is only the tail of a name (`m` in
+        `aten::m`): complete the whole name, hand back its tail."""
         words = text.split() + ([""] if not text or text[-1].isspace() else [])
         typing, word = words[-1], word or ""
-        # The word being typed must be the command's one operator: no option, no option's value.
+        # The operator is the one word that is no option and no option's value.
         operators = [i for i, w in enumerate(words)
                      if not w.startswith("-") and (i == 0 or words[i - 1] not in self._OPTIONS_WITH_VALUES)]
-        if not self._complete_ops or operators != [len(words) - 1] or not typing.endswith(word):
+        if not self._complete_ops or not typing.endswith(word):
             return gdb.COMPLETE_NONE
         try:
-            return [name[len(typing) - len(word):] for name in _inspect.complete_ops(typing)]
+            if len(words) > 1 and words[-2] in self._KEY_OPTIONS:
+                keys, is_error = _inspect.run("key-names " + typing)
+                names = [] if is_error else keys.split()
+            elif operators == [len(words) - 1]:
+                names = _inspect.complete_ops(typing)
+            else:
+                return gdb.COMPLETE_NONE
+            return [name[len(typing) - len(word):] for name in names]
         except Exception:
             return gdb.COMPLETE_NONE
 

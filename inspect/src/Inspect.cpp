@@ -14,7 +14,7 @@
 namespace dscope::inspect {
 namespace {
 
-const char* kCommands = "keyset, op-table, dispatch-trace, usage, dispatch-break-parse, dispatch-break-arm, dispatch-break-describe, key-name, record-line, op-name, summary";
+const char* kCommands = "keyset, op-table, dispatch-trace, usage, key-names, dispatch-break-parse, dispatch-break-arm, dispatch-break-describe, key-name, record-line, op-name, summary";
 
 // usage CMD: a user command's usage line, for the front ends' help.
 std::string runUsage(const std::vector<std::string>& words) {
@@ -25,6 +25,19 @@ std::string runUsage(const std::vector<std::string>& words) {
   std::string names;
   for (const auto& [name, usage] : usages) names += (names.empty() ? "" : ", ") + name;
   fail("usage needs one of " + names);
+}
+
+// key-names [PREFIX]: the runtime keys (what --key and --missing take) starting with PREFIX, in
+// c10's DispatchKeySet order, for the front ends' completion.
+std::string runKeyNames(const std::vector<std::string>& words) {
+  if (words.size() > 1) fail("key-names takes at most one prefix");
+  const std::string prefix = words.empty() ? "" : words[0];
+  std::string out;
+  for (DispatchKey k : DispatchKeySet(DispatchKeySet::FULL)) {
+    const std::string name = toString(k);
+    if (name.compare(0, prefix.size(), prefix) == 0) out += name + "\n";
+  }
+  return out;
 }
 
 std::string run(const dscope_target* target, const char* command_line) {
@@ -38,6 +51,7 @@ std::string run(const dscope_target* target, const char* command_line) {
   if (command == "op-table") return runOpTable(session, words);
   if (command == "dispatch-trace") return runDispatchTrace(session, words);
   if (command == "usage") return runUsage(words);
+  if (command == "key-names") return runKeyNames(words);
   if (command == "dispatch-break-parse") return runBreakParse(session, words);
   if (command == "dispatch-break-arm") return runBreakArm(session, words);
   if (command == "dispatch-break-describe") return runBreakDescribe(session, words);

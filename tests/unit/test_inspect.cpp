@@ -432,6 +432,26 @@ TEST_SUITE("inspect") {
     checkOneLineError(run(nullptr, "usage dispatch-break-arm"));
   }
 
+  TEST_CASE("key-names: the runtime keys that --key and --missing take, for completion") {
+    const std::vector<std::string> all = lines(run(nullptr, "key-names").text);
+    for (const std::string& name : all) {
+      CAPTURE(name);
+      auto key = parseDispatchKey(name);
+      REQUIRE(key);
+      CHECK(!isAliasDispatchKey(*key));
+    }
+    auto has = [&](const char* name) { return std::find(all.begin(), all.end(), name) != all.end(); };
+    for (const char* runtime : {"CPU", "CUDA", "Meta", "PrivateUse1", "BackendSelect", "ADInplaceOrView", "AutogradCPU",
+                                "AutogradOther", "AutocastCUDA", "QuantizedCPU", "SparseCsrCUDA", "PythonDispatcher"})
+      CHECK_MESSAGE(has(runtime), runtime);
+    // Functionality-only building blocks, alias keys and the sentinels are no runtime keys.
+    for (const char* other : {"Dense", "AutogradFunctionality", "Autograd", "CompositeImplicitAutograd", "Undefined"})
+      CHECK_MESSAGE(!has(other), other);
+    CHECK(run(nullptr, "key-names AutogradC").text == "AutogradCPU\nAutogradCUDA\n");
+    CHECK(run(nullptr, "key-names Nope").text.empty());
+    checkOneLineError(run(nullptr, "key-names CPU CUDA"));
+  }
+
   TEST_CASE("dispatch-break-parse: the front ends' command line - checked before a breakpoint is kept") {
     auto& t = liveTarget();
     // No process needed (a breakpoint set before `run`); with a runtime, an unknown name gets a note.
