@@ -18,7 +18,7 @@ work=$(mktemp -d)
   cd "$work"
   ulimit -c unlimited
   echo 0x37 > /proc/self/coredump_filter
-  "$sample" || true   # not exec: this shell reports the crash in one line
+  "$sample" || true   # not the last command, so bash keeps this shell, which reports the crash in one line
 ) 2>&1 | awk '
   /^ *[0-9]+# / { if (++frames <= 6) print; else more++; next }
   more { printf "  ... %d more native frames\n", more; more = 0 }

@@ -49,11 +49,11 @@ class _DscopeCommand(gdb.Command):
         `aten::m`): complete the whole name, hand back its tail."""
         words = text.split() + ([""] if not text or text[-1].isspace() else [])
         typing, word = words[-1], word or ""
+        if not self._complete_ops or not typing.endswith(word):
+            return gdb.COMPLETE_NONE
         # The operator is the one word that is no option and no option's value.
         operators = [i for i, w in enumerate(words)
                      if not w.startswith("-") and (i == 0 or words[i - 1] not in self._OPTIONS_WITH_VALUES)]
-        if not self._complete_ops or not typing.endswith(word):
-            return gdb.COMPLETE_NONE
         try:
             if len(words) > 1 and words[-2] in self._KEY_OPTIONS:
                 keys, is_error = _inspect.run("key-names " + typing)

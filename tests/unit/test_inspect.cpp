@@ -574,9 +574,10 @@ TEST_SUITE("inspect") {
 
   TEST_CASE("memory that changes under the reader: seeded corruption of the live runtime's reads") {
     // One read in `one_in` comes back changed (a byte, or a word made a pointer to itself or
-    // anything): a core with stray writes, or a process that changed between two reads. Whatever the bytes, every command answers text or one
-    // "dscope:" line, bounded, and never crashes. Run at the bottom of a 300-deep dispatch chain,
-    // so that the records, the thread registry, the operators and a tensor are all read.
+    // anything): a core with stray writes, or a process that changed between two reads. Whatever
+    // the bytes, every command answers text or one "dscope:" line, bounded, and never crashes. Run
+    // at the bottom of a 300-deep dispatch chain, so that the records, the thread registry, the
+    // operators and a tensor are all read.
     struct FlippingTarget {
       TestTarget& base;
       std::mt19937_64 rng;

@@ -66,9 +66,10 @@ typedef struct dscope_target {
 /* Runs one command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",
  * "op-table aten::mm --computed", "op-table --list mm", "op-table --missing Meta",
  * "dispatch-trace --all", "dispatch-trace --json". The first word is the command
- * (keyset | op-table | dispatch-trace | usage | dispatch-break-parse | dispatch-break-arm
+ * (keyset | op-table | dispatch-trace | usage | key-names | dispatch-break-parse | dispatch-break-arm
  * | dispatch-break-describe | key-name | record-line | op-name | summary; "usage CMD" is a user
- * command's usage line, for help; the dispatch-break-* three serve the front ends'
+ * command's usage line, for help; "key-names [PREFIX]" the runtime keys, for completion (operator
+ * names: dscope_inspect_complete_ops); the dispatch-break-* three serve the front ends'
  * dispatch-break: its command line read and checked ("list", "delete N" or "add OP [KEY]"), the
  * runtime's filter written, a stop described; the last four are decodes for value printers and
  * convenience functions: "key-name 135", "record-line OP KEYSET KIND", "op-name ENTRY",
