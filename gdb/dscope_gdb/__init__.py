@@ -4,6 +4,8 @@
 import os
 import sys
 
+import gdb
+
 # The type printers are shared with LLDB: pretty_printers/dscope_printers, two levels up from this
 # package in the source tree (gdb/dscope_gdb -> pretty_printers) and installed
 # (share/dscope/gdb/dscope_gdb -> share/dscope/pretty_printers; gdb/CMakeLists.txt installs both).
@@ -31,7 +33,12 @@ def load(library_path):
         return False
     # Another build's inspect library, e.g. the one that matches a core's runtime.
     library_path = os.environ.get("DSCOPE_INSPECT_LIBRARY") or library_path
-    lib = inspect.Inspect(library_path)
+    try:
+        lib = inspect.Inspect(library_path)
+    except (OSError, AttributeError) as e:  # not there, not a library, not libdscope_inspect
+        gdb.write("dscope: GDB support not loaded: %s is no libdscope_inspect (%s)\n"
+                  % (library_path, str(e).splitlines()[0] if str(e) else type(e).__name__))
+        return False
     commands.install(lib)
     gdb_printers.install(lib)
     functions.install(lib)

@@ -32,6 +32,12 @@ class _DscopeCommand(gdb.Command):
 
     def invoke(self, argument, from_tty):
         try:
+            # Non-stop or background execution: its memory is moving. (Only here: breakpoint
+            # conditions and stop handlers run while GDB still counts the thread as running.)
+            thread = gdb.selected_thread()
+            if thread is not None and thread.is_running():
+                gdb.write("dscope: the process is running: stop it first (GDB: interrupt, LLDB: process interrupt)\n")
+                return
             self.run(argument.strip())
         except Exception as e:  # never a traceback in the user's session
             gdb.write("dscope: %s\n" % (str(e).splitlines()[0] if str(e) else type(e).__name__))
@@ -136,7 +142,8 @@ class DispatchBreakCommand(_DscopeCommand):
 
 The runtime checks the operator name (and key) itself and calls a hook only on a match, so the
 program runs at full speed between stops. OP is a full name (aten::add.Tensor) or a base name
-(aten::add, every overload). Set before `run`, it stays pending and arms when the runtime loads."""
+(aten::add, every overload). Set before `run` (or before the runtime is loaded), it stays pending
+and arms when the runtime loads. At most 16: the runtime's filter holds 16 entries."""
 
     def __init__(self):
         super().__init__("dispatch-break", complete_ops=True)
@@ -147,9 +154,11 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
 
     def run(self, argument):
         # The library reads the command line, as for every command, and answers "list",
-        # "delete N" or "add OP [KEY]" (name and key checked before one is kept, pending or not: a
-        # bad entry would keep the others from arming later), then a note on an unknown operator.
-        text, is_error = _inspect.run("dispatch-break-parse " + argument)
+        # "delete N", "add OP [KEY]" or "pend OP [KEY]" (no runtime loaded yet; name and key
+        # checked before one is kept, pending or not: a bad entry would keep the others from
+        # arming later, and so would one more than the runtime's filter holds), then a note on an
+        # unknown operator.
+        text, is_error = _inspect.run("dispatch-break-parse --kept %d %s" % (len(self._breaks), argument))
         if is_error:
             _write_line(text)
             return
@@ -170,7 +179,7 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
         else:
             op, key = words[1], words[2] if len(words) > 2 else None
             self._breaks.append((self._next, op, key))
-            if gdb.selected_inferior().pid == 0:  # not started yet: arm when the runtime loads
+            if words[0] == "pend" and not _is_core():  # arms when the runtime loads (_on_new_objfile)
                 gdb.write("Dispatch breakpoint %d (%s) pending: it arms when the runtime is loaded.\n"
                           % (self._next, op))
             elif self._arm(report=True):
@@ -188,14 +197,14 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
             if report:
                 _write_line(text)
             return False
+        if self._breaks and self._hook is None:  # before the entries: each may stop once written
+            self._hook = _BreakHook()
         for _number, op, key in self._breaks:
             text, is_error = _inspect.run("dispatch-break-arm %s%s" % (op, " --key " + key if key else ""))
             if is_error:
                 if report:
                     _write_line(text)
                 return False
-        if self._breaks and self._hook is None:
-            self._hook = _BreakHook()
         return True
 
     def _on_new_objfile(self, event):
@@ -204,6 +213,11 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
                 self._arm(report=True)
             except Exception as e:
                 gdb.write("dscope: dispatch-break: %s\n" % e)
+
+
+def _is_core():
+    connection = gdb.selected_inferior().connection
+    return connection is not None and connection.type == "core"
 
 
 def install(inspect):

@@ -98,8 +98,8 @@ def _frame_with_dwarf(function):
     return frame, where
 
 
-def _frame_operator(function):
-    """The full operator name dispatched in the selected frame."""
+def _frame_entry(function):
+    """The address of the impl::OperatorEntry dispatched in the selected frame."""
     frame, where = _frame_with_dwarf(function)
     problem = None
     for variable in ("this", "op"):
@@ -112,14 +112,14 @@ def _frame_operator(function):
                 continue
             if int(entry) == 0:
                 _fail(function, "the operator handle in %s is null" % where)
-            return _ask("op-name 0x%x" % int(entry)).strip()
+            return int(entry)
         except gdb.GdbError:
             raise
         except gdb.error as e:  # optimized out, unreadable: another variable may still do
             reason = str(e).splitlines()[0] if str(e) else "unreadable"
             problem = problem or ("cannot read `%s` in %s: %s (an optimized build? use -O0 -g code or "
                                   "another frame)" % (variable, where, reason))
-        except Exception as e:  # the inspect library's line, gdb.MemoryError, a null pointer
+        except Exception as e:  # gdb.MemoryError, a null pointer
             problem = problem or ("cannot read the operator in %s: %s"
                                   % (where, str(e).strip() or type(e).__name__))
     if problem:
@@ -153,12 +153,15 @@ condition on dscope::TypedOperatorHandle<...>::dispatch or dscope::dispatchBoxed
         if len(args) != 1:
             _fail("dispatch_op_is", "takes one operator name; usage: %s" % self._USAGE)
         want = _string_argument("dispatch_op_is", args[0], self._USAGE)
-        if "::" not in want:
-            _fail("dispatch_op_is", "'%s' is not an operator name: use ns::name or ns::name.overload" % want)
         if _frame_name(_selected_frame("dispatch_op_is")).endswith("@plt"):
             return 0  # `break` on a dispatch function also resolves to its PLT stub: not a dispatch
-        full = _frame_operator("dispatch_op_is")
-        return 1 if full == want or full.split(".", 1)[0] == want else 0
+        entry = _frame_entry("dispatch_op_is")
+        # The library checks the name and matches it as dispatch-break does (full or base name).
+        quoted = '"%s"' % want.replace("\\", "\\\\").replace('"', '\\"')
+        try:
+            return int(_ask("op-name 0x%x --is %s" % (entry, quoted)))
+        except RuntimeError as e:
+            _fail("dispatch_op_is", str(e))
 
 
 class DispatchKeyFunction(gdb.Function):

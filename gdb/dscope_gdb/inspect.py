@@ -3,6 +3,7 @@ dscope_target: memory, symbols, expressions and threads come from GDB's Python A
 decode, every format and every argument parse lives in the C++ library; this module only
 adapts GDB to it, so GDB and LLDB print the same text."""
 
+import contextlib
 import ctypes
 import re
 
@@ -48,13 +49,26 @@ def _copy_out(text, out, size):
 
 
 # Each callback answers a C caller: it must never raise, so every failure is a nonzero status.
+# Ctrl-C arrives as a KeyboardInterrupt in whichever callback runs: it fails that call and every
+# later one of the command (the walk ends), and Inspect.run reports it.
+_interrupt = {"seen": False}
+
+
+def _failed(error, status=1):
+    if isinstance(error, KeyboardInterrupt):
+        _interrupt["seen"] = True
+    return status
+
+
 @_READ
 def _read_memory(_ctx, addr, out, size):
+    if _interrupt["seen"]:
+        return 1
     try:
         ctypes.memmove(out, bytes(gdb.selected_inferior().read_memory(addr, size)), size)
         return 0
-    except Exception:  # unreadable memory, no process
-        return 1
+    except BaseException as e:  # unreadable memory, no process, Ctrl-C
+        return _failed(e)
 
 
 @_WRITE
@@ -62,8 +76,8 @@ def _write_memory(_ctx, addr, data, size):
     try:
         gdb.selected_inferior().write_memory(addr, ctypes.string_at(data, size))
         return 0
-    except Exception:  # a core file, no process
-        return 1
+    except BaseException as e:  # a core file, no process, Ctrl-C
+        return _failed(e)
 
 
 @_FIND
@@ -75,15 +89,45 @@ def _find_symbol(_ctx, name, out):
             return 1
         out[0] = symbol_address(name.decode())
         return 0
-    except Exception:
-        return 1
+    except BaseException as e:
+        return _failed(e)
 
 
 def symbol_address(name):
     """A global's address, from .dynsym alone (no DWARF needed); cached like address names."""
     if name not in _symbol_addresses:
-        _symbol_addresses[name] = int(gdb.parse_and_eval("(unsigned long)&%s" % name))
+        with cxx_language():
+            _symbol_addresses[name] = int(gdb.parse_and_eval("(unsigned long)&%s" % name))
     return _symbol_addresses[name]
+
+
+@contextlib.contextmanager
+def demangled_names():
+    """C++ names as the library reads them (frames, kernel symbols), even under `set print demangle off`."""
+    if gdb.parameter("print demangle"):
+        yield
+        return
+    gdb.execute("set print demangle on", to_string=True)
+    try:
+        yield
+    finally:
+        gdb.execute("set print demangle off", to_string=True)
+
+
+@contextlib.contextmanager
+def cxx_language():
+    """Our own expressions are C++ whatever the language in effect (`set language rust` parses
+    `&name` as Rust and finds nothing; with `set language d`, GDB 13 aborts on it)."""
+    setting = gdb.parameter("language")  # "auto" follows the frame's language
+    current = gdb.current_language() if hasattr(gdb, "current_language") else setting  # GDB >= 12
+    if current in ("c", "c++"):
+        yield
+        return
+    gdb.execute("set language c++", to_string=True)
+    try:
+        yield
+    finally:
+        gdb.execute("set language %s" % setting, to_string=True)
 
 
 @_SYMBOLIZE
@@ -91,8 +135,8 @@ def _symbolize(_ctx, addr, out, size):
     try:
         _copy_out(describe_address(addr), out, size)
         return 0
-    except Exception:
-        return 1
+    except BaseException as e:
+        return _failed(e)
 
 
 def _keyset_word(expr, value):
@@ -129,9 +173,9 @@ def _evaluate(_ctx, expr, out, err, err_size):
     try:
         out[0] = _keyset_word(expr.decode(), gdb.parse_and_eval(expr.decode()))
         return 0
-    except Exception as e:  # gdb.error: malformed expression, no symbol, ...
+    except BaseException as e:  # gdb.error: malformed expression, no symbol, ...; Ctrl-C
         _copy_out(str(e).splitlines()[0] if str(e) else "cannot evaluate", err, err_size)
-        return 1
+        return _failed(e)
 
 
 @_THREAD_TID
@@ -142,8 +186,8 @@ def _thread_tid(_ctx, number, out):
                 out[0] = thread.ptid[1]
                 return 0
         return 1
-    except Exception:
-        return 1
+    except BaseException as e:
+        return _failed(e)
 
 
 # ---- the native stack, for dispatch-trace --frames: the library asks for frame after frame of
@@ -204,10 +248,10 @@ def _frame_callback(prototype, failed=1):
         @prototype
         def callback(_ctx, tid, level, *rest):
             try:
-                frame = _walk.frame(tid, level)
+                frame = None if _interrupt["seen"] else _walk.frame(tid, level)
                 return failed if frame is None else fn(frame, *rest)
-            except Exception:  # gdb.error, optimized out, unreadable
-                return failed
+            except BaseException as e:  # gdb.error, optimized out, unreadable; Ctrl-C
+                return _failed(e, failed)
         return callback
     return wrap
 
@@ -369,12 +413,18 @@ class Inspect:
     def run(self, command_line):
         """(text, is_error) for one command line."""
         self._target.selected_tid = _selected_tid()
+        self._target.frame_cap = gdb.parameter("backtrace limit") or 0  # None: unlimited
         is_error = ctypes.c_int(0)
+        _interrupt["seen"] = False
         try:
-            text = self._take(self._lib.dscope_inspect_run(ctypes.byref(self._target), command_line.encode(),
-                                                           ctypes.byref(is_error)))
+            with demangled_names():
+                text = self._take(self._lib.dscope_inspect_run(ctypes.byref(self._target), command_line.encode(),
+                                                               ctypes.byref(is_error)))
         finally:
             _walk.restore()
+        if _interrupt["seen"]:
+            _interrupt["seen"] = False
+            return "dscope: interrupted (Ctrl-C)\n", True
         return text, bool(is_error.value)
 
     def complete_ops(self, prefix, limit=200):

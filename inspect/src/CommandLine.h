@@ -58,8 +58,12 @@ uint64_t numberOption(const std::string& option, const std::string& text, const 
 // --thread N: a debugger thread number or an OS thread id (numberOption, at most INT64_MAX).
 int64_t threadOption(const std::string& text);
 
-// "ns::name" or "ns::name.overload" (both parts non-empty, no spaces), as PyTorch spells operators.
-bool isOperatorName(const std::string& name);
+// Fails (one line) unless name is "ns::name" or "ns::name.overload" (identifiers; the overload may
+// start with a digit), as PyTorch spells operators.
+void checkOperatorName(const std::string& name);
+// The operator full_name is `name`, or `name` is its base name (aten::add for aten::add.Tensor):
+// what a dispatch breakpoint and $dispatch_op_is match.
+bool namesOperator(const std::string& full_name, const std::string& name);
 
 // A dispatch key by its PyTorch name ("CPU", "AutogradCPU", "Autograd"); InspectError otherwise.
 DispatchKey parseKeyOrFail(const std::string& name);

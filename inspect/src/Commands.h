@@ -57,6 +57,8 @@ std::string keyWithSlot(DispatchKeySet ks);
 std::string keyNames(DispatchKeySet ks);
 // "1 234 567": long depths and repeat counts read better grouped.
 std::string groupThousands(uint64_t n);
+// "1 frame", "20 000 frames": a grouped count and its noun, plural unless one.
+std::string counted(uint64_t n, const std::string& noun);
 
 // The block of the thread the user means: --thread N (the debugger's thread number), else the
 // debugger's selected thread, else the first alive block.

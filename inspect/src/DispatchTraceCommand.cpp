@@ -40,9 +40,26 @@ struct Chain {
   std::function<const dscope_dispatch_record*(uint64_t)> at;  // null: overwritten (records only)
   const StackChain* stack = nullptr;                            // --frames
 
+  // The next depth >= d whose record is held (depth when none): skips the overwritten middle, so
+  // a walk over a chain costs what it holds, whatever its depth (corrupt memory may say 2^62).
+  uint64_t next(uint64_t d) const {
+    if (d < depth && !at(d)) return depth > DSCOPE_RECORDS_RING ? depth - DSCOPE_RECORDS_RING : depth;
+    return d;
+  }
+
   static Chain of(const ThreadBlock& b) {
     const dscope_thread_records* r = &b.records;
-    return {r->depth, [r](uint64_t d) { return debug::recordAt(*r, d); }, nullptr};
+    Chain c{r->depth, [r](uint64_t d) { return debug::recordAt(*r, d); }, nullptr};
+    // The runtime writes a record before it counts it; only the innermost may be half-written
+    // (another thread caught mid-push), so a kindless record below it is not one it wrote.
+    for (uint64_t d = c.next(0); d + 1 < c.depth; d = c.next(d + 1)) {
+      const uint8_t kind = c.at(d)->kind;
+      if (kind < DSCOPE_RECORD_CALL || kind > DSCOPE_RECORD_REDISPATCH_BOXED)
+        fail("thread tid " + std::to_string(r->tid) + ": the record at depth " + groupThousands(d) + " of " +
+             groupThousands(c.depth) + " is not a dispatch (kind " + std::to_string(kind) +
+             "): corrupt memory, or a depth the thread never reached");
+    }
+    return c;
   }
   static Chain of(const StackChain& sc) {
     const StackChain* c = &sc;
@@ -78,9 +95,9 @@ class TracePrinter {
       t.cycle = debug::findDispatchCycle(depth - 1, t.chain.at);
     }
     const uint64_t entry_end = t.cycle.period ? t.cycle.start_depth : depth;
-    for (uint64_t d = 0; d < entry_end && t.entry.size() < kEntryRecordsShown; ++d)
-      if (t.at(d)) t.entry.push_back(d);
-    for (uint64_t d = t.entry.empty() ? 0 : t.entry.back() + 1; d < entry_end; ++d) t.entry_hidden += t.at(d) != nullptr;
+    uint64_t d = t.chain.next(0);
+    for (; d < entry_end && t.entry.size() < kEntryRecordsShown; d = t.chain.next(d + 1)) t.entry.push_back(d);
+    for (; d < entry_end; d = t.chain.next(d + 1)) ++t.entry_hidden;
     if (t.cycle.period) {
       for (uint64_t d = depth - std::min(depth - t.cycle.start_depth, kTopRecordsShown); d < depth; ++d) t.top.push_back(d);
       diagnose(t);
@@ -88,16 +105,18 @@ class TracePrinter {
     return t;
   }
 
-  // --frames may lack an operator or a key set (optimized out); records never do.
-  std::string opName(const dscope_dispatch_record& rec) const {
-    return rec.op ? rt_.operatorName(reinterpret_cast<uint64_t>(rec.op)) : "<optimized out>";
+  // --frames may lack an operator or a key set (optimized out); a record lacks one only when it
+  // was never written or is corrupt (a depth past what the thread pushed).
+  std::string opName(const Trace& t, uint64_t d) const {
+    if (const void* op = t.at(d)->op) return rt_.operatorName(reinterpret_cast<uint64_t>(op));
+    return t.chain.stack ? "<optimized out>" : "<empty record>";
   }
   std::string keyName(const Trace& t, uint64_t d) const {
     if (t.chain.stack && !t.chain.stack->dispatches[d].keyset_known) return "<key set optimized out>";
     return toString(debug::recordKey(*t.at(d)));
   }
   std::string line(const Trace& t, uint64_t d) const {
-    return format::recordLine(t.at(d)->kind, opName(*t.at(d)), std::string_view(keyName(t, d)));
+    return format::recordLine(t.at(d)->kind, opName(t, d), std::string_view(keyName(t, d)));
   }
   std::string numbered(const Trace& t, uint64_t d) const {
     std::string out = "#" + std::to_string(d) + " " + line(t, d);
@@ -145,12 +164,12 @@ class TracePrinter {
   }
 
   std::string text(const Trace& t, const StackChain& sc, bool full) const {
-    std::string out = "dispatch chain from the native stack (" + groupThousands(sc.frames_walked) + " frames walked";
+    std::string out = "dispatch chain from the native stack (" + counted(sc.frames_walked, "frame") + " walked";
     if (sc.end == StackChain::End::Bound)
       out += "; stopped at the " + groupThousands(sc.frames_walked) + "-frame bound (--max-frames), older frames not read";
     if (sc.end == StackChain::End::DebuggerCap)
       out += "; stopped at the debugger's " + groupThousands(sc.debugger_cap) +
-             "-frame cap (LLDB: settings set target.process.thread.max-backtrace-depth), older frames not read";
+             "-frame cap (GDB: set backtrace limit, LLDB: settings set target.process.thread.max-backtrace-depth), older frames not read";
     out += "):\nthread tid " + std::to_string(sc.tid);
     if (t.depth() == 0) return out + ": no dispatch frame on the stack\n";
     out += ": dispatch depth " + groupThousands(t.depth()) + " on the stack" +
@@ -162,10 +181,10 @@ class TracePrinter {
       missing += !d.keyset_known || !d.rec.op;
     }
     if (recovered)
-      out += "  note: the optimizer dropped the key set of " + groupThousands(recovered) +
-             " dispatch frame(s): the key is the one whose table slot holds the kernel that ran\n";
+      out += "  note: the optimizer dropped the key set of " + counted(recovered, "dispatch frame") +
+             ": the key is the one whose table slot holds the kernel that ran\n";
     if (missing)
-      out += "  note: " + groupThousands(missing) + " dispatch frame(s) had values optimized out (an -O0 build keeps "
+      out += "  note: " + counted(missing, "dispatch frame") + " had values optimized out (an -O0 build keeps "
              "them; the records-based dispatch-trace does not need them)\n";
     return out;
   }
@@ -202,9 +221,7 @@ class TracePrinter {
     };
     if (full || !t.cycle.period) {
       std::vector<uint64_t> all;
-      for (uint64_t d = 0; d < t.depth(); d = nextAvailable(t, d + 1)) {
-        if (t.at(d)) all.push_back(d);
-      }
+      for (uint64_t d = t.chain.next(0); d < t.depth(); d = t.chain.next(d + 1)) all.push_back(d);
       depths("records", all);
     } else {
       depths("entry", t.entry);
@@ -226,13 +243,6 @@ class TracePrinter {
     return t.cycle.start_depth + (t.cycle.repeats - 1) * t.cycle.period + i;
   }
 
-  // The next depth >= d that the block still holds (depth when none): skips the overwritten middle.
-  static uint64_t nextAvailable(const Trace& t, uint64_t d) {
-    const uint64_t depth = t.depth();
-    if (d < depth && !t.at(d)) return depth > DSCOPE_RECORDS_RING ? depth - DSCOPE_RECORDS_RING : depth;
-    return d;
-  }
-
   std::string allRecords(const Trace& t) const {
     std::string out;
     const uint64_t depth = t.depth();
@@ -242,7 +252,7 @@ class TracePrinter {
         ++d;
         continue;
       }
-      uint64_t next = nextAvailable(t, d);
+      uint64_t next = t.chain.next(d);
       out += "    ... depths " + groupThousands(d) + " to " + groupThousands(next - 1) + " overwritten (the block keeps the first " +
              std::to_string(DSCOPE_RECORDS_FIRST) + " and the last " + std::to_string(DSCOPE_RECORDS_RING) + " records)\n";
       d = next;
@@ -253,7 +263,7 @@ class TracePrinter {
   void recordJson(Json& j, const Trace& t, uint64_t d) const {
     const auto& rec = *t.at(d);
     j.beginObject().field("depth", d).field("kind", format::recordKindName(rec.kind));
-    j.field("op", opName(rec)).field("key", keyName(t, d));
+    j.field("op", opName(t, d)).field("key", keyName(t, d));
     j.field("keyset", hex(rec.keyset)).field("slot", static_cast<uint32_t>(rec.slot));
     if (t.chain.stack) {
       const StackDispatch& sd = t.chain.stack->dispatches[d];
@@ -265,12 +275,11 @@ class TracePrinter {
   // The kernel of the last record of a repetition is the one that dispatches the first record
   // of the next repetition: it re-enters the dispatcher.
   void diagnose(Trace& t) const {
-    const dscope_dispatch_record& reentered = *t.at(phaseRecord(t, 0));
-    const dscope_dispatch_record& caller = *t.at(phaseRecord(t, t.cycle.period - 1));
-    const std::string caller_op = opName(caller);
-    const std::string callee_op = opName(reentered);
-    const std::string caller_key = keyName(t, phaseRecord(t, t.cycle.period - 1));
-    const std::string callee_key = keyName(t, phaseRecord(t, 0));
+    const uint64_t callee_d = phaseRecord(t, 0), caller_d = phaseRecord(t, t.cycle.period - 1);
+    const dscope_dispatch_record& reentered = *t.at(callee_d);
+    const dscope_dispatch_record& caller = *t.at(caller_d);
+    const std::string caller_op = opName(t, caller_d), callee_op = opName(t, callee_d);
+    const std::string caller_key = keyName(t, caller_d), callee_key = keyName(t, callee_d);
     std::string who = caller_op + "'s " + caller_key + " kernel";
     if (caller.kernel) {  // --frames may not know it
       RemoteKernel k = rt_.kernel(reinterpret_cast<uint64_t>(caller.kernel));

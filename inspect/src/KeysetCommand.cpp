@@ -183,6 +183,8 @@ std::string groupThousands(uint64_t n) {
   return out;
 }
 
+std::string counted(uint64_t n, const std::string& noun) { return groupThousands(n) + " " + noun + (n == 1 ? "" : "s"); }
+
 const ThreadBlock& selectThread(const Remote& mem, const std::vector<ThreadBlock>& blocks,
                                 const std::optional<std::string>& thread_option) {
   auto byTid = [&](int64_t tid) -> const ThreadBlock* {

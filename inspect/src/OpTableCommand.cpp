@@ -135,7 +135,7 @@ std::string listOperators(const RuntimeView& rt, const ParsedArgs& args) {
   }
   std::string out;
   for (const auto* op : matches) out += op->name + "\n";
-  if (pattern.empty()) return out + std::to_string(ops.size()) + " operators registered\n";
+  if (pattern.empty()) return out + std::to_string(ops.size()) + (ops.size() == 1 ? " operator registered\n" : " operators registered\n");
   return out + std::to_string(matches.size()) + " of " + std::to_string(ops.size()) + " operators match '" + pattern + "'\n";
 }
 

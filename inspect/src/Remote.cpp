@@ -10,13 +10,15 @@
 
 namespace dscope::inspect {
 
-void fail(const std::string& message) {
+std::string errorLine(const std::string& message) {
   // One line, always: a debugger prints it verbatim after its own prompt.
   std::string line = "dscope: " + message;
   for (char& c : line)
     if (c == '\n' || c == '\r') c = ' ';
-  throw InspectError(line);
+  return line;
 }
+
+void fail(const std::string& message) { throw InspectError(errorLine(message)); }
 
 std::string hex(uint64_t value) {
   char buf[24];

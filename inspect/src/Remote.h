@@ -20,7 +20,17 @@ class InspectError : public std::runtime_error {
   explicit InspectError(const std::string& line) : std::runtime_error(line) {}
 };
 
-// Throws InspectError("dscope: " + message).
+// The runtime is not there yet: no process or core, its library not loaded, or its descriptor
+// not written yet (an executable's copy before the dynamic linker ran). What waits for the
+// runtime (a pending dispatch-break) tells this apart from a runtime that is there but unusable.
+class RuntimeNotLoaded : public InspectError {
+ public:
+  using InspectError::InspectError;
+};
+
+// "dscope: " + message, made one line.
+std::string errorLine(const std::string& message);
+// Throws InspectError(errorLine(message)).
 [[noreturn]] void fail(const std::string& message);
 
 // "0x1a2b"

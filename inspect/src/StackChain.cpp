@@ -251,8 +251,9 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
     auto name = stack.function(level);
     if (!name) {
       chain.frames_walked += inlined_run > 0;  // inlined calls with no outer frame listed
-      chain.end = t->frame_cap && chain.frames_walked >= t->frame_cap ? StackChain::End::DebuggerCap
-                                                                       : StackChain::End::Outermost;
+      // GDB's limit counts inlined calls, LLDB's does not: reaching either count is the cap.
+      const bool capped = t->frame_cap && (chain.frames_walked >= t->frame_cap || level >= t->frame_cap);
+      chain.end = capped ? StackChain::End::DebuggerCap : StackChain::End::Outermost;
       break;
     }
     frames.push_back({*name, classify(*name)});

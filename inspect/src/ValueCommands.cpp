@@ -1,6 +1,6 @@
 // key-name VALUE [--backend]
 // record-line OP_PTR KEYSET KIND
-// op-name OP_PTR
+// op-name OP_PTR [--is NAME]
 //
 // One-line decodes for the debuggers' value printers (gdb/dscope_gdb/printers.py), so that a
 // printed DispatchKey, BackendComponent or dispatch record reads exactly as the runtime and the
@@ -17,7 +17,7 @@ namespace dscope::inspect {
 namespace {
 const char* kKeyNameUsage = "key-name VALUE [--backend]";
 const char* kRecordLineUsage = "record-line OP_PTR KEYSET KIND";
-const char* kOpNameUsage = "op-name OP_PTR";
+const char* kOpNameUsage = "op-name OP_PTR [--is NAME]";
 }  // namespace
 
 std::string runKeyName(Session& s, const std::vector<std::string>& words) {
@@ -45,13 +45,17 @@ std::string runRecordLine(Session& s, const std::vector<std::string>& words) {
   return format::recordLine(static_cast<uint8_t>(kind > 0xff ? 0 : kind), name, ks.highestPriorityTypeId()) + "\n";
 }
 
-// The full name of the operator whose impl::OperatorEntry is at OP_PTR ($dispatch_op_is).
+// The full name of the operator whose impl::OperatorEntry is at OP_PTR; with --is NAME, 1 when
+// NAME is that name or its base name, else 0 ($dispatch_op_is, matching as dispatch-break does).
 std::string runOpName(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{}, {}}, kOpNameUsage);
+  ParsedArgs args = parseArgs(words, {{}, {"--is"}}, kOpNameUsage);
   if (args.positional.size() != 1) usageError("op-name needs one OperatorEntry address", kOpNameUsage);
+  if (auto name = args.value("--is")) checkOperatorName(*name);
   const uint64_t op = numberOrExpression(s.mem(), args.positional[0]);
   if (!op) fail("the operator entry pointer is null");
-  return s.runtime().operatorName(op) + "\n";
+  const std::string full_name = s.runtime().operatorName(op);
+  if (auto name = args.value("--is")) return namesOperator(full_name, *name) ? "1\n" : "0\n";
+  return full_name + "\n";
 }
 
 }  // namespace dscope::inspect

@@ -163,13 +163,14 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
 
  private:
   // The same texts as the GDB command; the library reads the command line (as for every command)
-  // and answers "list", "delete N" or "add OP [KEY]" (name and key checked before one is kept,
-  // pending or not: a bad entry would keep the others from arming later), then, for add, a note
-  // on an operator not registered (yet).
+  // and answers "list", "delete N", "add OP [KEY]" or "pend OP [KEY]" (no runtime loaded yet;
+  // name and key checked before one is kept, pending or not: a bad entry would keep the others
+  // from arming later, and so would one more than the runtime's filter holds), then, for add, a
+  // note on an operator not registered (yet).
   std::string execute(lldb::SBDebugger& debugger, const std::string& arguments) {
     BreakState& s = *state_;
     LldbTarget target = LldbTarget::forSelected(debugger);
-    const InspectResult parsed = target.run("dispatch-break-parse " + arguments);
+    const InspectResult parsed = target.run("dispatch-break-parse --kept " + std::to_string(s.breaks.size()) + " " + arguments);
     if (parsed.is_error) return parsed.text;
     const size_t end = parsed.text.find('\n');
     std::istringstream action(parsed.text.substr(0, end));
@@ -194,10 +195,10 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
     DispatchBreakpoint added{s.next, "", ""};
     action >> added.op >> added.key;
     s.breaks.push_back(added);
-    const lldb::SBProcess process = target.target().GetProcess();
-    if (!process.IsValid() || (!target.hasLiveProcess() && !target.isCore())) {
-      // Not started yet: armed when the runtime dispatches for the first time. Without a target,
-      // the breakpoints go to LLDB's dummy target, which every new target copies.
+    if (verb == "pend" && !target.isCore()) {
+      // Not started yet, or stopped before the runtime loads: armed when the runtime dispatches for
+      // the first time. Without a target, the breakpoints go to LLDB's dummy target, which every
+      // new target copies.
       if (target.target().IsValid())
         ensureBreakpoints(s, target.target(), false);
       else
@@ -229,8 +230,9 @@ void registerDispatchBreak(lldb::SBDebugger debugger) {
     command.SetHelpLong(
         "The runtime checks the operator name (and key) itself and calls a hook only on a match, so the "
         "program runs at full speed between stops. OP is a full name (aten::add.Tensor) or a base name "
-        "(aten::add, every overload). Set before `process launch`, it stays pending and arms when the "
-        "runtime is loaded (before its first dispatch).");
+        "(aten::add, every overload). Set before `process launch` (or before the runtime is loaded), it "
+        "stays pending and arms when the runtime is loaded (before its first dispatch). At most 16: the "
+        "runtime's filter holds 16 entries.");
 }
 
 }  // namespace dscope::lldb_plugin

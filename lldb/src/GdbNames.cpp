@@ -192,7 +192,9 @@ std::string gdbSymbolName(lldb::SBSymbol symbol) {
   const char* mangled = symbol.GetMangledName();
   if (mangled && std::strncmp(mangled, "_Z", 2) == 0) return demangle(mangled);
   const char* name = symbol.GetName();
-  return name ? name : "";
+  // LLDB names a stripped function after its own counter; GDB has no name there.
+  if (!name || std::strncmp(name, "___lldb_unnamed_symbol", 22) == 0) return "";
+  return name;
 }
 
 }  // namespace dscope::lldb_plugin

@@ -138,8 +138,9 @@ bool keysetWord(const std::string& expr, lldb::SBValue* v, std::string* error) {
     if (!repr.IsValid()) return isNot(*v);
     *v = repr;
   } else if (!(v->GetType().GetCanonicalType().GetTypeFlags() & (lldb::eTypeIsScalar | lldb::eTypeIsEnumeration |
-                                                                   lldb::eTypeIsPointer))) {
-    return isNot(*v);
+                                                                   lldb::eTypeIsPointer)) ||
+             (v->GetType().GetCanonicalType().GetTypeFlags() & lldb::eTypeIsFloat)) {
+    return isNot(*v);  // GDB takes no double for a key set either
   }
   return true;
 }
@@ -223,6 +224,11 @@ InspectResult LldbTarget::run(const std::string& command_line) {
   // Only dispatch-trace --frames asks for it; reading a setting per summary would be waste.
   if (command_line.rfind("dispatch-trace", 0) == 0) c_.frame_cap = frameCap();
   InspectResult result;
+  if (process_.IsValid() && (process_.GetState() == lldb::eStateRunning || process_.GetState() == lldb::eStateStepping)) {
+    result.text = std::string(kRunningProcess) + "\n";  // async mode (lldb-dap): its memory is moving
+    result.is_error = true;
+    return result;
+  }
   int is_error = 0;
   char* text = dscope_inspect_run(&c_, command_line.c_str(), &is_error);
   result.text = text ? text : "dscope: out of memory\n";
@@ -369,7 +375,9 @@ bool LldbTarget::lookupSymbol(const std::string& name, uint64_t* addr) {
 int LldbTarget::findSymbol(void* ctx, const char* name, uint64_t* addr) {
   try {
     auto* self = static_cast<LldbTarget*>(ctx);
-    if (!name || !self->target_.IsValid()) return 1;
+    // No process and no core: the files hold no runtime state (an executable's copy of the
+    // descriptor is zeros until the program runs), as GDB's front end says.
+    if (!name || !self->target_.IsValid() || !(self->live_ || self->core_)) return 1;
     return self->lookupSymbol(name, addr) ? 0 : 1;
   } catch (...) {
     return 1;

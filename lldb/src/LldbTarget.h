@@ -31,6 +31,10 @@ class LldbTarget {
   // The debugger's selected target, thread and frame.
   static LldbTarget forSelected(lldb::SBDebugger& debugger);
 
+  // The one line for a command given while the process runs (GDB's front end says the same).
+  static constexpr const char* kRunningProcess =
+      "dscope: the process is running: stop it first (GDB: interrupt, LLDB: process interrupt)";
+
   // Runs "<command> <arguments>" through the inspect library.
   InspectResult run(const std::string& command_line);
 

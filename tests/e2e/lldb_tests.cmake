@@ -77,12 +77,13 @@ dscope_lldb_test(lldb_op_catalog_core PROGRAM op_catalog CORE_OF crash_op_catalo
 # Bad input: one "dscope:" line each, and the batch goes on (the last command still runs).
 dscope_lldb_test(lldb_bad_input_core PROGRAM infinite_redispatch CORE_OF crash_infinite_redispatch
   CMD "op-table aten::mmm" "keyset garbage+" "keyset --bogus" "dispatch-break aten::mm" "dispatch-break"
-      "dispatch-trace --thread 99" "keyset 1/0" "keyset 0x12800010001"
+      "dispatch-trace --thread 99" "keyset 1/0" "keyset 1e3" "keyset 0x12800010001"
   EXPECT "dscope: unknown operator 'aten::mmm'; did you mean aten::mm" "dscope: cannot evaluate 'garbage+'"
          "dscope: cannot evaluate '1/0': division by zero is undefined\n"
          "dscope: unknown option --bogus" "dscope: cannot write memory"
          "dscope: dispatch-break needs an operator name; usage: dispatch-break OP [--key K] | dispatch-break --list"
-         "dscope: no thread 99" "${DSCOPE_CPU_KEYS}"
+         "dscope: no thread 99" "dscope: cannot evaluate '1e3': 1e3 is a double, not a DispatchKeySet or a tensor"
+         "${DSCOPE_CPU_KEYS}"
   REJECT "<user expression")  # the reason without clang's location (LLDB fails 1/0 on a warning)
 # Raw key sets decode with no program at all; the commands that need one say so in one line.
 dscope_lldb_test(lldb_keyset_without_process
@@ -104,6 +105,17 @@ dscope_lldb_test(lldb_dispatch_break_live PROGRAM basic_dispatch
          "[call] op=[aten::mm], key=[AutogradCPU]" "[redispatch] op=[aten::mm], key=[CPU]"
          "1  aten::mm at CPU" "Current breakpoints:\n(lldb) process kill"
   REJECT "[call] op=[aten::randn]")
+# Before launch, the executable's zeroed copy of the descriptor is no runtime: "no process". Stopped
+# at the entry point, before the runtime is loaded: pending, armed when it loads; the 17th of 16
+# filter entries is refused when typed (sixteen_breaks: tests/CMakeLists.txt).
+dscope_lldb_test(lldb_dispatch_break_before_runtime PROGRAM infinite_redispatch
+  CMD "dispatch-trace" "process launch --stop-at-entry" ${sixteen_breaks} "dispatch-break aten::mm" "continue" "dispatch-trace"
+      "process kill"
+  EXPECT "dscope: no process or core file (start the program"
+         "Dispatch breakpoint 1 (myops::my_add) pending" "Dispatch breakpoint 16 (myops::op16) pending"
+         "dscope: 16 dispatch breakpoints are set, as many as the runtime's break filter holds: delete one first"
+         "dispatch-break: myops::my_add at AutogradCPU" "thread tid"
+  REJECT "Dispatch breakpoint 17" "all zeros")
 # Armed at once in a live process; a base name matches every overload; --delete disarms.
 dscope_lldb_test(lldb_dispatch_break_armed_live PROGRAM basic_dispatch
   CMD "b main" "process launch" "dispatch-break aten::add" "dispatch-break aten::relu"
@@ -175,7 +187,7 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" OR CMAKE_BUILD_TYPE STREQUAL "Debug")
   dscope_lldb_test(lldb_frames_cap_core PROGRAM infinite_redispatch CORE_OF crash_infinite_redispatch
     SETTINGS "target.process.thread.max-backtrace-depth 1000"
     CMD "dispatch-trace --frames --max-frames 100000"
-    EXPECT "-frame cap (LLDB: settings set target.process.thread.max-backtrace-depth)"
+    EXPECT "-frame cap (GDB: set backtrace limit, LLDB: settings set target.process.thread.max-backtrace-depth)"
            "[call] op=[myops::my_add], key=[AutogradCPU] ... repeated")
 endif()
 

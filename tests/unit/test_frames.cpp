@@ -125,7 +125,7 @@ TEST_CASE("dispatch-trace --frames finds the dispatch frames, recovers dropped k
         std::string::npos);
   CHECK(r.text.find("frm::loop's AutogradCPU kernel") != std::string::npos);
   CHECK(r.text.find("registered at test_frames.cpp:1") != std::string::npos);
-  CHECK(r.text.find("note: the optimizer dropped the key set of 9 dispatch frame(s)") != std::string::npos);
+  CHECK(r.text.find("note: the optimizer dropped the key set of 9 dispatch frames:") != std::string::npos);
   CHECK(testing::JsonChecker::valid(testing::run(s, "dispatch-trace --frames --json").text));
 }
 
@@ -143,13 +143,13 @@ TEST_CASE("dispatch-trace --frames says where the walk stopped: its bound, or th
   auto no_inlined = testing::run(s, "dispatch-trace --frames --max-frames 12");
   CHECK(no_inlined.text.find("dispatch depth 4 on the stack walked") != std::string::npos);
   for (auto& f : s.frames) f.inlined = true;  // a debugger that says every frame is inlined
-  CHECK(testing::run(s, "dispatch-trace --frames").text.find("(1 frames walked)") != std::string::npos);
+  CHECK(testing::run(s, "dispatch-trace --frames").text.find("(1 frame walked)") != std::string::npos);
   FakeStack deep;  // ... on 301 frames: no more than 256 are believed to share one stack frame
   deep.overflow(100, x);
   for (auto& f : deep.frames) f.inlined = true;
   auto all_inlined = testing::run(deep, "dispatch-trace --frames --max-frames 1");
   INFO(all_inlined.text);
-  CHECK(all_inlined.text.find("(1 frames walked; stopped at the 1-frame bound") != std::string::npos);
+  CHECK(all_inlined.text.find("(1 frame walked; stopped at the 1-frame bound") != std::string::npos);
   for (auto& f : s.frames) f.inlined = false;
 
   s.t.frame_cap = 12;  // the debugger unwinds no deeper (LLDB's max-backtrace-depth)

@@ -454,13 +454,25 @@ TEST_SUITE("inspect") {
 
   TEST_CASE("dispatch-break-parse: the front ends' command line - checked before a breakpoint is kept") {
     auto& t = liveTarget();
-    // No process needed (a breakpoint set before `run`); with a runtime, an unknown name gets a note.
-    CHECK(run(nullptr, "dispatch-break-parse aten::mm --key CPU").text == "add aten::mm CPU\n");
-    CHECK(run(nullptr, "dispatch-break-parse --key AutogradCPU 'aten::add'").text == "add aten::add AutogradCPU\n");
+    // No process (a breakpoint set before `run`) or no runtime loaded yet: "pend", to keep pending;
+    // with a runtime, "add", and an unknown name gets a note.
+    CHECK(run(nullptr, "dispatch-break-parse aten::mm --key CPU").text == "pend aten::mm CPU\n");
+    CHECK(run(nullptr, "dispatch-break-parse --key AutogradCPU 'aten::add'").text == "pend aten::add AutogradCPU\n");
+    TestTarget unloaded;
+    unloaded.t.find_symbol = [](void*, const char*, uint64_t*) { return 1; };
+    CHECK(run(unloaded, "dispatch-break-parse --kept 2 insp::probe").text == "pend insp::probe\n");
     CHECK(run(t, "dispatch-break-parse insp::probe").text == "add insp::probe\n");
     CHECK(run(t, "dispatch-break-parse insp::nope").text ==
           "add insp::nope\ndispatch-break: no operator named insp::nope is registered yet; the entry matches once one is\n");
     CHECK(run(nullptr, "dispatch-break-parse --list").text == "list\n");
+    CHECK(run(nullptr, "dispatch-break-parse --kept 3 --list").text == "list\n");
+    // The front ends say how many they keep: one more than the runtime's filter holds is refused.
+    CHECK(run(t, "dispatch-break-parse --kept " + std::to_string(DSCOPE_MAX_BREAKS - 1) + " insp::probe").text ==
+          "add insp::probe\n");
+    Result full = run(t, "dispatch-break-parse --kept " + std::to_string(DSCOPE_MAX_BREAKS) + " insp::probe");
+    checkOneLineError(full);
+    CHECK(full.text.find(std::to_string(DSCOPE_MAX_BREAKS) + " dispatch breakpoints are set") != std::string::npos);
+    CHECK(full.text.find("dispatch-break --delete N") != std::string::npos);
     CHECK(run(nullptr, "dispatch-break-parse --delete 0x10").text == "delete 16\n");
     const std::string usage = "; usage: dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N\n";
     for (auto [line, problem] : std::vector<std::pair<std::string, std::string>>{
@@ -480,8 +492,13 @@ TEST_SUITE("inspect") {
     CHECK(run(nullptr, "dispatch-break-parse --delete abc").text == "dscope: --delete needs a breakpoint number, got 'abc'\n");
     CHECK(run(nullptr, "dispatch-break-parse --delete -1").text == "dscope: --delete needs a breakpoint number, got '-1'\n");
     for (const char* bad : {"::", "aten::", "::mm", "aten::mm.", "aten::.x", "'aten::m m'", "aten::mm --key Bogus",
-                            "aten::mm --key Autograd"})
+                            "aten::mm --key Autograd", "aten::mm;x", "aten::mm#1", "a::b::c", "1ns::mm", "aten::mm.a.b",
+                            "aten::1mm", "'aten::mm\nfoo'", "aten:mm"}) {
+      CAPTURE(bad);
       checkOneLineError(run(nullptr, std::string("dispatch-break-parse ") + bad));
+    }
+    for (const char* good : {"aten::__and__.Tensor", "aten::_foreach_add_.List", "my_ns2::op.1", "aten::pow.Scalar_out"})
+      CHECK(run(nullptr, std::string("dispatch-break-parse ") + good).text == std::string("pend ") + good + "\n");
   }
 
   TEST_CASE("dispatch-break-arm / --clear / dispatch-break-describe through the target's memory") {
@@ -707,7 +724,7 @@ TEST_SUITE("inspect") {
     CHECK(run(t, "op-table fake::a").text == want);
     // A count bound without a cycle: the walk stops at the count.
     put(dispatcher, L::Dispatcher_num_operators, uint32_t{1});
-    CHECK(run(t, "op-table --list").text == "fake::a\n1 operators registered\n");
+    CHECK(run(t, "op-table --list").text == "fake::a\n1 operator registered\n");
     put(dispatcher, L::Dispatcher_num_operators, uint32_t{0xffffffff});
     checkOneLineError(run(t, "op-table --list"));
     // A name with no NUL within the string limit.
@@ -725,6 +742,47 @@ TEST_SUITE("inspect") {
             std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(0x10 + L::OperatorEntry_full_name));
             return std::string(b);
           }() + " (operator name)\n");
+  }
+
+  TEST_CASE("a record block with a corrupt depth: bounded, and unwritten records are named") {
+    // A depth of 2^62 (one flipped bit) over a block whose held records all repeat: every walk
+    // costs what the block holds; it hung walking the overwritten middle once.
+    registerTestOps();
+    TestTarget t;
+    static struct dscope_debug_descriptor_t fake;
+    static dscope_thread_records block;
+    std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    t.symbol_overrides["dscope_debug_descriptor"] = reinterpret_cast<uint64_t>(&fake);
+    const DispatchKeySet ks{K::CPU, K::AutogradCPU};
+    dscope_dispatch_record rec{};
+    rec.op = &entryOf("insp::probe");
+    rec.keyset = ks.raw_repr();
+    rec.kind = DSCOPE_RECORD_CALL;
+    block = dscope_thread_records{};
+    block.magic = DSCOPE_THREAD_RECORDS_MAGIC;
+    block.tid = static_cast<int32_t>(t.t.selected_tid);
+    block.state = DSCOPE_THREAD_ALIVE;
+    block.depth = uint64_t{1} << 62;
+    for (auto& r : block.ring) r = rec;
+    rec.keyset = DispatchKeySet(K::CPU).raw_repr();  // the bottom records differ: the loop begins in the gap
+    for (auto& r : block.first) r = rec;
+    fake.thread_records = &block;
+    fake.thread_records_count = 1;
+    const std::string header = "thread tid " + std::to_string(block.tid) + " (alive): dispatch depth 4 611 686 018 427 387 904";
+    Result folded = run(t, "dispatch-trace");
+    CHECK(lines(folded.text).front() == header);
+    uint64_t entry_shown = 0;
+    for (const auto& l : lines(folded.text)) entry_shown += l.rfind("    #", 0) == 0 && l.find("key=[CPU]") != std::string::npos;
+    CHECK(hasLine(folded.text, "    ... " + std::to_string(DSCOPE_RECORDS_FIRST - entry_shown) + " more (dispatch-trace --full)"));
+    Result full = run(t, "dispatch-trace --full");
+    CHECK(lines(full.text).size() == 1 + DSCOPE_RECORDS_FIRST + 1 + DSCOPE_RECORDS_RING);  // header, first, gap line, ring
+    CHECK(JsonChecker::valid(run(t, "dispatch-trace --full --json").text));
+    // A record the runtime never wrote (kind 0) below the innermost: one line naming it.
+    block.ring[7] = dscope_dispatch_record{};
+    Result unwritten = run(t, "dispatch-trace --all");
+    checkOneLineError(unwritten);
+    CHECK(unwritten.text.find(": the record at depth 4 611 686 018 427 387 655 of 4 611 686 018 427 387 904 is not a "
+                              "dispatch (kind 0)") != std::string::npos);
   }
 
   TEST_CASE("key-name and record-line: the value printers' one-line decodes") {
@@ -750,6 +808,26 @@ TEST_SUITE("inspect") {
     checkOneLineError(run(t, "record-line 0 0x10001 1"));     // an unused record slot
     checkOneLineError(run(t, "record-line 0x10 0x10001 1"));  // not an operator
     checkOneLineError(run(t, "record-line 0x10"));
+  }
+
+  TEST_CASE("op-name: an OperatorEntry's name, and --is matching as dispatch-break does ($dispatch_op_is)") {
+    auto& t = liveTarget();
+    char probe[64], over[64];
+    std::snprintf(probe, sizeof probe, "op-name %p", static_cast<const void*>(&entryOf("insp::probe")));
+    std::snprintf(over, sizeof over, "op-name %p", static_cast<const void*>(&entryOf("insp::over.a")));
+    CHECK(run(t, probe).text == "insp::probe\n");
+    CHECK(run(t, std::string(probe) + " --is insp::probe").text == "1\n");
+    CHECK(run(t, std::string(probe) + " --is insp::prob").text == "0\n");
+    CHECK(run(t, std::string(over) + " --is insp::over").text == "1\n");  // a base name: every overload
+    CHECK(run(t, std::string(over) + " --is insp::over.a").text == "1\n");
+    CHECK(run(t, std::string(over) + " --is insp::over.b").text == "0\n");
+    for (const char* bad : {"insp", "insp::", "insp::over.", "a::b::c", "'insp::probe x'"}) {
+      CAPTURE(bad);
+      Result r = run(t, std::string(probe) + " --is " + bad);
+      checkOneLineError(r);
+      CHECK(r.text.find("is not an operator name") != std::string::npos);
+    }
+    checkOneLineError(run(t, "op-name 0 --is insp::probe"));
   }
 
   TEST_CASE("the shared record formatter is the trace's") {

@@ -53,8 +53,9 @@ typedef struct dscope_target {
    * optimized out or is not a plain dscope::Tensor (an optional or a list: the set of tensors
    * would be incomplete). */
   int (*frame_tensors)(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max, uint64_t* count);
-  /* The most stack frames the debugger unwinds (LLDB: target.process.thread.max-backtrace-depth,
-   * inlined calls not counted), 0 when it has no such cap. --frames says so when the walk reaches it. */
+  /* The most frames the debugger unwinds (GDB: backtrace limit, inlined calls counted; LLDB:
+   * target.process.thread.max-backtrace-depth, inlined calls not counted), 0 when it has no such
+   * cap. --frames says so when the walk reaches it. */
   uint64_t frame_cap;
   /* 1 when frame `level` is a call inlined into the next outer frame (the two share one stack
    * frame), 0 when it has a stack frame of its own. GDB and LLDB unwind the same stack frames but
