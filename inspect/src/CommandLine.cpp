@@ -91,8 +91,15 @@ uint64_t numberOrExpression(const Remote& mem, const std::string& text) {
 }
 
 uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what, uint64_t max) {
-  auto n = parseNumber(text);
-  if (!n || *n > max) fail(option + " needs " + what + ", got '" + text + "'");
+  std::optional<uint64_t> n;
+  try {
+    n = parseNumber(text);
+  } catch (const InspectError&) {  // past 64 bits: out of range like any number past max
+  }
+  if (!n || *n > max) {
+    const std::string shown = text.size() > 64 ? text.substr(0, 61) + "..." : text;
+    fail(option + " needs " + what + ", got '" + shown + "'");
+  }
   return *n;
 }
 

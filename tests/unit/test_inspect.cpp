@@ -491,6 +491,11 @@ TEST_SUITE("inspect") {
     }
     CHECK(run(nullptr, "dispatch-break-parse --delete abc").text == "dscope: --delete needs a breakpoint number, got 'abc'\n");
     CHECK(run(nullptr, "dispatch-break-parse --delete -1").text == "dscope: --delete needs a breakpoint number, got '-1'\n");
+    // Past 64 bits is out of range like past the option's maximum; a long value is cut when echoed.
+    CHECK(run(nullptr, "dispatch-break-parse --delete 99999999999999999999999").text ==
+          "dscope: --delete needs a breakpoint number, got '99999999999999999999999'\n");
+    CHECK(run(nullptr, "dispatch-break-parse --delete " + std::string(100, '7')).text ==
+          "dscope: --delete needs a breakpoint number, got '" + std::string(61, '7') + "...'\n");
     for (const char* bad : {"::", "aten::", "::mm", "aten::mm.", "aten::.x", "'aten::m m'", "aten::mm --key Bogus",
                             "aten::mm --key Autograd", "aten::mm;x", "aten::mm#1", "a::b::c", "1ns::mm", "aten::mm.a.b",
                             "aten::1mm", "'aten::mm\nfoo'", "aten:mm"}) {
