@@ -102,32 +102,29 @@ def symbol_address(name):
 
 
 @contextlib.contextmanager
-def demangled_names():
-    """C++ names as the library reads them (frames, kernel symbols), even under `set print demangle off`."""
-    if gdb.parameter("print demangle"):
+def _setting(name, value, already, restore):
+    """`set NAME VALUE` while the block runs, then `set NAME RESTORE`; nothing when `already`."""
+    if already:
         yield
         return
-    gdb.execute("set print demangle on", to_string=True)
+    gdb.execute("set %s %s" % (name, value), to_string=True)
     try:
         yield
     finally:
-        gdb.execute("set print demangle off", to_string=True)
+        gdb.execute("set %s %s" % (name, restore), to_string=True)
 
 
-@contextlib.contextmanager
+def demangled_names():
+    """C++ names as the library reads them (frames, kernel symbols), even under `set print demangle off`."""
+    return _setting("print demangle", "on", gdb.parameter("print demangle"), "off")
+
+
 def cxx_language():
     """Our own expressions are C++ whatever the language in effect (`set language rust` parses
     `&name` as Rust and finds nothing; with `set language d`, GDB 13 aborts on it)."""
     setting = gdb.parameter("language")  # "auto" follows the frame's language
     current = gdb.current_language() if hasattr(gdb, "current_language") else setting  # GDB >= 12
-    if current in ("c", "c++"):
-        yield
-        return
-    gdb.execute("set language c++", to_string=True)
-    try:
-        yield
-    finally:
-        gdb.execute("set language %s" % setting, to_string=True)
+    return _setting("language", "c++", current in ("c", "c++"), setting)
 
 
 @_SYMBOLIZE
@@ -413,7 +410,9 @@ class Inspect:
     def run(self, command_line):
         """(text, is_error) for one command line."""
         self._target.selected_tid = _selected_tid()
-        self._target.frame_cap = gdb.parameter("backtrace limit") or 0  # None: unlimited
+        # Only dispatch-trace --frames asks for it (as in LLDB: not a setting read per printed value).
+        if command_line.startswith("dispatch-trace"):
+            self._target.frame_cap = gdb.parameter("backtrace limit") or 0  # None: unlimited
         is_error = ctypes.c_int(0)
         _interrupt["seen"] = False
         try:

@@ -221,14 +221,15 @@ LldbTarget LldbTarget::forSelected(lldb::SBDebugger& debugger) {
 }
 
 InspectResult LldbTarget::run(const std::string& command_line) {
-  // Only dispatch-trace --frames asks for it; reading a setting per summary would be waste.
-  if (command_line.rfind("dispatch-trace", 0) == 0) c_.frame_cap = frameCap();
   InspectResult result;
-  if (process_.IsValid() && (process_.GetState() == lldb::eStateRunning || process_.GetState() == lldb::eStateStepping)) {
+  const lldb::StateType state = process_.IsValid() ? process_.GetState() : lldb::eStateInvalid;
+  if (state == lldb::eStateRunning || state == lldb::eStateStepping) {
     result.text = std::string(kRunningProcess) + "\n";  // async mode (lldb-dap): its memory is moving
     result.is_error = true;
     return result;
   }
+  // Only dispatch-trace --frames asks for it; reading a setting per summary would be waste.
+  if (command_line.rfind("dispatch-trace", 0) == 0) c_.frame_cap = frameCap();
   int is_error = 0;
   char* text = dscope_inspect_run(&c_, command_line.c_str(), &is_error);
   result.text = text ? text : "dscope: out of memory\n";

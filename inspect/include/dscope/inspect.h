@@ -71,10 +71,10 @@ typedef struct dscope_target {
  * | dispatch-break-describe | key-name | record-line | op-name | summary; "usage CMD" is a user
  * command's usage line, for help; "key-names [PREFIX]" the runtime keys, for completion (operator
  * names: dscope_inspect_complete_ops); the dispatch-break-* three serve the front ends'
- * dispatch-break: its command line read and checked ("list", "delete N" or "add OP [KEY]"), the
- * runtime's filter written, a stop described; the last four are decodes for value printers and
- * convenience functions: "key-name 135", "record-line OP KEYSET KIND", "op-name ENTRY",
- * "summary TYPE WORD [--json]", see docs/DEBUG-INTERFACE.md).
+ * dispatch-break: its command line read and checked ("list", "delete N", "add OP [KEY]" or
+ * "pend OP [KEY]"), the runtime's filter written, a stop described; the last four are decodes
+ * for value printers and convenience functions: "key-name 135", "record-line OP KEYSET KIND",
+ * "op-name ENTRY [--is NAME]", "summary TYPE WORD [--json]", see docs/DEBUG-INTERFACE.md).
  * Returns a malloc'd NUL-terminated string (free with dscope_inspect_free). On bad input,
  * unreadable or corrupt memory, a missing or foreign runtime, the result is exactly one line
  * starting with "dscope: " and *is_error is set to 1. Never crashes, never loops unbounded. */
