@@ -57,6 +57,24 @@ std::string arm(BreakState& state, LldbTarget& target) {
   return "";
 }
 
+// Hides `target`'s breakpoints of our name from `breakpoint list` and keeps them from `breakpoint
+// delete`, like GDB's internal breakpoints. A name's permissions apply to a breakpoint when the
+// name is added to it, and LLDB copies the dummy target's breakpoints into each new target without
+// them: so the name is added again. Returns whether `target` has our breakpoints.
+bool protectBreakpoints(lldb::SBTarget target) {
+  lldb::SBBreakpointName name(target, kBreakpointName);
+  name.SetAllowList(false);
+  name.SetAllowDelete(false);
+  lldb::SBBreakpointList ours(target);
+  target.FindBreakpointsByName(kBreakpointName, ours);
+  for (size_t i = 0; i < ours.GetSize(); ++i) {
+    lldb::SBBreakpoint b = ours.GetBreakpointAtIndex(i);
+    b.RemoveName(kBreakpointName);
+    b.AddName(kBreakpointName);
+  }
+  return ours.GetSize() > 0;
+}
+
 bool onHook(void* baton, lldb::SBProcess& process, lldb::SBThread& thread, lldb::SBBreakpointLocation&) {
   auto* state = static_cast<BreakState*>(baton);
   try {
@@ -95,6 +113,7 @@ bool onFirstDispatch(void* baton, lldb::SBProcess& process, lldb::SBThread&, lld
   auto* state = static_cast<BreakState*>(baton);
   try {
     if (state->breaks.empty() || state->armed_process == process.GetUniqueID()) return false;
+    protectBreakpoints(process.GetTarget());  // copies from the dummy target, before any `breakpoint delete`
     LldbTarget target(process.GetTarget());
     if (!target.hasRuntime()) return false;  // `main` of a program that loads the runtime later
     std::string error = arm(*state, target);
@@ -127,14 +146,9 @@ lldb::SBBreakpoint createAtEntry(lldb::SBDebugger& debugger, lldb::SBTarget& tar
 }
 
 // The hook and arming breakpoints in `target`, created once per target (pending until the
-// runtime loads). Hidden from `breakpoint list` and kept by `breakpoint delete`, like GDB's
-// internal breakpoints.
+// runtime loads).
 void ensureBreakpoints(BreakState& state, lldb::SBTarget target, bool dummy) {
-  lldb::SBBreakpointList existing(target);
-  if (target.FindBreakpointsByName(kBreakpointName, existing) && existing.GetSize() > 0) return;
-  lldb::SBBreakpointName name(target, kBreakpointName);
-  name.SetAllowList(false);
-  name.SetAllowDelete(false);
+  if (protectBreakpoints(target)) return;
   lldb::SBBreakpoint hook = createAtEntry(state.debugger, target, dummy, kHookSymbol);
   if (hook.IsValid()) hook.SetCallback(&onHook, &state);
   // Arms a pending filter before the first dispatch of each thread; `main` arms it for a
@@ -144,6 +158,16 @@ void ensureBreakpoints(BreakState& state, lldb::SBTarget target, bool dummy) {
     lldb::SBBreakpoint arm_point = createAtEntry(state.debugger, target, dummy, function);
     if (arm_point.IsValid()) arm_point.SetCallback(&onFirstDispatch, &state);
   }
+}
+
+// The breakpoints in the selected target (not a core: nothing runs there) and in LLDB's dummy
+// target, which every target created later copies, as GDB's breakpoints apply to every program.
+// Also run by every dispatch-break command, which so re-creates breakpoints that a `breakpoint
+// delete` removed from a copy not yet protected.
+void ensureAllBreakpoints(BreakState& state, LldbTarget& target) {
+  if (state.breaks.empty()) return;
+  if (target.target().IsValid() && !target.isCore()) ensureBreakpoints(state, target.target(), false);
+  ensureBreakpoints(state, state.debugger.GetDummyTarget(), true);
 }
 
 class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
@@ -168,8 +192,14 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
   // from arming later, and so would one more than the runtime's filter holds), then, for add, a
   // note on an operator not registered (yet).
   std::string execute(lldb::SBDebugger& debugger, const std::string& arguments) {
-    BreakState& s = *state_;
     LldbTarget target = LldbTarget::forSelected(debugger);
+    std::string out = apply(target, arguments);
+    ensureAllBreakpoints(*state_, target);
+    return out;
+  }
+
+  std::string apply(LldbTarget& target, const std::string& arguments) {
+    BreakState& s = *state_;
     const InspectResult parsed = target.run("dispatch-break-parse --kept " + std::to_string(s.breaks.size()) + " " + arguments);
     if (parsed.is_error) return parsed.text;
     const size_t end = parsed.text.find('\n');
@@ -197,12 +227,7 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
     s.breaks.push_back(added);
     if (verb == "pend" && !target.isCore()) {
       // Not started yet, or stopped before the runtime loads: armed when the runtime dispatches for
-      // the first time. Without a target, the breakpoints go to LLDB's dummy target, which every
-      // new target copies.
-      if (target.target().IsValid())
-        ensureBreakpoints(s, target.target(), false);
-      else
-        ensureBreakpoints(s, debugger.GetDummyTarget(), true);
+      // the first time.
       return "Dispatch breakpoint " + std::to_string(s.next++) + " (" + added.op +
              ") pending: it arms when the runtime is loaded.\n" + note;
     }
@@ -211,7 +236,6 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
       s.breaks.pop_back();  // a core file: nothing was armed
       return error;
     }
-    ensureBreakpoints(s, target.target(), false);
     s.armed_process = target.target().GetProcess().GetUniqueID();
     return "Dispatch breakpoint " + std::to_string(s.next++) + ": " + describe(s.breaks.back()) + "\n" + note;
   }

@@ -123,6 +123,20 @@ dscope_lldb_test(lldb_dispatch_break_armed_live PROGRAM basic_dispatch
   EXPECT "Dispatch breakpoint 1: aten::add" "Dispatch breakpoint 2: aten::relu" "1  aten::add\n"
          "dispatch-break: aten::add.Tensor at AutogradCPU" "[call] op=[aten::add.Tensor], key=[AutogradCPU]"
   REJECT "2  aten::relu" "dispatch-break: aten::relu")
+# The breakpoints reach a target created afterwards (LLDB's dummy target copies them, as GDB's
+# breakpoints apply to every program), and `breakpoint delete` keeps them: the second launch,
+# after it, stops at aten::add again. Before the fix the second target never stopped, and a copy
+# from the dummy target was deleted.
+set(basic_dispatch $<TARGET_FILE:basic_dispatch>)
+dscope_lldb_test(lldb_dispatch_break_second_target
+  CMD "target create ${basic_dispatch}" "dispatch-break aten::add" "target create ${basic_dispatch}"
+      "process launch" "dispatch-trace" "process kill"
+  EXPECT "dispatch-break: aten::add.Tensor at AutogradCPU" "[call] op=[aten::add.Tensor], key=[AutogradCPU]")
+dscope_lldb_test(lldb_dispatch_break_kept_by_delete
+  CMD "dispatch-break aten::add" "target create ${basic_dispatch}" "process launch" "process kill"
+      "breakpoint delete -f" "breakpoint list" "process launch" "dispatch-trace" "process kill"
+  EXPECT "dispatch-break: aten::add.Tensor at AutogradCPU" "[call] op=[aten::add.Tensor], key=[AutogradCPU]"
+  REJECT "name = 'dscope_debug_break_hook'")
 
 # Type summaries (the `dscope` category): main's locals in printers_program (see
 # printers_program.cpp: a CPU tensor's key set, AutogradCPU, CPUBit, a 2x3 float32 tensor).
