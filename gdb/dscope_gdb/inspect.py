@@ -265,7 +265,9 @@ def _frame_function(frame, out, size):
 
 @_frame_callback(_FRAME_INLINED, failed=0)
 def _frame_inlined(frame):
-    return int(frame.type() == gdb.INLINE_FRAME)
+    # A tail-call frame is one GDB rebuilds from DWARF call sites (LLDB 16 does not): no more a
+    # stack frame of its own than an inlined call.
+    return int(frame.type() in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME))
 
 
 def _scalar(value):

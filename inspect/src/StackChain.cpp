@@ -239,7 +239,8 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
   Stack stack(*t, tid);
   std::vector<Frame> frames;
   // Inlined calls are listed before (inside) the stack frame they were inlined into, so a stack
-  // frame is complete, with its inlined calls, when a frame that is not inlined is read. A longer
+  // frame is complete, with its inlined calls, when a frame that is not inlined is read (GDB's
+  // tail-call frames, listed outside the frame that reused their stack, join the next one). A longer
   // run of inlined frames than any real nesting counts as a stack frame: the bound always holds.
   constexpr uint64_t kMaxInlinedRun = 256;
   uint64_t inlined_run = 0;

@@ -607,9 +607,16 @@ int LldbTarget::frameFunction(void* ctx, int64_t tid, uint64_t level, char* out,
   }
 }
 
+// An inlined frame shares its stack frame with the next outer one, which has the same CFA. LLDB 16
+// can list a stack frame only by the calls inlined into it, without its own function (dscope::at::mm
+// in basic_dispatch at -O2): the outermost of those has the stack frame to itself.
 int LldbTarget::frameInlined(void* ctx, int64_t tid, uint64_t level) {
   try {
-    return static_cast<LldbTarget*>(ctx)->frameOf(tid, level).IsInlined() ? 1 : 0;  // an invalid frame is not
+    auto* self = static_cast<LldbTarget*>(ctx);
+    lldb::SBFrame frame = self->frameOf(tid, level);
+    if (!frame.IsInlined()) return 0;  // an invalid frame is not
+    lldb::SBFrame outer = self->frameOf(tid, level + 1);
+    return outer.IsValid() && outer.GetCFA() == frame.GetCFA() ? 1 : 0;
   } catch (...) {
     return 0;
   }

@@ -57,10 +57,12 @@ typedef struct dscope_target {
    * target.process.thread.max-backtrace-depth, inlined calls not counted), 0 when it has no such
    * cap. --frames says so when the walk reaches it. */
   uint64_t frame_cap;
-  /* 1 when frame `level` is a call inlined into the next outer frame (the two share one stack
-   * frame), 0 when it has a stack frame of its own. GDB and LLDB unwind the same stack frames but
-   * list different inlined calls between them, so --max-frames and "N frames walked" count stack
-   * frames: the same in both. Optional (NULL: every frame has its own). */
+  /* 1 when frame `level` has no stack frame of its own: a call inlined into the next outer frame
+   * (the two share one stack frame), or a tail call GDB rebuilds from DWARF call sites (its stack
+   * frame was reused by the function it jumped to); 0 when it has a stack frame of its own. GDB
+   * and LLDB unwind the same stack frames but list different inlined and tail calls between them,
+   * so --max-frames and "N frames walked" count stack frames: the same in both. Optional (NULL:
+   * every frame has its own). */
   int (*frame_inlined)(void* ctx, int64_t tid, uint64_t level);
 } dscope_target;
 
