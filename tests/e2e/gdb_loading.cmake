@@ -92,7 +92,7 @@ dscope_loading_test(gdb_loading_no_runtime
 # --frames reads `this->entry_` and `ks` from DWARF: g++ keeps (or lets --frames recover) them at
 # -O2; clang 14 at -O2 optimizes `this` out of every dispatch frame, so the operator names come
 # out as <optimized out> there (the records-based dispatch-trace is unaffected).
-if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" OR CMAKE_BUILD_TYPE STREQUAL "Debug")
+if(DSCOPE_FRAMES_READABLE)
 dscope_loading_test(gdb_loading_frames_live
   COMMAND ${LOADING} run --work ${LOADING_WORK} --gdb-script ${GDB_SCRIPT}
     --cmd "break mm_cpu" --cmd "run" --cmd "dispatch-trace --frames" --cmd "kill"

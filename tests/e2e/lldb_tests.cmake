@@ -69,7 +69,7 @@ dscope_lldb_test(lldb_missing_kernel_core PROGRAM missing_kernel CORE_OF crash_m
 # -O2 splits into hot and cold parts unless told not to (runtime/CMakeLists.txt); split, LLDB 16
 # found no function there and printed `[?] op=[<optimized out>]`. clang 14 -O2 drops `this` in
 # dispatch frames (as for the compare tests' --frames).
-if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" OR CMAKE_BUILD_TYPE STREQUAL "Debug")
+if(DSCOPE_FRAMES_READABLE)
   dscope_lldb_test(lldb_missing_kernel_core_frames PROGRAM missing_kernel CORE_OF crash_missing_kernel
     CMD "dispatch-trace --frames"
     EXPECT "#0 [call] op=[myops::only_cpu], key=[AutogradMeta]" "#1 [redispatchBoxed] op=[myops::only_cpu], key=[Meta]"
@@ -197,7 +197,7 @@ dscope_lldb_test(lldb_plugin_without_synthetic PLUGIN ${DSCOPE_LLDB_PLUGIN_ALONE
 # core, where the walk stops at its bound without unwinding the rest. The [call] key comes from
 # the kernel that ran (the optimizer dropped `ks`); LLDB 16 cannot evaluate the entry value GDB
 # uses for the [redispatch] frame's `ks`, so only its operator is checked.
-if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" OR CMAKE_BUILD_TYPE STREQUAL "Debug")
+if(DSCOPE_FRAMES_READABLE)
   dscope_lldb_test(lldb_frames_live PROGRAM basic_dispatch
     CMD "b mm_cpu" "process launch" "dispatch-trace --frames" "process kill"
     EXPECT "from the native stack (" "frames walked)" "[call] op=[aten::mm], key=[AutogradCPU]"
@@ -237,8 +237,9 @@ dscope_lldb_test(lldb_gcore PROGRAM tls_leak CORE ${LOADING_WORK}_gcore/tls_leak
 # ---- kernels named as GDB names them ----
 
 # Kernel symbols in GDB's spelling where LLDB 16 would differ: the runtime's autograd fallback and
-# the sample's autograd kernel are GCC hot/cold-split functions LLDB has no Function for (named
-# from their DWARF: the typedef dscope::Stack, not its expansion), and the sample kernel's line is
+# the sample's autograd kernel (a GCC hot/cold-split function LLDB has no Function for; the
+# runtime is built without the split) are named from their DWARF (the typedef dscope::Stack, not
+# its expansion, as GDB), and the sample kernel's line is
 # its first statement (`if (fixed)`, line 35), where LLDB's own line table says the signature's.
 # (GCC's names and splits: clang builds name these functions their own way, as GDB then does.)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
