@@ -18,8 +18,6 @@ std::string errorLine(const std::string& message) {
   return line;
 }
 
-void fail(const std::string& message) { throw InspectError(errorLine(message)); }
-
 std::string hex(uint64_t value) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));

@@ -30,8 +30,11 @@ class RuntimeNotLoaded : public InspectError {
 
 // "dscope: " + message, made one line.
 std::string errorLine(const std::string& message);
-// Throws InspectError(errorLine(message)).
-[[noreturn]] void fail(const std::string& message);
+// Throws E(errorLine(message)): an InspectError, or one a caller tells apart (RuntimeNotLoaded).
+template <class E = InspectError>
+[[noreturn]] void fail(const std::string& message) {
+  throw E(errorLine(message));
+}
 
 // "0x1a2b"
 std::string hex(uint64_t value);

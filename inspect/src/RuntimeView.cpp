@@ -68,18 +68,17 @@ std::vector<std::string> closeNames(const std::string& query, const std::vector<
 RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
   auto addr = mem_.findSymbol("dscope_debug_descriptor");  // none without a target
   if (!addr)
-    throw RuntimeNotLoaded(errorLine(mem_.selectedTid() ? "no DispatchScope runtime in this process (symbol "
-                                                          "dscope_debug_descriptor not found; is libdscope_runtime loaded yet?)"
-                                                        : kNoProcess));
+    fail<RuntimeNotLoaded>(mem_.selectedTid() ? "no DispatchScope runtime in this process (symbol "
+                                                "dscope_debug_descriptor not found; is libdscope_runtime loaded yet?)"
+                                              : kNoProcess);
   descriptor_addr_ = *addr;
   descriptor_ = mem_.read<struct dscope_debug_descriptor_t>(*addr, "dscope_debug_descriptor");
   // An executable's copy of the descriptor (a copy relocation, in .bss) is all zeros until the
   // dynamic linker has loaded the runtime and copied it in (`starti` stops before that).
   static constexpr struct dscope_debug_descriptor_t kZero{};
   if (std::memcmp(&descriptor_, &kZero, sizeof kZero) == 0)
-    throw RuntimeNotLoaded(errorLine("dscope_debug_descriptor at " + hex(*addr) + " is all zeros: the runtime is not "
-                                     "loaded yet (a process stopped before its libraries load), or the core file does "
-                                     "not match the program"));
+    fail<RuntimeNotLoaded>("dscope_debug_descriptor at " + hex(*addr) + " is all zeros: the runtime is not loaded yet "
+                           "(a process stopped before its libraries load), or the core file does not match the program");
   if (std::memcmp(descriptor_.magic, DSCOPE_DEBUG_MAGIC, sizeof descriptor_.magic) != 0)
     fail("dscope_debug_descriptor at " + hex(*addr) + " has no DSCOPEDD magic (corrupt memory, or not a DispatchScope "
          "runtime)");

@@ -137,11 +137,11 @@ bool keysetWord(const std::string& expr, lldb::SBValue* v, std::string* error) {
     lldb::SBValue repr = v->GetNonSyntheticValue().GetChildMemberWithName("repr_");
     if (!repr.IsValid()) return isNot(*v);
     *v = repr;
-  } else if (!(v->GetType().GetCanonicalType().GetTypeFlags() & (lldb::eTypeIsScalar | lldb::eTypeIsEnumeration |
-                                                                   lldb::eTypeIsPointer)) ||
-             (v->GetType().GetCanonicalType().GetTypeFlags() & lldb::eTypeIsFloat)) {
-    return isNot(*v);  // GDB takes no double for a key set either
+    return true;
   }
+  const uint32_t flags = v->GetType().GetCanonicalType().GetTypeFlags();
+  if (!(flags & (lldb::eTypeIsScalar | lldb::eTypeIsEnumeration | lldb::eTypeIsPointer)) || (flags & lldb::eTypeIsFloat))
+    return isNot(*v);  // GDB takes no double for a key set either
   return true;
 }
 
