@@ -59,7 +59,7 @@ ParsedArgs parseArgs(const std::vector<std::string>& words, const OptionSpec& sp
       if (args.values.count(w)) usageError(w + " is given twice", usage);
       args.values[w] = words[++i];
     } else {
-      usageError("unknown option " + w, usage);
+      usageError("unknown option " + shown(w), usage);
     }
   }
   return args;
@@ -67,16 +67,20 @@ ParsedArgs parseArgs(const std::vector<std::string>& words, const OptionSpec& sp
 
 std::optional<uint64_t> parseNumber(const std::string& text) {
   if (text.empty() || text.size() > 40 || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
-  bool is_hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  // C's and the debuggers' rules: 0x is hex, another leading 0 octal.
+  const bool is_hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const bool is_octal = !is_hex && text.size() > 1 && text[0] == '0';
   const char* digits = text.c_str() + (is_hex ? 2 : 0);
   for (const char* p = digits; *p; ++p)
     if (!(is_hex ? std::isxdigit(static_cast<unsigned char>(*p)) : std::isdigit(static_cast<unsigned char>(*p))))
       return std::nullopt;
+  if (is_octal && text.find_first_of("89") != std::string::npos)
+    fail(shown(text) + " is no number: a leading 0 makes it octal, as in C, and 8 and 9 are no octal digits");
   errno = 0;
   char* end = nullptr;
-  unsigned long long v = std::strtoull(digits, &end, is_hex ? 16 : 10);
+  unsigned long long v = std::strtoull(digits, &end, is_hex ? 16 : is_octal ? 8 : 10);
   // A number too large is the user's mistake, said here rather than in each debugger's words.
-  if (errno == ERANGE) fail(text + " does not fit in 64 bits");
+  if (errno == ERANGE) fail(shown(text) + " does not fit in 64 bits");
   if (*end != '\0') return std::nullopt;
   return static_cast<uint64_t>(v);
 }
@@ -86,8 +90,8 @@ uint64_t numberOrExpression(const Remote& mem, const std::string& text) {
   if (auto n = parseNumber(text)) return *n;
   std::string error;
   if (auto v = mem.evaluate(text, &error)) return *v;
-  if (!error.empty()) fail("cannot evaluate '" + text + "': " + error);
-  fail("not a number: " + text + " (a decimal or 0x-hex value; expressions need a debugger)");
+  if (!error.empty()) fail("cannot evaluate '" + shown(text) + "': " + shown(error));
+  fail("not a number: " + shown(text) + " (a decimal, 0x-hex or 0-octal value; expressions need a debugger)");
 }
 
 uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what, uint64_t max) {
@@ -96,10 +100,7 @@ uint64_t numberOption(const std::string& option, const std::string& text, const 
     n = parseNumber(text);
   } catch (const InspectError&) {  // past 64 bits: out of range like any number past max
   }
-  if (!n || *n > max) {
-    const std::string shown = text.size() > 64 ? text.substr(0, 61) + "..." : text;
-    fail(option + " needs " + what + ", got '" + shown + "'");
-  }
+  if (!n || *n > max) fail(option + " needs " + what + ", got '" + shown(text) + "'");
   return *n;
 }
 
@@ -107,10 +108,7 @@ int64_t threadOption(const std::string& text) {
   return static_cast<int64_t>(numberOption("--thread", text, "a thread number", INT64_MAX));
 }
 
-namespace {
 bool isOperatorName(const std::string& name) {
-  // ns::name[.overload]: identifiers, as PyTorch's schema parser takes them (every one of its
-  // 3 694 operator names has this shape).
   auto word = [&](size_t begin, size_t end, bool identifier) {
     if (begin >= end || (identifier && std::isdigit(static_cast<unsigned char>(name[begin])))) return false;
     return std::all_of(name.begin() + begin, name.begin() + end,
@@ -121,11 +119,10 @@ bool isOperatorName(const std::string& name) {
   const size_t dot = std::min(name.find('.', colons), name.size());
   return word(0, colons, true) && word(colons + 2, dot, true) && (dot == name.size() || word(dot + 1, name.size(), false));
 }
-}  // namespace
 
 void checkOperatorName(const std::string& name) {
   if (!isOperatorName(name))
-    fail("'" + name + "' is not an operator name: use ns::name or ns::name.overload (e.g. aten::mm, aten::add.Tensor)");
+    fail("'" + shown(name) + "' is not an operator name: use ns::name or ns::name.overload (e.g. aten::mm, aten::add.Tensor)");
 }
 
 bool namesOperator(const std::string& full_name, const std::string& name) {
@@ -134,7 +131,7 @@ bool namesOperator(const std::string& full_name, const std::string& name) {
 
 DispatchKey parseKeyOrFail(const std::string& name) {
   if (auto k = parseDispatchKey(name)) return *k;
-  fail("unknown dispatch key '" + name + "' (PyTorch's names: CPU, AutogradCPU, Meta, BackendSelect, ...)");
+  fail("unknown dispatch key '" + shown(name) + "' (PyTorch's names: CPU, AutogradCPU, Meta, BackendSelect, ...)");
 }
 
 }  // namespace dscope::inspect

@@ -21,6 +21,8 @@ class Session {
     if (!view_) view_.emplace(mem_);
     return *view_;
   }
+  // What the runtime view could not read whole (RuntimeView::warnings), once each.
+  std::vector<std::string> warnings() const;
 
  private:
   Remote mem_;
@@ -55,14 +57,13 @@ std::string keySetWithRaw(DispatchKeySet ks);
 std::string keyWithSlot(DispatchKeySet ks);
 // The runtime keys of ks, comma-separated ("" when none).
 std::string keyNames(DispatchKeySet ks);
-// "1 234 567": long depths and repeat counts read better grouped.
-std::string groupThousands(uint64_t n);
-// "1 frame", "20 000 frames": a grouped count and its noun, plural unless one.
-std::string counted(uint64_t n, const std::string& noun);
 
 // The block of the thread the user means: --thread N (the debugger's thread number), else the
-// debugger's selected thread, else the first alive block.
-const ThreadBlock& selectThread(const Remote& mem, const std::vector<ThreadBlock>& blocks,
+// debugger's selected thread, else the first alive block. A block found corrupt is no thread's:
+// InspectError saying so, as when the thread's block may be in a part of the list that was lost.
+const ThreadBlock& selectThread(const RuntimeView& rt, const std::vector<ThreadBlock>& blocks,
                                 const std::optional<std::string>& thread_option);
+// "dscope: the record block at 0x... is corrupt (state 7 is neither alive nor dead)"
+std::string corruptBlockLine(const ThreadBlock& b);
 
 }  // namespace dscope::inspect

@@ -5,8 +5,12 @@
 // --frames rebuilt from the debugger's stack (StackChain.h): the entry records, the repeating part
 // folded into one line with its repeat count, the top records, and for a cycle a diagnosis naming
 // the kernel that re-enters the dispatcher and the fix. Both sources print through one printer.
+#include <algorithm>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
+#include <unordered_set>
 
 #include "CommandLine.h"
 #include "Commands.h"
@@ -49,22 +53,14 @@ struct Chain {
 
   static Chain of(const ThreadBlock& b) {
     const dscope_thread_records* r = &b.records;
-    Chain c{r->depth, [r](uint64_t d) { return debug::recordAt(*r, d); }, nullptr};
-    // The runtime writes a record before it counts it; only the innermost may be half-written
-    // (another thread caught mid-push), so a kindless record below it is not one it wrote.
-    for (uint64_t d = c.next(0); d + 1 < c.depth; d = c.next(d + 1)) {
-      const uint8_t kind = c.at(d)->kind;
-      if (kind < DSCOPE_RECORD_CALL || kind > DSCOPE_RECORD_REDISPATCH_BOXED)
-        fail("thread tid " + std::to_string(r->tid) + ": the record at depth " + groupThousands(d) + " of " +
-             groupThousands(c.depth) + " is not a dispatch (kind " + std::to_string(kind) +
-             "): corrupt memory, or a depth the thread never reached");
-    }
-    return c;
+    return {r->depth, [r](uint64_t d) { return debug::recordAt(*r, d); }, nullptr, r->tid};
   }
   static Chain of(const StackChain& sc) {
     const StackChain* c = &sc;
-    return {sc.dispatches.size(), [c](uint64_t d) { return &c->dispatches[d].rec; }, c};
+    return {sc.dispatches.size(), [c](uint64_t d) { return &c->dispatches[d].rec; }, c, sc.tid};
   }
+
+  int64_t tid = 0;
 };
 
 // What the command says about one chain; text and JSON print the same analysis.
@@ -74,10 +70,17 @@ struct Trace {
   std::vector<uint64_t> entry, top;  // depths shown in the folded view
   uint64_t entry_hidden = 0;         // entry records left out of the folded view
   std::string diagnosis, fix;
+  // Records that cannot be the dispatch the runtime pushed (records only), by depth: why.
+  std::map<uint64_t, std::string> corrupt;
 
   uint64_t depth() const { return chain.depth; }
   const dscope_dispatch_record* at(uint64_t d) const { return chain.at(d); }
+  bool isCorrupt(uint64_t d) const { return corrupt.count(d) != 0; }
 };
+
+// A block may hold this many corrupt records (a record caught being written, a flipped byte)
+// before it is taken for no dispatch chain at all (a depth the thread never reached).
+uint64_t maxCorruptRecords(uint64_t held) { return std::max<uint64_t>(2, held / 32); }
 
 class TracePrinter {
  public:
@@ -88,12 +91,22 @@ class TracePrinter {
     t.chain = std::move(chain);
     const uint64_t depth = t.depth();
     if (depth == 0) return t;
-    t.cycle = debug::findDispatchCycle(depth, t.chain.at);
+    if (!t.chain.stack) findCorruptRecords(t);
+    // A corrupt record matches any: the loop folds around it (the records say where it is).
+    std::unordered_set<const dscope_dispatch_record*> wildcards;
+    for (const auto& [d, why] : t.corrupt) wildcards.insert(t.at(d));
+    auto same = [&](const dscope_dispatch_record& a, const dscope_dispatch_record& b) {
+      return wildcards.count(&a) || wildcards.count(&b) || debug::sameDispatch(a, b);
+    };
+    t.cycle = debug::findDispatchCycle(depth, t.chain.at, DSCOPE_RECORDS_RING, DSCOPE_RECORDS_RING / 3, same);
     if (!t.cycle.period && t.chain.stack && depth > 3) {
       // The innermost dispatch may have been caught half-way, before its key set existed
       // (optimized out at -O2, uninitialized at -O0): fold below it.
       t.cycle = debug::findDispatchCycle(depth - 1, t.chain.at);
     }
+    // Every phase of the loop is shown by a sound record; a loop made of corrupt ones is none.
+    for (uint64_t i = 0; t.cycle.period && i < t.cycle.period; ++i)
+      if (!phaseRecord(t, i)) t.cycle = {};
     const uint64_t entry_end = t.cycle.period ? t.cycle.start_depth : depth;
     uint64_t d = t.chain.next(0);
     for (; d < entry_end && t.entry.size() < kEntryRecordsShown; d = t.chain.next(d + 1)) t.entry.push_back(d);
@@ -105,11 +118,11 @@ class TracePrinter {
     return t;
   }
 
-  // --frames may lack an operator or a key set (optimized out); a record lacks one only when it
-  // was never written or is corrupt (a depth past what the thread pushed).
+  // --frames may lack an operator or a key set (optimized out); a record that lacks one is corrupt
+  // and never printed as a dispatch.
   std::string opName(const Trace& t, uint64_t d) const {
     if (const void* op = t.at(d)->op) return rt_.operatorName(reinterpret_cast<uint64_t>(op));
-    return t.chain.stack ? "<optimized out>" : "<empty record>";
+    return "<optimized out>";
   }
   std::string keyName(const Trace& t, uint64_t d) const {
     if (t.chain.stack && !t.chain.stack->dispatches[d].keyset_known) return "<key set optimized out>";
@@ -119,6 +132,7 @@ class TracePrinter {
     return format::recordLine(t.at(d)->kind, opName(t, d), std::string_view(keyName(t, d)));
   }
   std::string numbered(const Trace& t, uint64_t d) const {
+    if (t.isCorrupt(d)) return "#" + std::to_string(d) + " (corrupt record: " + t.corrupt.at(d) + ")";
     std::string out = "#" + std::to_string(d) + " " + line(t, d);
     if (t.chain.stack) {
       const StackDispatch& sd = t.chain.stack->dispatches[d];
@@ -144,9 +158,9 @@ class TracePrinter {
            (partial ? " (it may begin below the frames walked)" : "") + ":\n";
     const std::string repeated = " ... repeated " + groupThousands(c.repeats) + " times";
     if (c.period == 1) {
-      out += "    " + line(t, phaseRecord(t, 0)) + repeated + "\n";
+      out += "    " + line(t, *phaseRecord(t, 0)) + repeated + "\n";
     } else {
-      for (uint64_t i = 0; i < c.period; ++i) out += "    " + line(t, phaseRecord(t, i)) + "\n";
+      for (uint64_t i = 0; i < c.period; ++i) out += "    " + line(t, *phaseRecord(t, i)) + "\n";
       out += "   " + repeated + "\n";
     }
     out += "  top of the chain:\n";
@@ -209,7 +223,7 @@ class TracePrinter {
     if (t.cycle.period) {
       j.beginObject().field("period", t.cycle.period).field("start_depth", t.cycle.start_depth);
       j.field("repeats", t.cycle.repeats).field("start_in_gap", t.cycle.start_in_gap).key("records").beginArray();
-      for (uint64_t i = 0; i < t.cycle.period; ++i) recordJson(j, t, phaseRecord(t, i));
+      for (uint64_t i = 0; i < t.cycle.period; ++i) recordJson(j, t, *phaseRecord(t, i));
       j.endArray().endObject();
     } else {
       j.null();
@@ -237,10 +251,51 @@ class TracePrinter {
   }
 
  private:
-  // The depth of the record of phase i (0 = the first record of a repetition) in the top repetition.
-  static uint64_t phaseRecord(const Trace& t, uint64_t i) {
-    // The last whole repetition: always in the ring (findDispatchCycle compared it).
-    return t.cycle.start_depth + (t.cycle.repeats - 1) * t.cycle.period + i;
+  // The depth of the record of phase i (0 = the first record of a repetition) in the top whole
+  // repetition that holds a sound one; nullopt when none does.
+  static std::optional<uint64_t> phaseRecord(const Trace& t, uint64_t i) {
+    // The last whole repetitions are in the ring (findDispatchCycle compared them).
+    for (uint64_t r = t.cycle.repeats; r-- > 0 && r + 4 > t.cycle.repeats;) {
+      const uint64_t d = t.cycle.start_depth + r * t.cycle.period + i;
+      if (t.at(d) && !t.isCorrupt(d)) return d;
+    }
+    return std::nullopt;
+  }
+
+  // Records the runtime cannot have pushed: a kind it has not, no operator, a key set with bits
+  // no key has or whose slot is not the one stored. The runtime writes a record before it counts
+  // it, so only the innermost may be half-written (a thread caught mid-push); more than a few
+  // mean the depth is not one the thread reached.
+  void findCorruptRecords(Trace& t) const {
+    const uint64_t valid_keys = DispatchKeySet(DispatchKeySet::FULL).raw_repr();
+    uint64_t held = 0;
+    for (uint64_t d = t.chain.next(0); d < t.depth(); d = t.chain.next(d + 1)) {
+      ++held;
+      const dscope_dispatch_record& r = *t.at(d);
+      std::string why;
+      if (r.kind < DSCOPE_RECORD_CALL || r.kind > DSCOPE_RECORD_REDISPATCH_BOXED)
+        why = "kind " + std::to_string(r.kind) + " is no dispatch";
+      else if (!r.op || !rt_.tryOperatorName(reinterpret_cast<uint64_t>(r.op)))
+        why = "op " + hex(reinterpret_cast<uint64_t>(r.op)) + " is no operator";
+      else if (r.keyset & ~valid_keys)
+        why = "key set " + hex(r.keyset) + " has bits no dispatch key has";
+      else if (r.slot != DispatchKeySet::from_raw_repr(r.keyset).getDispatchTableIndexForDispatchKeySet())
+        why = "slot " + std::to_string(r.slot) + " is not the slot of its key set " + hex(r.keyset);
+      else if (!r.kernel)
+        why = "no kernel";
+      if (!why.empty()) t.corrupt.emplace(d, std::move(why));
+    }
+    const std::string thread = "thread tid " + std::to_string(t.chain.tid);
+    if (t.corrupt.size() > maxCorruptRecords(held)) {
+      const auto& [d, why] = *t.corrupt.begin();
+      fail(thread + ": " + std::to_string(t.corrupt.size()) + " of the " + std::to_string(held) +
+           " records it holds are not dispatches (the first, at depth " + groupThousands(d) + " of " +
+           groupThousands(t.depth()) + ": " + why + "): corrupt memory, or a depth the thread never reached");
+    }
+    for (const auto& [d, why] : t.corrupt)
+      rt_.warn(thread + ": the record at depth " + groupThousands(d) + " is corrupt (" + why + ")" +
+               (d + 1 == t.depth() ? ": the innermost, perhaps caught being written" : "") +
+               "; the chain is read around it");
   }
 
   std::string allRecords(const Trace& t) const {
@@ -262,6 +317,10 @@ class TracePrinter {
 
   void recordJson(Json& j, const Trace& t, uint64_t d) const {
     const auto& rec = *t.at(d);
+    if (t.isCorrupt(d)) {
+      j.beginObject().field("depth", d).field("corrupt", t.corrupt.at(d)).endObject();
+      return;
+    }
     j.beginObject().field("depth", d).field("kind", format::recordKindName(rec.kind));
     j.field("op", opName(t, d)).field("key", keyName(t, d));
     j.field("keyset", hex(rec.keyset)).field("slot", static_cast<uint32_t>(rec.slot));
@@ -275,7 +334,7 @@ class TracePrinter {
   // The kernel of the last record of a repetition is the one that dispatches the first record
   // of the next repetition: it re-enters the dispatcher.
   void diagnose(Trace& t) const {
-    const uint64_t callee_d = phaseRecord(t, 0), caller_d = phaseRecord(t, t.cycle.period - 1);
+    const uint64_t callee_d = *phaseRecord(t, 0), caller_d = *phaseRecord(t, t.cycle.period - 1);
     const dscope_dispatch_record& reentered = *t.at(callee_d);
     const dscope_dispatch_record& caller = *t.at(caller_d);
     const std::string caller_op = opName(t, caller_d), callee_op = opName(t, callee_d);
@@ -316,7 +375,7 @@ std::string framesTrace(Session& s, const ParsedArgs& args) {
   int64_t tid = s.mem().selectedTid();
   if (auto n = args.value("--thread")) {
     auto t = s.mem().threadTid(threadOption(*n));
-    if (!t) fail("no thread " + *n);
+    if (!t) fail("no thread " + shown(*n));
     tid = *t;
   }
   if (!tid) fail("no process or core file: dispatch-trace --frames reads a thread's stack");
@@ -344,7 +403,7 @@ std::string framesTrace(Session& s, const ParsedArgs& args) {
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args =
       parseArgs(words, {{"--all", "--full", "--json", "--frames"}, {"--thread", "--max-frames"}}, kDispatchTraceUsage);
-  if (!args.positional.empty()) usageError("unexpected argument '" + args.positional.front() + "'", kDispatchTraceUsage);
+  if (!args.positional.empty()) usageError("unexpected argument '" + shown(args.positional.front()) + "'", kDispatchTraceUsage);
   if (args.has("--all") && args.value("--thread")) usageError("--thread or --all, not both", kDispatchTraceUsage);
   if (args.has("--frames")) return framesTrace(s, args);
   if (args.value("--max-frames")) usageError("--max-frames goes with --frames", kDispatchTraceUsage);
@@ -358,18 +417,43 @@ std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) 
     for (const auto& b : blocks) selected.push_back(&b);
     if (selected.empty()) fail("no thread has dispatched yet (no dispatch records)");
   } else {
-    selected.push_back(&selectThread(s.mem(), blocks, args.value("--thread")));
+    selected.push_back(&selectThread(rt, blocks, args.value("--thread")));
   }
   TracePrinter printer(rt);
   const bool full = args.has("--full");
+  // With --all, a thread whose block or records are corrupt gets its one line, and the others
+  // their chains.
+  std::vector<std::pair<const ThreadBlock*, std::optional<Trace>>> traces;
+  std::vector<std::string> errors;
+  for (const auto* b : selected) {
+    std::optional<Trace> trace;
+    std::string error = b->corrupt.empty() ? "" : corruptBlockLine(*b);
+    if (error.empty()) {
+      try {
+        trace = printer.analyze(Chain::of(*b));
+      } catch (const InspectError& e) {
+        if (!args.has("--all")) throw;
+        error = e.what();
+      }
+    }
+    traces.emplace_back(b, std::move(trace));
+    errors.push_back(std::move(error));
+  }
   if (args.has("--json")) {
     Json j;
     j.beginObject().key("threads").beginArray();
-    for (const auto* b : selected) printer.json(j, printer.analyze(Chain::of(*b)), *b, full);
+    for (size_t i = 0; i < traces.size(); ++i) {
+      const auto& [b, trace] = traces[i];
+      if (trace) printer.json(j, *trace, *b, full);
+      else j.beginObject().field("block", hex(b->addr)).field("error", errors[i]).endObject();
+    }
     return j.endArray().endObject().str();
   }
   std::string out;
-  for (const auto* b : selected) out += (out.empty() ? "" : "\n") + printer.text(printer.analyze(Chain::of(*b)), *b, full);
+  for (size_t i = 0; i < traces.size(); ++i) {
+    const auto& [b, trace] = traces[i];
+    out += (out.empty() ? "" : "\n") + (trace ? printer.text(*trace, *b, full) : errors[i] + "\n");
+  }
   return out;
 }
 

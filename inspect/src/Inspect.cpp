@@ -1,5 +1,6 @@
 // The C ABI (include/dscope/inspect.h): parses the command word, runs the command, and turns
 // every failure into one "dscope: ..." line. Nothing escapes: no exception crosses the ABI.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -8,6 +9,7 @@
 
 #include "CommandLine.h"
 #include "Commands.h"
+#include "Json.h"
 
 #define DSCOPE_INSPECT_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -40,6 +42,24 @@ std::string runKeyNames(const std::vector<std::string>& words) {
   return out;
 }
 
+// A user command's answer and what its walks could not read whole: "dscope: ..." lines after a
+// text answer; in a JSON answer (one object) a "warnings" array, so that it stays one document.
+std::string withWarnings(std::string answer, const std::vector<std::string>& warnings) {
+  if (warnings.empty()) return answer;
+  if (!answer.empty() && answer.front() == '{') {
+    Json j;
+    j.beginArray();
+    for (const auto& w : warnings) j.value(errorLine(w));
+    j.endArray();
+    std::string array = j.str();
+    array.pop_back();  // its newline
+    answer.insert(answer.rfind('}'), ",\"warnings\":" + array);
+    return answer;
+  }
+  for (const auto& w : warnings) answer += errorLine(w) + "\n";
+  return answer;
+}
+
 std::string run(const dscope_target* target, const char* command_line) {
   if (!command_line) fail("empty command; commands: " + std::string(kCommands));
   auto words = splitWords(command_line);
@@ -47,9 +67,13 @@ std::string run(const dscope_target* target, const char* command_line) {
   const std::string command = words.front();
   words.erase(words.begin());
   Session session(target);
-  if (command == "keyset") return runKeyset(session, words);
-  if (command == "op-table") return runOpTable(session, words);
-  if (command == "dispatch-trace") return runDispatchTrace(session, words);
+  using UserCommand = std::string (*)(Session&, const std::vector<std::string>&);
+  const std::map<std::string, UserCommand> user_commands{
+      {"keyset", runKeyset}, {"op-table", runOpTable}, {"dispatch-trace", runDispatchTrace}};
+  if (auto it = user_commands.find(command); it != user_commands.end()) {
+    std::string answer = it->second(session, words);  // before the warnings it leaves
+    return withWarnings(std::move(answer), session.warnings());
+  }
   if (command == "usage") return runUsage(words);
   if (command == "key-names") return runKeyNames(words);
   if (command == "dispatch-break-parse") return runBreakParse(session, words);
@@ -59,7 +83,7 @@ std::string run(const dscope_target* target, const char* command_line) {
   if (command == "record-line") return runRecordLine(session, words);
   if (command == "op-name") return runOpName(session, words);
   if (command == "summary") return runSummary(session, words);
-  fail("unknown command '" + command + "'; commands: " + kCommands);
+  fail("unknown command '" + shown(command) + "'; commands: " + kCommands);
 }
 
 // A malloc'd copy (the ABI's strings are freed with dscope_inspect_free, i.e. free()).
@@ -70,6 +94,15 @@ char* copyOut(const std::string& s) {
 }
 
 }  // namespace
+
+std::vector<std::string> Session::warnings() const {
+  std::vector<std::string> out;
+  if (view_)
+    for (const auto& w : view_->warnings())
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+  return out;
+}
+
 }  // namespace dscope::inspect
 
 DSCOPE_INSPECT_EXPORT char* dscope_inspect_run(const dscope_target* target, const char* command_line, int* is_error) {

@@ -109,8 +109,8 @@ std::string tlsText(const ThreadBlock& b, DispatchKeySet included, DispatchKeySe
 std::string runTls(Session& s, const ParsedArgs& args) {
   const RuntimeView& rt = s.runtime();
   auto blocks = rt.threadBlocks();
-  const ThreadBlock& b = selectThread(s.mem(), blocks, args.value("--thread"));
-  auto [included, excluded] = rt.threadTls(b.records);
+  const ThreadBlock& b = selectThread(rt, blocks, args.value("--thread"));
+  auto [included, excluded] = rt.threadTls(b);
   std::optional<DispatchKeySet> explain;
   if (auto e = args.value("--explain")) explain = DispatchKeySet::from_raw_repr(numberOrExpression(s.mem(), *e));
   if (!args.has("--json")) return tlsText(b, included, excluded, explain);
@@ -174,29 +174,30 @@ std::string keyNames(DispatchKeySet ks) {
   return out;
 }
 
-std::string groupThousands(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ' ';
-    out += digits[i];
-  }
-  return out;
+std::string corruptBlockLine(const ThreadBlock& b) {
+  return errorLine("the record block at " + hex(b.addr) + " is corrupt (" + b.corrupt + ")");
 }
 
-std::string counted(uint64_t n, const std::string& noun) { return groupThousands(n) + " " + noun + (n == 1 ? "" : "s"); }
-
-const ThreadBlock& selectThread(const Remote& mem, const std::vector<ThreadBlock>& blocks,
+const ThreadBlock& selectThread(const RuntimeView& rt, const std::vector<ThreadBlock>& blocks,
                                 const std::optional<std::string>& thread_option) {
+  const Remote& mem = rt.mem();
   auto byTid = [&](int64_t tid) -> const ThreadBlock* {
     const ThreadBlock* dead = nullptr;
     for (const auto& b : blocks) {
       if (b.records.tid != tid) continue;
+      if (!b.corrupt.empty()) fail("thread tid " + std::to_string(tid) + ": " + corruptBlockLine(b).substr(8));
       if (b.records.state == DSCOPE_THREAD_ALIVE) return &b;
       if (!dead) dead = &b;  // a dead block keeps its last owner's tid
     }
     return dead;
   };
-  auto noBlock = [](int64_t tid) {
+  // Not found: it has not dispatched, unless its block may be one that could not be read.
+  auto noBlock = [&](int64_t tid) {
+    std::string why;
+    for (const auto& b : blocks)
+      if (!b.corrupt.empty()) why = corruptBlockLine(b).substr(8);
+    if (!rt.warnings().empty()) why = rt.warnings().back();
+    if (!why.empty()) fail("thread tid " + std::to_string(tid) + " has no readable dispatch records: " + why);
     fail("thread tid " + std::to_string(tid) + " has no dispatch records (it has not dispatched yet); "
          "`dispatch-trace --all` lists the threads that have");
   };
@@ -206,7 +207,7 @@ const ThreadBlock& selectThread(const Remote& mem, const std::vector<ThreadBlock
     // Without a thread-number mapping (or for a number that is no debugger thread), accept an OS tid.
     if (!tid) {
       if (const auto* b = byTid(n)) return *b;
-      fail("no thread " + *thread_option + " (neither a debugger thread number nor a thread id that dispatched)");
+      fail("no thread " + shown(*thread_option) + " (neither a debugger thread number nor a thread id that dispatched)");
     }
     if (const auto* b = byTid(*tid)) return *b;
     noBlock(*tid);
@@ -216,7 +217,8 @@ const ThreadBlock& selectThread(const Remote& mem, const std::vector<ThreadBlock
     noBlock(tid);
   }
   for (const auto& b : blocks)
-    if (b.records.state == DSCOPE_THREAD_ALIVE) return b;
+    if (b.corrupt.empty() && b.records.state == DSCOPE_THREAD_ALIVE) return b;
+  if (!rt.warnings().empty()) fail("no readable thread dispatch records: " + rt.warnings().back());
   fail("no thread has dispatched yet (no dispatch records)");
 }
 

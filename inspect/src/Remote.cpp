@@ -24,6 +24,19 @@ std::string hex(uint64_t value) {
   return buf;
 }
 
+std::string groupThousands(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ' ';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string counted(uint64_t n, const std::string& noun) { return groupThousands(n) + " " + noun + (n == 1 ? "" : "s"); }
+
+std::string shown(const std::string& text) { return text.size() > 64 ? text.substr(0, 61) + "..." : text; }
+
 struct Remote::Page {
   bool readable = false;  // false: this page cannot be read whole; reads touching it go direct
   unsigned char bytes[kPageSize];
@@ -134,7 +147,7 @@ std::optional<uint64_t> Remote::evaluate(const std::string& expr, std::string* e
   char err[512] = {};
   if (target_->evaluate(target_->ctx, expr.c_str(), &value, err, sizeof err) != 0) {
     err[sizeof err - 1] = '\0';
-    *error = err[0] ? err : "cannot evaluate '" + expr + "'";
+    *error = err[0] ? err : "cannot evaluate '" + shown(expr) + "'";
     return std::nullopt;
   }
   return value;

@@ -38,6 +38,13 @@ template <class E = InspectError>
 
 // "0x1a2b"
 std::string hex(uint64_t value);
+// "1 234 567": long depths and repeat counts read better grouped.
+std::string groupThousands(uint64_t n);
+// "1 frame", "20 000 frames": a grouped count and its noun, plural unless one.
+std::string counted(uint64_t n, const std::string& noun);
+// What the user typed, as an error line echoes it: at most 64 characters (a 10 kB argument is
+// cut, with "..."), so that the line stays one a person reads.
+std::string shown(const std::string& text);
 
 // Longest string read from the target (names, schemas, debug strings); longer means garbage.
 constexpr uint64_t kMaxStringLength = 4096;

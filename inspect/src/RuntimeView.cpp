@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "CommandLine.h"
 #include "dscope/debug/Layout.h"
 
 namespace dscope::inspect {
@@ -40,6 +41,26 @@ size_t editDistance(const std::string& a, const std::string& b) {
     }
   }
   return row[b.size()];
+}
+
+// Text as the runtime stores it (schemas, debug strings, file paths): UTF-8 without control
+// characters. Anything else is bytes that were never a string (corrupt memory).
+bool isText(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 && c != '\t') return false;
+      if (c == 0x7f) return false;
+      ++i;
+      continue;
+    }
+    const size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    if (n == 0 || (c >= 0xe0 && n == 3 && c > 0xef) || i + n > s.size()) return false;
+    for (size_t j = 1; j < n; ++j)
+      if ((static_cast<unsigned char>(s[i + j]) & 0xc0) != 0x80) return false;
+    i += n;
+  }
+  return true;
 }
 
 std::string baseName(const std::string& full) {
@@ -100,16 +121,25 @@ uint64_t RuntimeView::dispatcher() const {
   return d;
 }
 
+void RuntimeView::warn(std::string line) const { warnings_.push_back(std::move(line)); }
+
+std::string RuntimeView::readText(uint64_t addr, const char* what) const {
+  std::string s = mem_.readString(addr, what);
+  if (!isText(s)) fail(std::string("the ") + what + " at " + hex(addr) + " is not text (corrupt memory)");
+  return s;
+}
+
 // ---------------------------------------------------------------- operators
 
 namespace {
 // The operator list of the last target read, kept across commands: walking 3 693 operators costs
 // ~11 000 debugger reads, and a session asks for it on every command. Entries are never freed
-// and their names never change, so (dispatcher, head, count) plus a re-read of the head's name
-// identify the same list; a new registration changes the count.
+// and their names never change while the process lives, so the process (the descriptor's
+// instance: another process, a re-run, another core is another instance), the dispatcher, the head
+// and the count identify the same list; a new registration changes the count.
 struct OperatorListCache {
   std::mutex mutex;
-  uint64_t dispatcher = 0, head = 0;
+  uint64_t instance = 0, dispatcher = 0, head = 0;
   uint32_t count = 0;
   std::shared_ptr<const OperatorList> list;
 };
@@ -125,34 +155,58 @@ const std::vector<RemoteOperator>& RuntimeView::operators() const {
   const uint32_t count = mem_.read<uint32_t>(d + Layout::Dispatcher_num_operators, "operator count");
   if (count > kMaxOperators)
     fail("the dispatcher claims " + std::to_string(count) + " operators (corrupt memory?)");
-  uint64_t op = mem_.readPointer(d + Layout::Dispatcher_operators_head, "operator list");
+  const uint64_t head = mem_.readPointer(d + Layout::Dispatcher_operators_head, "operator list");
+  const uint64_t instance = descriptor_.instance;  // 0: the runtime never said which process this is
   auto& cache = operatorListCache();
   std::lock_guard lock(cache.mutex);
-  if (cache.dispatcher == d && cache.head == op && cache.count == count && cache.list && !cache.list->ops.empty() &&
-      operatorName(op) == cache.list->ops.front().name) {
+  if (instance && cache.instance == instance && cache.dispatcher == d && cache.head == head && cache.count == count &&
+      cache.list) {
     operators_ = cache.list;
+    for (const auto& w : operators_->warnings) warn(w);
     return operators_->ops;
   }
   auto list = std::make_shared<OperatorList>();
-  auto* ops = &list->ops;
-  const uint64_t head = op;
+  auto& ops = list->ops;
   std::unordered_set<uint64_t> seen;
-  // Bounded by the count; a revisit means a corrupt link, not a longer list.
-  while (op && ops->size() < count) {
-    if (!seen.insert(op).second)
-      fail("the operator list loops back to " + hex(op) + " after " + std::to_string(ops->size()) +
-           " operators (corrupt memory?)");
-    std::string name = mem_.readString(mem_.readPointer(op + Layout::OperatorEntry_full_name, "operator name"),
-                                       "operator name");
-    list->by_addr.emplace(op, ops->size());
-    ops->push_back({op, std::move(name)});
-    op = mem_.readPointer(op + Layout::OperatorEntry_next, "operator list");
+  // Bounded by the count; a walk that ends before it, or revisits an entry, met a corrupt link.
+  // Entries whose name is no operator name are left out (their link may still be sound).
+  uint64_t op = head, walked = 0;
+  std::string broken;
+  for (; walked < count; ++walked) {
+    if (!op) {
+      broken = "a null link";
+      break;
+    }
+    if (!seen.insert(op).second) {
+      broken = "a link back to " + hex(op);
+      break;
+    }
+    try {
+      if (auto name = tryOperatorName(op)) {
+        list->by_addr.emplace(op, ops.size());
+        ops.push_back({op, std::move(*name)});
+      } else {
+        list->warnings.push_back("the operator at " + hex(op) + " has no operator name (corrupt memory): left out");
+      }
+      op = mem_.readPointer(op + Layout::OperatorEntry_next, "operator list");
+    } catch (const InspectError& e) {
+      broken = std::string(e.what()).substr(8);  // without "dscope: "
+      break;
+    }
   }
-  cache.dispatcher = d;
-  cache.head = head;
-  cache.count = count;
-  cache.list = list;
+  if (walked < count)
+    list->warnings.push_back("the operator list ends after " + std::to_string(walked) + " of the " +
+                             std::to_string(count) + " operators the dispatcher counts (" + broken +
+                             ": corrupt memory): the rest are not shown");
+  if (instance) {
+    cache.instance = instance;
+    cache.dispatcher = d;
+    cache.head = head;
+    cache.count = count;
+    cache.list = list;
+  }
   operators_ = std::move(list);
+  for (const auto& w : operators_->warnings) warn(w);
   return operators_->ops;
 }
 
@@ -168,25 +222,37 @@ RemoteOperator RuntimeView::findOperator(const std::string& query) const {
     std::string names;
     for (size_t i = 0; i < overloads.size() && i < 4; ++i) names += (i ? ", " : "") + overloads[i]->name;
     if (overloads.size() > 4) names += ", ...";
-    fail("'" + query + "' names " + std::to_string(overloads.size()) + " overloads (" + names +
+    fail("'" + shown(query) + "' names " + std::to_string(overloads.size()) + " overloads (" + names +
          "); give the full name, e.g. " + overloads.front()->name);
   }
   auto close = closeNames(query, ops, 3);
-  std::string msg = "unknown operator '" + query + "'";
+  std::string msg = "unknown operator '" + shown(query) + "'";
   if (!close.empty()) {
     msg += "; did you mean ";
     for (size_t i = 0; i < close.size(); ++i) msg += (i == 0 ? "" : i + 1 == close.size() ? " or " : ", ") + close[i];
     msg += "?";
   }
+  // Not found in a list that could not be read whole: it may be in the part that was lost.
+  if (!operators_->warnings.empty()) msg += " (" + operators_->warnings.back() + ")";
   fail(msg);
 }
 
 std::string RuntimeView::operatorName(uint64_t op) const {
+  if (auto name = tryOperatorName(op)) return *name;
+  fail(hex(op) + " is no operator: its name is unreadable or no operator name (corrupt memory)");
+}
+
+std::optional<std::string> RuntimeView::tryOperatorName(uint64_t op) const {
   if (operators_)
     if (auto it = operators_->by_addr.find(op); it != operators_->by_addr.end()) return operators_->ops[it->second].name;
   if (auto it = names_.find(op); it != names_.end()) return it->second;
-  std::string name = mem_.readString(mem_.readPointer(op + Layout::OperatorEntry_full_name, "operator name"),
-                                     "operator name");
+  std::string name;
+  try {
+    name = mem_.readString(mem_.readPointer(op + Layout::OperatorEntry_full_name, "operator name"), "operator name");
+  } catch (const InspectError&) {
+    return std::nullopt;
+  }
+  if (!isOperatorName(name)) return std::nullopt;
   names_[op] = name;
   return name;
 }
@@ -196,8 +262,8 @@ format::OperatorSnapshot RuntimeView::snapshot(uint64_t op) const {
   s.name = operatorName(op);
   if (uint64_t schema = mem_.readPointer(op + Layout::OperatorEntry_schema, "operator schema")) {
     s.has_schema = true;
-    s.schema = mem_.readString(mem_.readPointer(schema + Layout::RegisteredSchema_text, "schema"), "schema text");
-    s.debug = mem_.readString(mem_.readPointer(schema + Layout::RegisteredSchema_debug, "schema"), "schema debug");
+    s.schema = readText(mem_.readPointer(schema + Layout::RegisteredSchema_text, "schema"), "schema text");
+    s.debug = readText(mem_.readPointer(schema + Layout::RegisteredSchema_debug, "schema"), "schema debug string");
     auto alias = mem_.read<uint8_t>(schema + Layout::RegisteredSchema_alias_analysis, "alias analysis kind");
     if (alias > static_cast<uint8_t>(AliasAnalysisKind::PURE_FUNCTION))
       fail("operator " + s.name + " has alias analysis kind " + std::to_string(alias) + " (corrupt memory?)");
@@ -215,6 +281,9 @@ format::OperatorSnapshot RuntimeView::snapshot(uint64_t op) const {
                          rk.unboxed_fn != 0});
     k = rk.next;
   }
+  if (s.kernels.size() < count)
+    warn("the kernel list of " + s.name + " ends after " + std::to_string(s.kernels.size()) + " of the " +
+         std::to_string(count) + " kernels the operator counts (a null link: corrupt memory): the rest are not shown");
   for (const TableEntry& e : validTableEntries(op))
     s.table.push_back({e.key, e.kernel.debug, impl::toString(e.source), isFallthrough(e.kernel)});
   return s;
@@ -260,9 +329,9 @@ RemoteKernel RuntimeView::kernel(uint64_t addr) const {
   k.functor = mem_.readPointer(addr + Layout::AnnotatedKernel_functor, "kernel");
   k.boxed_fn = mem_.readPointer(addr + Layout::AnnotatedKernel_boxed_fn, "kernel");
   k.unboxed_fn = mem_.readPointer(addr + Layout::AnnotatedKernel_unboxed_fn, "kernel");
-  k.debug = mem_.readString(mem_.readPointer(addr + Layout::AnnotatedKernel_debug, "kernel"), "kernel debug string");
+  k.debug = readText(mem_.readPointer(addr + Layout::AnnotatedKernel_debug, "kernel"), "kernel debug string");
   if (uint64_t schema = mem_.readPointer(addr + Layout::AnnotatedKernel_inferred_schema, "kernel"))
-    k.inferred_schema = mem_.readString(schema, "inferred schema");
+    k.inferred_schema = readText(schema, "inferred schema");
   auto key = mem_.read<uint16_t>(addr + Layout::AnnotatedKernel_key, "kernel");
   if (key >= num_all_dispatch_keys) fail("kernel at " + hex(addr) + " has dispatch key " + std::to_string(key) + " (corrupt memory?)");
   k.key = static_cast<DispatchKey>(key);
@@ -302,27 +371,71 @@ uint64_t RuntimeView::missingFn() const {
 
 // ---------------------------------------------------------------- threads
 
+namespace {
+// Why a block with the right magic cannot describe a thread, or "".
+std::string corruptBlock(const dscope_thread_records& r) {
+  if (r.tid <= 0 || r.tid > kMaxThreadId) return "tid " + std::to_string(r.tid) + " is no thread id";
+  if (r.state != DSCOPE_THREAD_ALIVE && r.state != DSCOPE_THREAD_DEAD)
+    return "state " + std::to_string(r.state) + " is neither alive nor dead";
+  if (r.depth > kMaxPlausibleDepth) return "dispatch depth " + groupThousands(r.depth) + " is more than any stack holds";
+  return "";
+}
+}  // namespace
+
 std::vector<ThreadBlock> RuntimeView::threadBlocks() const {
   std::vector<ThreadBlock> blocks;
   const uint32_t count = std::min(descriptor_.thread_records_count, kMaxThreadBlocks);
   std::unordered_set<uint64_t> seen;
-  for (auto addr = reinterpret_cast<uint64_t>(descriptor_.thread_records); addr && blocks.size() < count;) {
-    if (!seen.insert(addr).second) fail("the thread record list loops back to " + hex(addr) + " (corrupt memory?)");
+  std::string broken = "a null link";
+  for (auto addr = reinterpret_cast<uint64_t>(descriptor_.thread_records); blocks.size() < count;) {
+    if (!addr) break;
+    if (!seen.insert(addr).second) {
+      broken = "a link back to " + hex(addr);
+      break;
+    }
     ThreadBlock b;
     b.addr = addr;
-    b.records = mem_.read<dscope_thread_records>(addr, "thread dispatch records");
-    if (b.records.magic != DSCOPE_THREAD_RECORDS_MAGIC) break;  // the contract: stop at a foreign block
+    try {
+      b.records = mem_.read<dscope_thread_records>(addr, "thread dispatch records");
+    } catch (const InspectError& e) {
+      broken = std::string(e.what()).substr(8);  // without "dscope: "
+      break;
+    }
+    // The contract: a block without the magic is not the runtime's, and neither is its link.
+    if (b.records.magic != DSCOPE_THREAD_RECORDS_MAGIC) {
+      broken = "the block at " + hex(addr) + " has no DRECORDS magic";
+      break;
+    }
+    b.corrupt = corruptBlock(b.records);
     addr = reinterpret_cast<uint64_t>(b.records.next);
     blocks.push_back(std::move(b));
   }
+  if (blocks.size() < count)
+    warn("the thread record list ends after " + std::to_string(blocks.size()) + " of the " + std::to_string(count) +
+         " blocks the runtime counts (" + broken + ": corrupt memory): threads in the rest are not shown");
   return blocks;
 }
 
-std::pair<DispatchKeySet, DispatchKeySet> RuntimeView::threadTls(const dscope_thread_records& r) const {
-  auto tls = reinterpret_cast<uint64_t>(r.tls);
+std::pair<DispatchKeySet, DispatchKeySet> RuntimeView::threadTls(const ThreadBlock& b) const {
+  const dscope_thread_records& r = b.records;
+  const std::string who = "thread tid " + std::to_string(r.tid);
+  if (r.state != DSCOPE_THREAD_ALIVE) fail(who + " has ended (its record block is dead): its thread-local key sets are gone");
+  // Where the records pointer of the thread whose TLS `tls` is lies; it holds this block's address.
+  const auto tls = reinterpret_cast<uint64_t>(r.tls);
+  uint64_t own_block = 0;
+  try {
+    own_block = mem_.readPointer(tls + descriptor_.tls_records_offset, "thread-local records pointer");
+  } catch (const InspectError&) {
+  }
+  if (own_block != b.addr)
+    fail(who + ": the TLS pointer " + hex(tls) + " of its record block is not that thread's TLS (corrupt memory)");
   impl::PODLocalDispatchKeySet raw{};
   raw.included_ = mem_.read<uint64_t>(tls + Layout::PODLocalDispatchKeySet_included, "thread-local key sets");
   raw.excluded_ = mem_.read<uint64_t>(tls + Layout::PODLocalDispatchKeySet_excluded, "thread-local key sets");
+  const uint64_t keys = DispatchKeySet(DispatchKeySet::FULL).raw_repr();
+  for (DispatchKeySet ks : {raw.included(), raw.excluded()})
+    if (ks.raw_repr() & ~keys)
+      fail(who + ": its thread-local key sets hold bits no dispatch key has (" + hex(ks.raw_repr()) + "; corrupt memory)");
   return {raw.included(), raw.excluded()};
 }
 

@@ -23,6 +23,11 @@ namespace dscope::inspect {
 constexpr uint32_t kMaxOperators = 1u << 20;
 constexpr uint32_t kMaxKernelsPerOperator = 4096;
 constexpr uint32_t kMaxThreadBlocks = 1u << 16;
+// A dispatch takes well over 64 bytes of stack, so 2^32 of them would need 256 GiB: a deeper
+// record block is corrupt memory (a pop at depth 0 leaves 2^64 - 1).
+constexpr uint64_t kMaxPlausibleDepth = 1ull << 32;
+// Linux thread ids are at most 2^22 (PID_MAX_LIMIT).
+constexpr int64_t kMaxThreadId = 1 << 22;
 
 // An impl::AnnotatedKernel read from the target.
 struct RemoteKernel {
@@ -43,6 +48,7 @@ struct RemoteOperator {
 struct OperatorList {
   std::vector<RemoteOperator> ops;
   std::unordered_map<uint64_t, size_t> by_addr;  // operatorName() without a read
+  std::vector<std::string> warnings;             // the walk's, repeated whenever the list is used
 };
 
 // One computed dispatch-table entry, with the kernel behind it.
@@ -57,6 +63,7 @@ struct TableEntry {
 struct ThreadBlock {
   uint64_t addr = 0;
   dscope_thread_records records{};
+  std::string corrupt;  // why its fields cannot be a thread's (tid, state, depth); "" when they can
 };
 
 class RuntimeView {
@@ -75,7 +82,10 @@ class RuntimeView {
   // By full name, else by base name when that names exactly one operator; InspectError (with
   // up to three close names) otherwise.
   RemoteOperator findOperator(const std::string& query) const;
+  // An operator's name; InspectError when op is no operator (its name unreadable or no name).
   std::string operatorName(uint64_t op) const;
+  // The same, or nullopt: for checking whether a pointer read from a record is an operator.
+  std::optional<std::string> tryOperatorName(uint64_t op) const;
   // What OperatorEntry::snapshot() builds in-process, from remote memory.
   format::OperatorSnapshot snapshot(uint64_t op) const;
   // The computed entry of a runtime key (Undefined: slot 0).
@@ -92,9 +102,18 @@ class RuntimeView {
   std::string kernelSymbol(const RemoteKernel& k) const;
 
   // ---- threads ----
+  // The registry's blocks, newest first; a walk that ends before the runtime's block count (a
+  // foreign block, a broken link) leaves a warning.
   std::vector<ThreadBlock> threadBlocks() const;
-  // The decoded TLS include/exclude sets of a block (stored XOR the defaults).
-  std::pair<DispatchKeySet, DispatchKeySet> threadTls(const dscope_thread_records& r) const;
+  // The decoded TLS include/exclude sets of an alive thread's block (stored XOR the defaults);
+  // InspectError when the block's tls pointer is not that thread's TLS or the sets hold no keys.
+  std::pair<DispatchKeySet, DispatchKeySet> threadTls(const ThreadBlock& b) const;
+
+  // ---- what a walk could not read whole ----
+  // One line each (without "dscope: "), printed after the command's answer: a list shorter than
+  // the count the runtime keeps, an entry skipped as corrupt.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  void warn(std::string line) const;
 
  private:
   uint64_t dispatcher() const;
@@ -102,8 +121,11 @@ class RuntimeView {
   uint64_t missingFn() const;
   uint64_t sentinel(const char* mangled, const char* readable, std::optional<uint64_t>& cache) const;
 
+  std::string readText(uint64_t addr, const char* what) const;
+
   const Remote& mem_;
   uint64_t descriptor_addr_ = 0;
+  mutable std::vector<std::string> warnings_;
   struct dscope_debug_descriptor_t descriptor_{};
   // Shared (not copied) with the cache of the last target read: a copy of 3 693 names per
   // command cost more than the command itself.

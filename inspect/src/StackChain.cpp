@@ -156,7 +156,7 @@ std::optional<DispatchKey> recoverKey(Session& s, const Stack& stack, uint64_t l
 DispatchKeySet includedKeysOf(Session& s, int64_t tid) {
   try {
     for (const auto& b : s.runtime().threadBlocks())
-      if (b.records.tid == tid) return s.runtime().threadTls(b.records).first;
+      if (b.records.tid == tid) return s.runtime().threadTls(b).first;
   } catch (const InspectError&) {
   }
   return DispatchKeySet();

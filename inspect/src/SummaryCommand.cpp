@@ -319,7 +319,7 @@ const TypeDecoder& decoderFor(const std::string& type) {
     if (type == t.name) return t;
   std::string names;
   for (const auto& t : kTypes) names += (names.empty() ? "" : ", ") + std::string(t.name);
-  fail("unknown type '" + type + "' for summary; types: " + names);
+  fail("unknown type '" + shown(type) + "' for summary; types: " + names);
 }
 
 std::string json(const Summary& s) {

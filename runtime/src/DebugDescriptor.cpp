@@ -6,7 +6,11 @@
 // Here that is ~16 KB; DebugInterface.cpp's unit is ~180 KB, and the inlined dispatch that called
 // checkBreakFilter sits in a different large unit per operator: each cost 170-300 ms before the
 // first dispatch-break stop at it.
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdint>
+#include <ctime>
 
 #include "dscope/DebugInterface.h"
 #include "dscope/DispatchRecords.h"
@@ -49,6 +53,23 @@ __attribute__((visibility("default"), noinline, used)) DSCOPE_HOOK_OPTIMIZED voi
 }  // extern "C"
 
 namespace dscope::debug {
+
+namespace {
+
+// The descriptor's load-time fields (DebugInterface.h). The pid alone is not enough: a core of an
+// earlier run can carry the same pid; the clocks tell two loads apart.
+__attribute__((constructor)) void describeThisProcess() {
+  timespec real{}, monotonic{};
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_MONOTONIC, &monotonic);
+  const uint64_t instance = Layout::mix({static_cast<uint64_t>(getpid()), static_cast<uint64_t>(real.tv_sec),
+                                         static_cast<uint64_t>(real.tv_nsec), static_cast<uint64_t>(monotonic.tv_nsec)});
+  dscope_debug_descriptor.instance = instance | 1;  // never 0, which means "not loaded yet"
+  dscope_debug_descriptor.tls_records_offset = static_cast<int64_t>(reinterpret_cast<uintptr_t>(&current_thread_records) -
+                                                                    reinterpret_cast<uintptr_t>(&impl::raw_local_dispatch_key_set));
+}
+
+}  // namespace
 
 void callBreakHook(const void* op, uint64_t keyset, uint16_t key) {
   dscope_debug_break_hook(op, keyset, key);

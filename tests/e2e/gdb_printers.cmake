@@ -41,7 +41,7 @@ dscope_gdb_test(gdb_printers_values PROGRAM printers_program
          "= [call] op=[aten::mm], key=[AutogradCPU]\n"
          "= [redispatch] op=[aten::mm], key=[CPU]\n"
          "= Tensor[2, 4] float32 cpu requires_grad keys=${DSCOPE_CPU_KEYS} grad_fn=<MmBackward0> = {sizes = {2, 4}"
-         "= <error: tensor of 200 dimensions" "= <error: Cannot access memory at address 0x"
+         "= <error: tensor of 200 dimensions" "= <error: 0x10 is no operator: its name is unreadable"
          "dscope: $dispatch_op_is: main is not dispatching an operator"
          "dscope: $dispatch_key: main has no dispatch key set argument `ks`"
          "${DSCOPE_CPU_KEYS}\nraw: 0x12800010001\n" "dscope: cannot evaluate 'undefined': undefined is an undefined tensor")

@@ -174,7 +174,7 @@ dscope_lldb_test(lldb_summaries_live PROGRAM printers_program
          "  [2] = \"CPU: registered at " "  [0] = \"PrivateUse1: registered at "
          "cpu_kernel = probe_cpu(dscope::Tensor const&) at " "meta_kernel = fallthrough\n"
          "boxed_kernel = boxed probe_boxed(" "cuda_kernel = missing\n"
-         "corrupt_impl = <error: tensor of 200 dimensions" "dangling = <error: cannot read memory at 0x"
+         "corrupt_impl = <error: tensor of 200 dimensions" "dangling = <error: 0x10 is no operator: its name is unreadable"
          "raw: 0x12800010001\nhighest key: AutocastCPU" "\n${DSCOPE_CPU_KEYS}\n" "dscope: "
          "Category: dscope (enabled)"
   REJECT "functor_ =" "boxed_fn_ =" "<error: the value is not in memory>" "dscope: no lldb_synthetic.py")

@@ -722,31 +722,47 @@ TEST_SUITE("inspect") {
     put(dispatcher, L::Dispatcher_operators_head, static_cast<void*>(op_a));
     put(dispatcher, L::Dispatcher_num_operators, uint32_t{5});
     fake.dispatcher = dispatcher;
-    char want[160];
-    std::snprintf(want, sizeof want, "dscope: the operator list loops back to %p after 2 operators (corrupt memory?)\n",
+    // A walk that ends before the count shows what it read and says where it broke.
+    char broken[200];
+    std::snprintf(broken, sizeof broken,
+                  "dscope: the operator list ends after 2 of the 5 operators the dispatcher counts (a link back to %p: "
+                  "corrupt memory): the rest are not shown\n",
                   static_cast<void*>(op_a));
-    CHECK(run(t, "op-table --list").text == want);
-    CHECK(run(t, "op-table fake::a").text == want);
+    CHECK(run(t, "op-table --list").text == std::string("fake::a\nfake::b\n2 operators registered\n") + broken);
+    Result lost = run(t, "op-table fake::c");
+    checkOneLineError(lost);
+    CHECK(lost.text.find("unknown operator 'fake::c'") != std::string::npos);
+    CHECK(lost.text.find("(the operator list ends after 2 of the 5 operators") != std::string::npos);
+    CHECK(run(t, "op-table --list --json").text.find("\"warnings\":[\"dscope: the operator list ends after 2") !=
+          std::string::npos);
+    CHECK(JsonChecker::valid(run(t, "op-table --list --json").text));
     // A count bound without a cycle: the walk stops at the count.
     put(dispatcher, L::Dispatcher_num_operators, uint32_t{1});
     CHECK(run(t, "op-table --list").text == "fake::a\n1 operator registered\n");
     put(dispatcher, L::Dispatcher_num_operators, uint32_t{0xffffffff});
     checkOneLineError(run(t, "op-table --list"));
-    // A name with no NUL within the string limit.
+    // A name with no NUL within the string limit, or that is no operator name: left out, and said.
     static std::vector<char> endless(3 * 4096, 'x');
-    put(dispatcher, L::Dispatcher_num_operators, uint32_t{1});
+    static const char* garbage = "aten::emp\xc3y.\x80emory_format";
+    put(dispatcher, L::Dispatcher_num_operators, uint32_t{2});
     put(op_a, L::OperatorEntry_full_name, static_cast<const char*>(endless.data()));
-    Result unterminated = run(t, "op-table --list");
-    checkOneLineError(unterminated);
-    CHECK(unterminated.text.find("is not terminated within 4096 bytes") != std::string::npos);
+    put(op_b, L::OperatorEntry_full_name, garbage);
+    put(op_b, L::OperatorEntry_next, static_cast<void*>(nullptr));
+    char left_out[2][120];
+    for (int i = 0; i < 2; ++i)
+      std::snprintf(left_out[i], sizeof left_out[i], "dscope: the operator at %p has no operator name (corrupt memory): left out\n",
+                    static_cast<void*>(i == 0 ? op_a : op_b));
+    CHECK(run(t, "op-table --list").text == std::string("0 operators registered\n") + left_out[0] + left_out[1]);
     // A dangling operator pointer.
+    put(dispatcher, L::Dispatcher_num_operators, uint32_t{1});
     put(dispatcher, L::Dispatcher_operators_head, reinterpret_cast<void*>(uintptr_t{0x10}));
-    CHECK(run(t, "op-table --list").text ==
-          "dscope: cannot read memory at 0x" + [] {
-            char b[32];
-            std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(0x10 + L::OperatorEntry_full_name));
-            return std::string(b);
-          }() + " (operator name)\n");
+    char dangling[300];
+    std::snprintf(dangling, sizeof dangling,
+                  "0 operators registered\ndscope: the operator at 0x10 has no operator name (corrupt memory): left out\n"
+                  "dscope: the operator list ends after 0 of the 1 operators the dispatcher counts (cannot read memory at "
+                  "0x%llx (operator list): corrupt memory): the rest are not shown\n",
+                  static_cast<unsigned long long>(0x10 + L::OperatorEntry_next));
+    CHECK(run(t, "op-table --list").text == dangling);
   }
 
   TEST_CASE("a record block with a corrupt depth: bounded, and unwritten records are named") {
@@ -762,6 +778,8 @@ TEST_SUITE("inspect") {
     dscope_dispatch_record rec{};
     rec.op = &entryOf("insp::probe");
     rec.keyset = ks.raw_repr();
+    rec.slot = static_cast<uint16_t>(ks.getDispatchTableIndexForDispatchKeySet());
+    rec.kernel = &entryOf("insp::probe").lookupSlot(rec.slot);
     rec.kind = DSCOPE_RECORD_CALL;
     block = dscope_thread_records{};
     block.magic = DSCOPE_THREAD_RECORDS_MAGIC;
@@ -770,10 +788,27 @@ TEST_SUITE("inspect") {
     block.depth = uint64_t{1} << 62;
     for (auto& r : block.ring) r = rec;
     rec.keyset = DispatchKeySet(K::CPU).raw_repr();  // the bottom records differ: the loop begins in the gap
+    rec.slot = static_cast<uint16_t>(DispatchKeySet(K::CPU).getDispatchTableIndexForDispatchKeySet());
     for (auto& r : block.first) r = rec;
     fake.thread_records = &block;
     fake.thread_records_count = 1;
-    const std::string header = "thread tid " + std::to_string(block.tid) + " (alive): dispatch depth 4 611 686 018 427 387 904";
+    // No stack holds 2^62 dispatches: the block is corrupt, and so is a depth within 256 of 2^64
+    // (a pop at depth 0), which once made every walk wrap around and spin.
+    const std::map<uint64_t, std::string> corrupt_depths{{uint64_t{1} << 62, "4 611 686 018 427 387 904"},
+                                                         {~uint64_t{0}, "18 446 744 073 709 551 615"},
+                                                         {~uint64_t{0} - 200, "18 446 744 073 709 551 415"}};
+    for (const auto& [depth, grouped] : corrupt_depths) {
+      block.depth = depth;
+      for (const char* command : {"dispatch-trace", "dispatch-trace --all", "dispatch-trace --json", "keyset --tls"}) {
+        CAPTURE(command);
+        CHECK(run(t, command).text.find("is corrupt (dispatch depth " + grouped + " is more than any stack holds)") !=
+              std::string::npos);
+      }
+    }
+    // The deepest plausible depth, over a block whose held records all repeat: every walk costs
+    // what the block holds.
+    block.depth = uint64_t{1} << 32;
+    const std::string header = "thread tid " + std::to_string(block.tid) + " (alive): dispatch depth 4 294 967 296";
     Result folded = run(t, "dispatch-trace");
     CHECK(lines(folded.text).front() == header);
     uint64_t entry_shown = 0;
@@ -782,12 +817,20 @@ TEST_SUITE("inspect") {
     Result full = run(t, "dispatch-trace --full");
     CHECK(lines(full.text).size() == 1 + DSCOPE_RECORDS_FIRST + 1 + DSCOPE_RECORDS_RING);  // header, first, gap line, ring
     CHECK(JsonChecker::valid(run(t, "dispatch-trace --full --json").text));
-    // A record the runtime never wrote (kind 0) below the innermost: one line naming it.
+    // One record the runtime never wrote (kind 0) below the innermost: the loop is folded around
+    // it, and a line says where it is.
     block.ring[7] = dscope_dispatch_record{};
-    Result unwritten = run(t, "dispatch-trace --all");
+    Result one = run(t, "dispatch-trace");
+    CHECK(lines(one.text).front() == header);
+    CHECK(one.text.find("  diagnosis: insp::probe's AutogradCPU kernel") != std::string::npos);
+    CHECK(hasLine(one.text, "dscope: thread tid " + std::to_string(block.tid) + ": the record at depth " +
+                                "4 294 967 047 is corrupt (kind 0 is no dispatch); the chain is read around it"));
+    // Many: not a chain the thread pushed. One line naming the first.
+    for (int i = 0; i < 20; ++i) block.ring[i] = dscope_dispatch_record{};
+    Result unwritten = run(t, "dispatch-trace");
     checkOneLineError(unwritten);
-    CHECK(unwritten.text.find(": the record at depth 4 611 686 018 427 387 655 of 4 611 686 018 427 387 904 is not a "
-                              "dispatch (kind 0)") != std::string::npos);
+    CHECK(unwritten.text.find(": 20 of the 320 records it holds are not dispatches (the first, at depth 4 294 967 040 "
+                              "of 4 294 967 296: kind 0 is no dispatch)") != std::string::npos);
   }
 
   TEST_CASE("key-name and record-line: the value printers' one-line decodes") {

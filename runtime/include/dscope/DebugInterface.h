@@ -25,7 +25,7 @@ extern "C" {
 /* Bump DSCOPE_DEBUG_INTERFACE_VERSION whenever the meaning of a field changes or a field is
  * added/removed here; the layout hash additionally changes by itself whenever the size or an
  * offset of any struct the tools read changes (runtime C++ classes included). */
-#define DSCOPE_DEBUG_INTERFACE_VERSION 2u
+#define DSCOPE_DEBUG_INTERFACE_VERSION 3u
 #define DSCOPE_DEBUG_MAGIC "DSCOPEDD"
 #define DSCOPE_THREAD_RECORDS_MAGIC 0x5344524f43455244ull /* "DRECORDS" little endian */
 
@@ -103,6 +103,12 @@ struct dscope_debug_descriptor_t {
   uint32_t break_hits;  /* times the hook was called */
   uint64_t break_bloom;
   struct dscope_break_entry breaks[DSCOPE_MAX_BREAKS];
+  /* Written once, when the runtime is loaded (0 before): */
+  uint64_t instance;          /* differs in every process (pid, clocks): what a tool caches from
+                                 one process is never taken for another's, e.g. after a re-run */
+  int64_t tls_records_offset; /* where this thread's records pointer lies relative to its key
+                                 sets, the same in every thread (one static TLS block): a block's
+                                 `tls` is that thread's iff *(tls + offset) is the block */
 };
 
 /* The exported, never-stripped entry point for tools. Writable: debuggers arm the break filter. */

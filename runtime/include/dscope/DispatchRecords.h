@@ -36,9 +36,10 @@ dscope_thread_records* registerCurrentThread();
 void deepPush(dscope_thread_records& r);
 
 // The record at depth d of a chain of `depth` records, if the block still holds it.
+// (depth - d, not d + RING: a corrupt depth near 2^64 must not wrap around.)
 inline const dscope_dispatch_record* recordAt(const dscope_thread_records& r, uint64_t d) {
   if (d >= r.depth) return nullptr;
-  if (d + DSCOPE_RECORDS_RING >= r.depth) return &r.ring[d % DSCOPE_RECORDS_RING];
+  if (r.depth - d <= DSCOPE_RECORDS_RING) return &r.ring[d % DSCOPE_RECORDS_RING];
   if (d < DSCOPE_RECORDS_FIRST) return &r.first[d];
   return nullptr;  // in the middle of a very deep chain: overwritten
 }
@@ -122,24 +123,25 @@ inline bool sameDispatch(const dscope_dispatch_record& a, const dscope_dispatch_
 // three repetitions, within the top `window` records), then walks down to where the
 // repetition starts. `at(d)` returns the record at depth d or null; `depth` is the chain
 // length. Pure: runs in-process (crash handler, max-depth error) and out of process (inspect
-// library) alike. Bounded by max_period * window + depth record comparisons.
-template <class At>
+// library) alike. Bounded by max_period * window + depth record comparisons. `same` compares two
+// records (a reader that meets a corrupt record may let it match anything).
+template <class At, class Same = bool (*)(const dscope_dispatch_record&, const dscope_dispatch_record&)>
 DispatchCycle findDispatchCycle(uint64_t depth, At&& at, uint64_t window = DSCOPE_RECORDS_RING,
-                                uint64_t max_period = DSCOPE_RECORDS_RING / 3) {
+                                uint64_t max_period = DSCOPE_RECORDS_RING / 3, Same same = sameDispatch) {
   DispatchCycle c;
   if (window > depth) window = depth;
   for (uint64_t p = 1; p <= max_period && 3 * p <= window; ++p) {
     bool ok = true;
     for (uint64_t d = depth - 2 * p; d < depth && ok; ++d) {
       const dscope_dispatch_record *a = at(d), *b = at(d - p);
-      ok = a && b && sameDispatch(*a, *b);
+      ok = a && b && same(*a, *b);
     }
     if (!ok) continue;
     // Extend downwards while the records we still have keep the pattern.
     uint64_t start = depth - 3 * p;
     while (start > 0) {
       const dscope_dispatch_record *a = at(start - 1), *b = at(start - 1 + p);
-      if (!a || !b || !sameDispatch(*a, *b)) break;
+      if (!a || !b || !same(*a, *b)) break;
       --start;
     }
     if (start > 0 && !at(start - 1)) {
@@ -150,7 +152,7 @@ DispatchCycle findDispatchCycle(uint64_t depth, At&& at, uint64_t window = DSCOP
       uint64_t end = 0;
       while (end < start && at(end)) ++end;
       uint64_t d0 = end;
-      while (d0 > 0 && sameDispatch(*at(d0 - 1), *samePhase(d0 - 1))) --d0;
+      while (d0 > 0 && same(*at(d0 - 1), *samePhase(d0 - 1))) --d0;
       if (end > 0 && d0 < end) start = d0;
       else c.start_in_gap = true;
     }

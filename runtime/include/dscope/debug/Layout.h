@@ -150,6 +150,8 @@ struct Layout {
         OperatorName_overload_name, sizeof(std::string), DispatchRecord_op,
         // The break filter's bloom word (dispatch-break-arm writes it with the entries).
         offsetof(struct dscope_debug_descriptor_t, break_bloom),
+        // The load-time fields: the process instance (caches), where a thread's records pointer lies.
+        offsetof(struct dscope_debug_descriptor_t, instance), offsetof(struct dscope_debug_descriptor_t, tls_records_offset),
     });
   }
 };
