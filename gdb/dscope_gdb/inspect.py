@@ -23,6 +23,9 @@ _FRAME_VALUE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, c
 _FRAME_INLINED = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64)
 _FRAME_TENSORS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64,
                                   ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))
+_THREAD_EXISTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64)
+_MAPPING_STARTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64,
+                                   ctypes.POINTER(ctypes.c_uint64))
 
 
 class _Target(ctypes.Structure):
@@ -40,6 +43,9 @@ class _Target(ctypes.Structure):
         ("frame_tensors", _FRAME_TENSORS),
         ("frame_cap", ctypes.c_uint64),
         ("frame_inlined", _FRAME_INLINED),
+        ("thread_exists", _THREAD_EXISTS),
+        ("mapping_starts", _MAPPING_STARTS),
+        ("executable_build_id", ctypes.c_char_p),
     ]
 
 
@@ -185,6 +191,40 @@ def _thread_tid(_ctx, number, out):
         return 1
     except BaseException as e:
         return _failed(e)
+
+
+@_THREAD_EXISTS
+def _thread_exists(_ctx, tid):
+    try:
+        return int(any(thread.ptid[1] == tid for thread in gdb.selected_inferior().threads()))
+    except BaseException as e:
+        return _failed(e, -1)  # cannot tell
+
+
+@_MAPPING_STARTS
+def _mapping_starts(_ctx, starts, limit, count):
+    """The mappings of `info proc mappings` that begin at offset 0 of their file (a live process's
+    /proc maps, or a core's NT_FILE note): Start Addr, End Addr, Size, Offset, [Perms,] objfile."""
+    try:
+        n = 0
+        for line in gdb.execute("info proc mappings", to_string=True).splitlines():
+            words = line.split()
+            if n < limit and len(words) >= 4 and words[0].startswith("0x") and words[3] == "0x0":
+                starts[n] = int(words[0], 16)
+                n += 1
+        count[0] = n
+        return 0
+    except BaseException as e:  # no process, a target without mappings
+        return _failed(e)
+
+
+def _executable_build_id():
+    """The build-id of the program file GDB opened (b"" when none)."""
+    progspace = gdb.current_progspace()
+    for objfile in progspace.objfiles() if progspace is not None and progspace.filename else ():
+        if objfile.filename == progspace.filename:
+            return (objfile.build_id or "").encode()
+    return b""
 
 
 # ---- the native stack, for dispatch-trace --frames: the library asks for frame after frame of
@@ -401,7 +441,7 @@ class Inspect:
         self._lib.dscope_inspect_free.argtypes = [ctypes.c_void_p]
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _symbolize, _evaluate,
                                _thread_tid, 0, _frame_function, _frame_value, _frame_tensors, 0,
-                               _frame_inlined)
+                               _frame_inlined, _thread_exists, _mapping_starts, None)
 
     def _take(self, pointer):
         try:
@@ -412,6 +452,7 @@ class Inspect:
     def run(self, command_line):
         """(text, is_error) for one command line."""
         self._target.selected_tid = _selected_tid()
+        self._target.executable_build_id = _executable_build_id()
         # Only dispatch-trace --frames asks for it (as in LLDB: not a setting read per printed value).
         if command_line.startswith("dispatch-trace"):
             self._target.frame_cap = gdb.parameter("backtrace limit") or 0  # None: unlimited

@@ -72,6 +72,7 @@ struct Trace {
   std::string diagnosis, fix;
   // Records that cannot be the dispatch the runtime pushed (records only), by depth: why.
   std::map<uint64_t, std::string> corrupt;
+  uint64_t corrupt_limit = 0;  // more than this many: no chain the thread pushed
 
   uint64_t depth() const { return chain.depth; }
   const dscope_dispatch_record* at(uint64_t d) const { return chain.at(d); }
@@ -98,7 +99,25 @@ class TracePrinter {
     auto same = [&](const dscope_dispatch_record& a, const dscope_dispatch_record& b) {
       return wildcards.count(&a) || wildcards.count(&b) || debug::sameDispatch(a, b);
     };
-    t.cycle = debug::findDispatchCycle(depth, t.chain.at, DSCOPE_RECORDS_RING, DSCOPE_RECORDS_RING / 3, same);
+    auto findCycle = [&] {
+      t.cycle = debug::findDispatchCycle(depth, t.chain.at, DSCOPE_RECORDS_RING, DSCOPE_RECORDS_RING / 3, same);
+    };
+    findCycle();
+    // A record below the loop that differs from it while the records under it go on repeating
+    // it is a damaged one (a flipped byte), not where the loop began: read around it too.
+    while (!t.chain.stack && t.cycle.period && t.cycle.start_depth > 0 && t.corrupt.size() < t.corrupt_limit) {
+      const uint64_t x = t.cycle.start_depth - 1, p = t.cycle.period, below = std::min(2 * p, x);
+      bool repeats_below = below > 0 && t.at(x);
+      for (uint64_t y = x - below; repeats_below && y < x; ++y) repeats_below = fitsLoop(t, y);
+      if (!repeats_below) break;
+      t.corrupt.emplace(x, "it breaks the loop the records around it repeat");
+      wildcards.insert(t.at(x));
+      findCycle();
+    }
+    for (const auto& [d, why] : t.corrupt)
+      rt_.warn("thread tid " + std::to_string(t.chain.tid) + ": the record at depth " + groupThousands(d) +
+               " is corrupt (" + why + ")" + (d + 1 == depth ? ": the innermost, perhaps caught being written" : "") +
+               "; the chain is read around it");
     if (!t.cycle.period && t.chain.stack && depth > 3) {
       // The innermost dispatch may have been caught half-way, before its key set existed
       // (optimized out at -O2, uninitialized at -O0): fold below it.
@@ -281,21 +300,25 @@ class TracePrinter {
         why = "key set " + hex(r.keyset) + " has bits no dispatch key has";
       else if (r.slot != DispatchKeySet::from_raw_repr(r.keyset).getDispatchTableIndexForDispatchKeySet())
         why = "slot " + std::to_string(r.slot) + " is not the slot of its key set " + hex(r.keyset);
-      else if (!r.kernel)
-        why = "no kernel";
+      else if (!r.kernel || rt_.tableKernel(reinterpret_cast<uint64_t>(r.op), r.slot) != reinterpret_cast<uint64_t>(r.kernel))
+        why = "kernel " + hex(reinterpret_cast<uint64_t>(r.kernel)) + " is not the one its operator's table holds at slot " +
+              std::to_string(r.slot);
       if (!why.empty()) t.corrupt.emplace(d, std::move(why));
     }
-    const std::string thread = "thread tid " + std::to_string(t.chain.tid);
-    if (t.corrupt.size() > maxCorruptRecords(held)) {
+    t.corrupt_limit = maxCorruptRecords(held);
+    if (t.corrupt.size() > t.corrupt_limit) {
       const auto& [d, why] = *t.corrupt.begin();
-      fail(thread + ": " + std::to_string(t.corrupt.size()) + " of the " + std::to_string(held) +
-           " records it holds are not dispatches (the first, at depth " + groupThousands(d) + " of " +
-           groupThousands(t.depth()) + ": " + why + "): corrupt memory, or a depth the thread never reached");
+      fail("thread tid " + std::to_string(t.chain.tid) + ": " + std::to_string(t.corrupt.size()) + " of the " +
+           std::to_string(held) + " records it holds are not dispatches (the first, at depth " + groupThousands(d) +
+           " of " + groupThousands(t.depth()) + ": " + why + "): corrupt memory, or a depth the thread never reached");
     }
-    for (const auto& [d, why] : t.corrupt)
-      rt_.warn(thread + ": the record at depth " + groupThousands(d) + " is corrupt (" + why + ")" +
-               (d + 1 == t.depth() ? ": the innermost, perhaps caught being written" : "") +
-               "; the chain is read around it");
+  }
+
+  // Record d repeats the loop: it is the same dispatch as the loop's sound record of its phase.
+  static bool fitsLoop(const Trace& t, uint64_t d) {
+    const uint64_t p = t.cycle.period, start = t.cycle.start_depth;
+    const auto ref = phaseRecord(t, ((d % p) + p - (start % p)) % p);
+    return t.at(d) && !t.isCorrupt(d) && ref && debug::sameDispatch(*t.at(d), *t.at(*ref));
   }
 
   std::string allRecords(const Trace& t) const {

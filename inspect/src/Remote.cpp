@@ -160,4 +160,26 @@ std::optional<int64_t> Remote::threadTid(int64_t n) const {
   return tid;
 }
 
+std::optional<bool> Remote::threadExists(int64_t tid) const {
+  if (!target_ || !target_->thread_exists) return std::nullopt;
+  const int answer = target_->thread_exists(target_->ctx, tid);
+  if (answer != 0 && answer != 1) return std::nullopt;
+  return answer == 1;
+}
+
+std::vector<uint64_t> Remote::mappingStarts() const {
+  constexpr uint64_t kMaxMappings = 1 << 16;
+  if (!target_ || !target_->mapping_starts) return {};
+  std::vector<uint64_t> starts(kMaxMappings);
+  uint64_t count = 0;
+  if (target_->mapping_starts(target_->ctx, starts.data(), starts.size(), &count) != 0) return {};
+  starts.resize(std::min(count, kMaxMappings));
+  return starts;
+}
+
+std::string Remote::executableBuildId() const {
+  if (!target_ || !target_->executable_build_id) return "";
+  return std::string(target_->executable_build_id).substr(0, 128);
+}
+
 }  // namespace dscope::inspect

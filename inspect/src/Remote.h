@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <vector>
 
 #include "dscope/inspect.h"
 
@@ -91,6 +92,12 @@ class Remote {
   std::optional<uint64_t> evaluate(const std::string& expr, std::string* error) const;
   std::optional<int64_t> threadTid(int64_t n) const;
   int64_t selectedTid() const { return target_ ? target_->selected_tid : 0; }
+  // Whether the process has a thread of that OS id; nullopt when the front end cannot tell.
+  std::optional<bool> threadExists(int64_t tid) const;
+  // Where the target maps files from their first byte (empty when the front end cannot tell).
+  std::vector<uint64_t> mappingStarts() const;
+  // The build-id (hex) of the executable file the debugger opened, or "".
+  std::string executableBuildId() const;
 
  private:
   struct Page;

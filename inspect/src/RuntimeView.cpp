@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "CommandLine.h"
+#include "TargetImage.h"
 #include "dscope/debug/Layout.h"
 
 namespace dscope::inspect {
@@ -86,23 +87,35 @@ std::vector<std::string> closeNames(const std::string& query, const std::vector<
   return out;
 }
 
+void RuntimeView::noRuntime(NoRuntime kind, const std::string& message) const {
+  // A core opened with another program has no runtime where the debugger looks, or garbage there:
+  // say what is wrong rather than what it looks like.
+  if (std::string mismatch = programMismatch(mem_); !mismatch.empty()) fail(mismatch);
+  if (kind == kNotLoaded) fail<RuntimeNotLoaded>(message);
+  fail(message);
+}
+
 RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
   auto addr = mem_.findSymbol("dscope_debug_descriptor");  // none without a target
   if (!addr)
-    fail<RuntimeNotLoaded>(mem_.selectedTid() ? "no DispatchScope runtime in this process (symbol "
-                                                "dscope_debug_descriptor not found; is libdscope_runtime loaded yet?)"
-                                              : kNoProcess);
+    noRuntime(kNotLoaded, mem_.selectedTid() ? "no DispatchScope runtime in this process (symbol "
+                                                         "dscope_debug_descriptor not found; is libdscope_runtime loaded yet?)"
+                                                       : kNoProcess);
   descriptor_addr_ = *addr;
-  descriptor_ = mem_.read<struct dscope_debug_descriptor_t>(*addr, "dscope_debug_descriptor");
+  try {
+    descriptor_ = mem_.read<struct dscope_debug_descriptor_t>(*addr, "dscope_debug_descriptor");
+  } catch (const InspectError& e) {
+    noRuntime(kUnusable, std::string(e.what()).substr(8));
+  }
   // An executable's copy of the descriptor (a copy relocation, in .bss) is all zeros until the
   // dynamic linker has loaded the runtime and copied it in (`starti` stops before that).
   static constexpr struct dscope_debug_descriptor_t kZero{};
   if (std::memcmp(&descriptor_, &kZero, sizeof kZero) == 0)
-    fail<RuntimeNotLoaded>("dscope_debug_descriptor at " + hex(*addr) + " is all zeros: the runtime is not loaded yet "
-                           "(a process stopped before its libraries load), or the core file does not match the program");
+    noRuntime(kNotLoaded, "dscope_debug_descriptor at " + hex(*addr) + " is all zeros: the runtime is not "
+              "loaded yet (a process stopped before its libraries load), or the core file does not match the program");
   if (std::memcmp(descriptor_.magic, DSCOPE_DEBUG_MAGIC, sizeof descriptor_.magic) != 0)
-    fail("dscope_debug_descriptor at " + hex(*addr) + " has no DSCOPEDD magic (corrupt memory, or not a DispatchScope "
-         "runtime)");
+    noRuntime(kUnusable, "dscope_debug_descriptor at " + hex(*addr) + " has no DSCOPEDD magic (corrupt memory, "
+              "or not a DispatchScope runtime)");
   if (descriptor_.version != DSCOPE_DEBUG_INTERFACE_VERSION)
     fail("the runtime in this process speaks debug interface version " + std::to_string(descriptor_.version) +
          ", these tools speak version " + std::to_string(DSCOPE_DEBUG_INTERFACE_VERSION) +
@@ -195,8 +208,8 @@ const std::vector<RemoteOperator>& RuntimeView::operators() const {
     }
   }
   if (walked < count)
-    list->warnings.push_back("the operator list ends after " + std::to_string(walked) + " of the " +
-                             std::to_string(count) + " operators the dispatcher counts (" + broken +
+    list->warnings.push_back("the operator list ends after " + groupThousands(walked) + " of the " +
+                             groupThousands(count) + " operators the dispatcher counts (" + broken +
                              ": corrupt memory): the rest are not shown");
   if (instance) {
     cache.instance = instance;
@@ -282,8 +295,8 @@ format::OperatorSnapshot RuntimeView::snapshot(uint64_t op) const {
     k = rk.next;
   }
   if (s.kernels.size() < count)
-    warn("the kernel list of " + s.name + " ends after " + std::to_string(s.kernels.size()) + " of the " +
-         std::to_string(count) + " kernels the operator counts (a null link: corrupt memory): the rest are not shown");
+    warn("the kernel list of " + s.name + " ends after " + groupThousands(s.kernels.size()) + " of the " +
+         groupThousands(count) + " kernels the operator counts (a null link: corrupt memory): the rest are not shown");
   for (const TableEntry& e : validTableEntries(op))
     s.table.push_back({e.key, e.kernel.debug, impl::toString(e.source), isFallthrough(e.kernel)});
   return s;
@@ -407,11 +420,15 @@ std::vector<ThreadBlock> RuntimeView::threadBlocks() const {
       break;
     }
     b.corrupt = corruptBlock(b.records);
+    // An alive block belongs to a thread of this process (a child of fork() keeps its parent's).
+    if (b.corrupt.empty() && b.records.state == DSCOPE_THREAD_ALIVE && mem_.threadExists(b.records.tid) == false)
+      b.corrupt = "tid " + std::to_string(b.records.tid) + " is alive, but the process has no such thread "
+                  "(corrupt memory, or a block a fork() copied)";
     addr = reinterpret_cast<uint64_t>(b.records.next);
     blocks.push_back(std::move(b));
   }
   if (blocks.size() < count)
-    warn("the thread record list ends after " + std::to_string(blocks.size()) + " of the " + std::to_string(count) +
+    warn("the thread record list ends after " + groupThousands(blocks.size()) + " of the " + groupThousands(count) +
          " blocks the runtime counts (" + broken + ": corrupt memory): threads in the rest are not shown");
   return blocks;
 }

@@ -90,6 +90,8 @@ class RuntimeView {
   format::OperatorSnapshot snapshot(uint64_t op) const;
   // The computed entry of a runtime key (Undefined: slot 0).
   TableEntry tableEntry(uint64_t op, DispatchKey key) const;
+  // The AnnotatedKernel address an operator's table holds at a slot (0..num_runtime_entries-1).
+  uint64_t tableKernel(uint64_t op, int slot) const { return table(op).kernels[slot]; }
   // The entries that hold a kernel (not the missing sentinel), Undefined first then slot order:
   // the rows of _dispatch_dump_table.
   std::vector<TableEntry> validTableEntries(uint64_t op) const;
@@ -114,6 +116,14 @@ class RuntimeView {
   // the count the runtime keeps, an entry skipped as corrupt.
   const std::vector<std::string>& warnings() const { return warnings_; }
   void warn(std::string line) const;
+
+ private:
+  // The descriptor cannot be used: not there yet (RuntimeNotLoaded), or unusable; either way the
+  // program mismatch of a core opened with another executable, when that is the cause.
+  enum NoRuntime { kNotLoaded, kUnusable };
+  [[noreturn]] void noRuntime(NoRuntime kind, const std::string& message) const;
+
+ public:
 
  private:
   uint64_t dispatcher() const;

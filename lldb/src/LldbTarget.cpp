@@ -202,6 +202,15 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
   c_.frame_value = &LldbTarget::frameValue;
   c_.frame_tensors = &LldbTarget::frameTensors;
   c_.frame_inlined = &LldbTarget::frameInlined;
+  c_.thread_exists = &LldbTarget::threadExists;
+  c_.mapping_starts = &LldbTarget::mappingStarts;
+  // LLDB spells a GNU build-id as a UUID: upper-case hex in dash-separated groups.
+  if (target_.IsValid()) {
+    const char* uuid = target_.FindModule(target_.GetExecutable()).GetUUIDString();
+    for (const char* p = uuid ? uuid : ""; *p; ++p)
+      if (*p != '-') executable_build_id_ += static_cast<char>(std::tolower(static_cast<unsigned char>(*p)));
+  }
+  c_.executable_build_id = executable_build_id_.c_str();
   c_.selected_tid = 0;
   if (live_ || core_) {
     lldb::SBThread thread = process_.GetSelectedThread();
@@ -581,6 +590,25 @@ int LldbTarget::threadTid(void* ctx, int64_t n, int64_t* tid) {
   lldb::SBThread thread = self->process_.GetThreadByIndexID(static_cast<uint32_t>(n));
   if (!thread.IsValid()) return 1;
   *tid = static_cast<int64_t>(thread.GetThreadID());
+  return 0;
+}
+
+int LldbTarget::threadExists(void* ctx, int64_t tid) {
+  auto* self = static_cast<LldbTarget*>(ctx);
+  if (!(self->live_ || self->core_)) return -1;
+  return self->process_.GetThreadByID(static_cast<lldb::tid_t>(tid)).IsValid() ? 1 : 0;
+}
+
+int LldbTarget::mappingStarts(void* ctx, uint64_t* starts, uint64_t max, uint64_t* count) {
+  auto* self = static_cast<LldbTarget*>(ctx);
+  if (!(self->live_ || self->core_)) return 1;
+  // Every readable region's start: a superset of the file mappings' (LLDB names none in a core).
+  lldb::SBMemoryRegionInfoList regions = self->process_.GetMemoryRegions();
+  lldb::SBMemoryRegionInfo region;
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < regions.GetSize() && n < max; ++i)
+    if (regions.GetMemoryRegionAtIndex(i, region) && region.IsReadable()) starts[n++] = region.GetRegionBase();
+  *count = n;
   return 0;
 }
 

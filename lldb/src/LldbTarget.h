@@ -61,6 +61,8 @@ class LldbTarget {
   static int frameValue(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value);
   static int frameInlined(void* ctx, int64_t tid, uint64_t level);
   static int frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max, uint64_t* count);
+  static int threadExists(void* ctx, int64_t tid);
+  static int mappingStarts(void* ctx, uint64_t* starts, uint64_t max, uint64_t* count);
 
   lldb::SBAddress resolveLoadAddress(uint64_t addr);
   bool read(uint64_t addr, void* out, uint64_t size);
@@ -76,6 +78,7 @@ class LldbTarget {
   bool live_ = false;  // a running (stopped) process: memory is read and written normally
   bool core_ = false;  // a core file: read-only file-backed bytes come from the module files
   dscope_target c_{};
+  std::string executable_build_id_;  // c_.executable_build_id points here
   // Per-command caches: op-table asks for the same kernel addresses many times.
   std::unordered_map<uint64_t, std::string> address_names_;
   std::unordered_map<std::string, uint64_t> symbol_addresses_;

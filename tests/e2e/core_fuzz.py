@@ -74,6 +74,18 @@ TRACEBACK = ["Traceback (most recent call last)", "Python Exception", "Exception
 CRASH = ["PLEASE submit a bug report", "Stack dump:", "internal-error"]
 DSCOPE_LINE = re.compile(r"^dscope:", re.MULTILINE)
 
+
+def reported(out):
+    """The output says something is wrong: a "dscope:" line, or in a JSON answer (one document) a
+    "dscope: ..." string (its "warnings" array, a thread's "error")."""
+    if DSCOPE_LINE.search(out):
+        return True
+    try:
+        document = json.loads(out)
+    except ValueError:
+        return False
+    return '"dscope: ' in json.dumps(document)
+
 # runtime/include/dscope/DebugInterface.h, a static C layout (x86-64 / LP64). Its offsets are part
 # of the layout hash the tools check, so a change there changes the runtime's hash, and the
 # pristine-core sanity checks in locate() (magic, count, sizeof) fail loudly instead of fuzzing
@@ -474,7 +486,7 @@ def check(name, result, outputs, pristine, commands, robust_only=False):
         return fails
     for i, command in enumerate(commands):
         out, want = outputs[i], pristine["outputs"][i]
-        if out != want and not DSCOPE_LINE.search(out):
+        if out != want and not reported(out):
             fails.append((command, "differs, no dscope: line", diff(want, out)))
     return fails
 

@@ -743,7 +743,7 @@ TEST_SUITE("inspect") {
     checkOneLineError(run(t, "op-table --list"));
     // A name with no NUL within the string limit, or that is no operator name: left out, and said.
     static std::vector<char> endless(3 * 4096, 'x');
-    static const char* garbage = "aten::emp\xc3y.\x80emory_format";
+    static const char* garbage = "aten::emp\xc3" "y.\x80" "emory_format";
     put(dispatcher, L::Dispatcher_num_operators, uint32_t{2});
     put(op_a, L::OperatorEntry_full_name, static_cast<const char*>(endless.data()));
     put(op_b, L::OperatorEntry_full_name, garbage);
@@ -789,6 +789,7 @@ TEST_SUITE("inspect") {
     for (auto& r : block.ring) r = rec;
     rec.keyset = DispatchKeySet(K::CPU).raw_repr();  // the bottom records differ: the loop begins in the gap
     rec.slot = static_cast<uint16_t>(DispatchKeySet(K::CPU).getDispatchTableIndexForDispatchKeySet());
+    rec.kernel = &entryOf("insp::probe").lookupSlot(rec.slot);
     for (auto& r : block.first) r = rec;
     fake.thread_records = &block;
     fake.thread_records_count = 1;

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 3
+#define DSCOPE_INSPECT_ABI_VERSION 4
 
 typedef struct dscope_target {
   void* ctx; /* passed back to every callback */
@@ -64,6 +64,19 @@ typedef struct dscope_target {
    * so --max-frames and "N frames walked" count stack frames: the same in both. Optional (NULL:
    * every frame has its own). */
   int (*frame_inlined)(void* ctx, int64_t tid, uint64_t level);
+
+  /* ---- what the process is made of: for telling corrupt memory and a core opened with another
+   * program from what they look like. All optional. */
+  /* 1 when the process (live or core) has a thread whose OS id is `tid`, 0 when it has none,
+   * anything else when the debugger cannot tell. */
+  int (*thread_exists)(void* ctx, int64_t tid);
+  /* Where the target maps files from their first byte (the ELF headers of the program and its
+   * libraries): at most `max` addresses into starts, their number into *count; 0 on success. A
+   * superset does too (the start of every mapping). */
+  int (*mapping_starts)(void* ctx, uint64_t* starts, uint64_t max, uint64_t* count);
+  /* The GNU build-id, in hex, of the executable file the debugger opened for the target; NULL or
+   * "" when it knows none. */
+  const char* executable_build_id;
 } dscope_target;
 
 /* Runs one command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",

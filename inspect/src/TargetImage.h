@@ -1,0 +1,20 @@
+// What the target's memory says about the program it holds: the ELF images mapped in it, read
+// with elfutils from their first pages (which every core keeps: the kernel dumps the ELF headers
+// of file mappings). Used to tell a core opened with another program from corrupt memory.
+#pragma once
+
+#include <string>
+
+#include "Remote.h"
+
+namespace dscope::inspect {
+
+// The build-id (hex) of the program image in the target's memory (the mapped ELF image with a
+// PT_INTERP), or "" when the front end gives no mappings or none is readable.
+std::string programBuildId(const Remote& mem);
+
+// "" when the target's program is the executable the debugger opened, or when either build-id
+// is unknown; else the one line (without "dscope: ") saying they differ.
+std::string programMismatch(const Remote& mem);
+
+}  // namespace dscope::inspect
