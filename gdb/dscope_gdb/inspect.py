@@ -6,6 +6,7 @@ adapts GDB to it, so GDB and LLDB print the same text."""
 import contextlib
 import ctypes
 import re
+import sys
 
 import gdb
 
@@ -49,9 +50,13 @@ def _copy_out(text, out, size):
 
 
 # Each callback answers a C caller: it must never raise, so every failure is a nonzero status.
-# Ctrl-C arrives as a KeyboardInterrupt in whichever callback runs: it fails that call and every
-# later one of the command (the walk ends), and Inspect.run reports it.
+# Ctrl-C arrives as a KeyboardInterrupt in whichever Python code runs: it fails that call and every
+# later one of the command (the walk ends), and Inspect.run answers `dscope: interrupted` instead of
+# the command's text. It can also land where no `try` catches it (before a callback's `try`, or
+# while ctypes converts its result): ctypes then hands it to sys.unraisablehook, which Inspect.run
+# points at _unraisable for the command, and C gets an unspecified value back.
 _interrupt = {"seen": False}
+INTERRUPTED = "dscope: interrupted (Ctrl-C)\n"
 
 
 def _failed(error, status=1):
@@ -60,11 +65,31 @@ def _failed(error, status=1):
     return status
 
 
+@contextlib.contextmanager
+def _interrupts_recorded():
+    """While the block runs, an exception that no `try` catches in a ctypes callback is no
+    traceback on the user's screen: a KeyboardInterrupt is recorded, anything else is reported by
+    the hook that was in place (our callbacks catch everything else themselves)."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _interrupt["seen"] = True
+        else:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
 @_READ
 def _read_memory(_ctx, addr, out, size):
-    if _interrupt["seen"]:
-        return 1
     try:
+        if _interrupt["seen"]:
+            return 1
         ctypes.memmove(out, bytes(gdb.selected_inferior().read_memory(addr, size)), size)
         return 0
     except BaseException as e:  # unreadable memory, no process, Ctrl-C
@@ -417,15 +442,21 @@ class Inspect:
             self._target.frame_cap = gdb.parameter("backtrace limit") or 0  # None: unlimited
         is_error = ctypes.c_int(0)
         _interrupt["seen"] = False
+        text = ""
         try:
-            with demangled_names():
+            with _interrupts_recorded(), demangled_names():
                 text = self._take(self._lib.dscope_inspect_run(ctypes.byref(self._target), command_line.encode(),
                                                                ctypes.byref(is_error)))
+        except KeyboardInterrupt:  # between the callbacks, in this module's own code
+            _interrupt["seen"] = True
         finally:
-            _walk.restore()
+            try:
+                _walk.restore()
+            except KeyboardInterrupt:
+                _interrupt["seen"] = True
         if _interrupt["seen"]:
             _interrupt["seen"] = False
-            return "dscope: interrupted (Ctrl-C)\n", True
+            return INTERRUPTED, True
         return text, bool(is_error.value)
 
     def complete_ops(self, prefix, limit=200):

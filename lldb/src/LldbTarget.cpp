@@ -185,7 +185,10 @@ bool definitionIn(lldb::SBModule module, const char* name, lldb::SBTarget& targe
 }  // namespace
 
 LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(target), frame_(frame) {
-  if (target_.IsValid()) process_ = target_.GetProcess();
+  if (target_.IsValid()) {
+    process_ = target_.GetProcess();
+    debugger_ = target_.GetDebugger();
+  }
   if (process_.IsValid()) {
     const char* plugin = process_.GetPluginName();
     core_ = plugin && std::strstr(plugin, "core") != nullptr;  // "elf-core", "minidump" ...
@@ -235,8 +238,17 @@ InspectResult LldbTarget::run(const std::string& command_line) {
   result.text = text ? text : "dscope: out of memory\n";
   result.is_error = is_error != 0 || !text;
   dscope_inspect_free(text);
+  if (interrupted()) {  // the callbacks failed from the interrupt on: the text is no answer
+    result.text = std::string(kInterrupted) + "\n";
+    result.is_error = result.interrupted = true;
+  }
   if (!result.text.empty() && result.text.back() != '\n') result.text += '\n';  // "" (nothing to say) stays ""
   return result;
+}
+
+bool LldbTarget::interrupted() {
+  if (!interrupted_ && debugger_.IsValid()) interrupted_ = debugger_.GetCommandInterpreter().WasInterrupted();
+  return interrupted_;
 }
 
 // ---------------------------------------------------------------- addresses
@@ -339,7 +351,8 @@ bool LldbTarget::read(uint64_t addr, void* out, uint64_t size) {
 
 int LldbTarget::readMemory(void* ctx, uint64_t addr, void* out, uint64_t size) {
   try {
-    return static_cast<LldbTarget*>(ctx)->read(addr, out, size) ? 0 : 1;
+    auto* self = static_cast<LldbTarget*>(ctx);
+    return !self->interrupted() && self->read(addr, out, size) ? 0 : 1;
   } catch (...) {
     return 1;
   }
@@ -508,7 +521,9 @@ std::string LldbTarget::describeAddress(uint64_t addr) {
 
 int LldbTarget::symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size) {
   try {
-    copyOut(static_cast<LldbTarget*>(ctx)->describeAddress(addr), out, out_size);
+    auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted()) return 1;
+    copyOut(self->describeAddress(addr), out, out_size);
     return 0;
   } catch (...) {
     return 1;
@@ -597,7 +612,9 @@ lldb::SBFrame LldbTarget::frameOf(int64_t tid, uint64_t level) {
 
 int LldbTarget::frameFunction(void* ctx, int64_t tid, uint64_t level, char* out, uint64_t out_size) {
   try {
-    lldb::SBFrame frame = static_cast<LldbTarget*>(ctx)->frameOf(tid, level);
+    auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted()) return 1;
+    lldb::SBFrame frame = self->frameOf(tid, level);
     if (!frame.IsValid()) return 1;
     const char* name = frame.GetFunctionName();  // demangled, inlined frames by their own name
     copyOut(name ? name : "", out, out_size);
@@ -613,6 +630,7 @@ int LldbTarget::frameFunction(void* ctx, int64_t tid, uint64_t level, char* out,
 int LldbTarget::frameInlined(void* ctx, int64_t tid, uint64_t level) {
   try {
     auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted()) return 0;
     lldb::SBFrame frame = self->frameOf(tid, level);
     if (!frame.IsInlined()) return 0;  // an invalid frame is not
     lldb::SBFrame outer = self->frameOf(tid, level + 1);
@@ -667,7 +685,9 @@ lldb::SBValue frameVariable(lldb::SBFrame frame, const std::string& path) {
 
 int LldbTarget::frameValue(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value) {
   try {
-    lldb::SBFrame frame = static_cast<LldbTarget*>(ctx)->frameOf(tid, level);
+    auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted()) return 1;
+    lldb::SBFrame frame = self->frameOf(tid, level);
     if (!frame.IsValid() || !path) return 1;
     return scalarOf(frameVariable(frame, path), value) ? 0 : 1;
   } catch (...) {
@@ -678,7 +698,9 @@ int LldbTarget::frameValue(void* ctx, int64_t tid, uint64_t level, const char* p
 int LldbTarget::frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max,
                               uint64_t* count) {
   try {
-    lldb::SBFrame frame = static_cast<LldbTarget*>(ctx)->frameOf(tid, level);
+    auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted()) return 1;
+    lldb::SBFrame frame = self->frameOf(tid, level);
     if (!frame.IsValid() || !count) return 1;
     lldb::SBValueList args = frame.GetVariables(/*arguments=*/true, /*locals=*/false, /*statics=*/false,
                                                 /*in_scope_only=*/true);

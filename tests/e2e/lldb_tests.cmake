@@ -75,6 +75,12 @@ if(DSCOPE_FRAMES_READABLE)
     EXPECT "#0 [call] op=[myops::only_cpu], key=[AutogradMeta]" "#1 [redispatchBoxed] op=[myops::only_cpu], key=[Meta]"
     REJECT "optimized out")
 endif()
+# Ctrl-C during the long --frames walk on the overflow core ends it with one line (LLDB drops an
+# interrupted command's result: the plugin writes the line itself), and lldb still works.
+add_test(NAME lldb_interrupt_frames_walk COMMAND ${Python3_EXECUTABLE} ${E2E}/interrupt.py --lldb-plugin ${LLDB_PLUGIN}
+  --program $<TARGET_FILE:infinite_redispatch> --core ${DSCOPE_CORES}/crash_infinite_redispatch.core
+  --cmd "dispatch-trace --frames" --after "keyset 0x12800010001" --expect-after "${DSCOPE_CPU_KEYS}")
+set_tests_properties(lldb_interrupt_frames_walk PROPERTIES LABELS "lldb" FIXTURES_REQUIRED crash_infinite_redispatch)
 # tls_leak: an ExcludeDispatchKeyGuard for AutogradCPU that was never undone, read from the
 # thread records (LLDB 16 cannot read thread_local in a core).
 dscope_lldb_test(lldb_tls_leak_core PROGRAM tls_leak CORE_OF crash_tls_leak
