@@ -22,6 +22,7 @@ _FRAME_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64
 _FRAME_VALUE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_char_p,
                                 ctypes.POINTER(ctypes.c_uint64))
 _FRAME_INLINED = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64)
+_FRAME_WALK_END = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64)
 _FRAME_TENSORS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64,
                                   ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))
 
@@ -41,7 +42,11 @@ class _Target(ctypes.Structure):
         ("frame_tensors", _FRAME_TENSORS),
         ("frame_cap", ctypes.c_uint64),
         ("frame_inlined", _FRAME_INLINED),
+        ("frame_walk_end", _FRAME_WALK_END),
     ]
+
+# dscope_frames_end (inspect.h)
+_FRAMES_OUTERMOST, _FRAMES_UNREADABLE, _FRAMES_CORRUPT, _FRAMES_GONE = range(4)
 
 
 def _copy_out(text, out, size):
@@ -240,6 +245,20 @@ class _StackWalk:
                 self.frames.append(older)
         return self.frames[level] if level < len(self.frames) else None
 
+    def end(self, tid):
+        """Why GDB lists no frame past the ones walked of thread tid (dscope_frames_end)."""
+        if _process_gone():
+            return _FRAMES_GONE
+        if tid != self.tid or not self.frames:
+            return _FRAMES_OUTERMOST
+        reason = self.frames[-1].unwind_stop_reason()
+        # Below UNAVAILABLE (GDB's UNWIND_FIRST_ERROR) no error: `backtrace` says nothing either.
+        if reason in (gdb.FRAME_UNWIND_NO_REASON, gdb.FRAME_UNWIND_NULL_ID, gdb.FRAME_UNWIND_OUTERMOST):
+            return _FRAMES_OUTERMOST
+        if reason in (gdb.FRAME_UNWIND_UNAVAILABLE, gdb.FRAME_UNWIND_MEMORY_ERROR):
+            return _FRAMES_UNREADABLE
+        return _FRAMES_CORRUPT
+
     def _start(self, tid):
         thread = next((t for t in gdb.selected_inferior().threads() if t.ptid[1] == tid), None)
         if thread is None:
@@ -260,6 +279,22 @@ class _StackWalk:
 
 
 _walk = _StackWalk()
+
+
+def _process_gone():
+    """Whether the selected inferior is a local process that has exited or been killed since GDB
+    last stopped it (GDB notices only when it next waits for it; its memory reads fail until then).
+    A core file, or a process GDB cannot see from here (remote), is never gone."""
+    inferior = gdb.selected_inferior()
+    connection = getattr(inferior, "connection", None)  # GDB >= 11
+    if inferior.pid == 0 or connection is None or connection.type != "native":
+        return False
+    try:
+        with open("/proc/%d/stat" % inferior.pid) as f:
+            state = f.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X", "x")  # a zombie: dead, not yet reaped by GDB
 
 
 def _frame_callback(prototype, failed=1):
@@ -293,6 +328,14 @@ def _frame_inlined(frame):
     # A tail-call frame is one GDB rebuilds from DWARF call sites (LLDB 16 does not): no more a
     # stack frame of its own than an inlined call.
     return int(frame.type() in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME))
+
+
+@_FRAME_WALK_END
+def _frame_walk_end(_ctx, tid, _level):
+    try:
+        return _FRAMES_OUTERMOST if _interrupt["seen"] else _walk.end(tid)
+    except BaseException as e:  # gdb.error; Ctrl-C
+        return _failed(e, _FRAMES_OUTERMOST)
 
 
 def _scalar(value):
@@ -426,7 +469,7 @@ class Inspect:
         self._lib.dscope_inspect_free.argtypes = [ctypes.c_void_p]
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _symbolize, _evaluate,
                                _thread_tid, 0, _frame_function, _frame_value, _frame_tensors, 0,
-                               _frame_inlined)
+                               _frame_inlined, _frame_walk_end)
 
     def _take(self, pointer):
         try:

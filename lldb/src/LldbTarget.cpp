@@ -205,6 +205,7 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
   c_.frame_value = &LldbTarget::frameValue;
   c_.frame_tensors = &LldbTarget::frameTensors;
   c_.frame_inlined = &LldbTarget::frameInlined;
+  c_.frame_walk_end = &LldbTarget::frameWalkEnd;
   c_.selected_tid = 0;
   if (live_ || core_) {
     lldb::SBThread thread = process_.GetSelectedThread();
@@ -637,6 +638,45 @@ int LldbTarget::frameInlined(void* ctx, int64_t tid, uint64_t level) {
     return outer.IsValid() && outer.GetCFA() == frame.GetCFA() ? 1 : 0;
   } catch (...) {
     return 0;
+  }
+}
+
+namespace {
+
+// Whether a local process has exited or been killed since LLDB stopped it (LLDB notices only when
+// it next hears from it; its memory reads fail until then): no /proc entry, or a zombie.
+bool processGone(lldb::pid_t pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return true;
+  char buf[512] = {};
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  const char* close = std::strrchr(buf, ')');  // the command name, in parentheses, may hold anything
+  if (n == 0 || !close) return true;
+  char state = ' ';
+  std::sscanf(close + 1, " %c", &state);
+  return state == 'Z' || state == 'X' || state == 'x';
+}
+
+}  // namespace
+
+// LLDB 16 says nothing of why its unwinder stopped. On x86-64 a caller's return address is the word
+// just below its callee's CFA: when the last frame's is unreadable, the stack memory ran out there
+// (a truncated core); when it is readable, LLDB found the outermost frame (_start, clone3).
+int LldbTarget::frameWalkEnd(void* ctx, int64_t tid, uint64_t level) {
+  try {
+    auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted() || level == 0) return DSCOPE_FRAMES_OUTERMOST;
+    if (self->live_ && processGone(self->process_.GetProcessID())) return DSCOPE_FRAMES_GONE;
+    lldb::SBFrame last = self->frameOf(tid, level - 1);
+    if (!last.IsValid()) return DSCOPE_FRAMES_OUTERMOST;
+    const uint64_t cfa = last.GetCFA();
+    uint64_t return_address = 0;
+    if (cfa == LLDB_INVALID_ADDRESS || cfa < 8 || !self->read(cfa - 8, &return_address, 8))
+      return DSCOPE_FRAMES_UNREADABLE;
+    return DSCOPE_FRAMES_OUTERMOST;
+  } catch (...) {
+    return DSCOPE_FRAMES_OUTERMOST;
   }
 }
 

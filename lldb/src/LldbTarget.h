@@ -67,6 +67,7 @@ class LldbTarget {
   static int frameValue(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value);
   static int frameInlined(void* ctx, int64_t tid, uint64_t level);
   static int frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max, uint64_t* count);
+  static int frameWalkEnd(void* ctx, int64_t tid, uint64_t level);
 
   lldb::SBAddress resolveLoadAddress(uint64_t addr);
   bool read(uint64_t addr, void* out, uint64_t size);
