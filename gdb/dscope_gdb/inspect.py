@@ -190,7 +190,10 @@ def _keyset_word(expr, value):
     if target_type.code == gdb.TYPE_CODE_STRUCT and "repr_" in [f.name for f in target_type.fields()]:
         value = value["repr_"]
     elif target_type.code not in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR,
-                                  gdb.TYPE_CODE_PTR):
+                                  gdb.TYPE_CODE_PTR) or (
+            # a function's address (&abort) is no key set, as the function itself (abort) is not;
+            # LLDB's expressions turn the one into the other
+            target_type.code == gdb.TYPE_CODE_PTR and target_type.target().strip_typedefs().code == gdb.TYPE_CODE_FUNC):
         raise gdb.error("%s is a %s, not a DispatchKeySet or a tensor" % (expr, value.type))
     return int(value) & 0xFFFFFFFFFFFFFFFF
 

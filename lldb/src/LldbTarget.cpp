@@ -114,6 +114,10 @@ bool keysetWord(const std::string& expr, lldb::SBValue* v, std::string* error) {
     return false;
   };
   lldb::SBType type = v->GetType().GetCanonicalType();
+  // A function, which clang's expression decays to its address (`keyset abort`): no key set, as
+  // GDB says of the function itself.
+  if (type.IsPointerType() && type.GetPointeeType().GetCanonicalType().GetTypeClass() == lldb::eTypeClassFunction)
+    return isNot(*v);
   if (type.IsReferenceType()) {
     *v = v->Dereference();
   } else if (type.IsPointerType() && isStruct(type.GetPointeeType())) {
@@ -553,7 +557,10 @@ bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, st
     options.SetTimeoutInMicroSeconds(5 * 1000 * 1000);
     options.SetSuppressPersistentResult(true);
     options.SetAutoApplyFixIts(fix_its);
-    if (!live_) options.SetAllowJIT(false);  // a core cannot run code
+    // Never code in the inferior (a core cannot run any, and a live process must not: GDB 13 runs
+    // none either). The IR interpreter evaluates what needs no code, and refuses what it cannot
+    // compute (1/0) instead of leaving an undefined value.
+    options.SetAllowJIT(false);
     return frame_.IsValid() ? frame_.EvaluateExpression(expr.c_str(), options)
                             : target_.EvaluateExpression(expr.c_str(), options);
   };

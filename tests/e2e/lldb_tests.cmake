@@ -101,14 +101,24 @@ dscope_lldb_test(lldb_op_catalog_core PROGRAM op_catalog CORE_OF crash_op_catalo
 # Bad input: one "dscope:" line each, and the batch goes on (the last command still runs).
 dscope_lldb_test(lldb_bad_input_core PROGRAM infinite_redispatch CORE_OF crash_infinite_redispatch
   CMD "op-table aten::mmm" "keyset garbage+" "keyset --bogus" "dispatch-break aten::mm" "dispatch-break"
-      "dispatch-trace --thread 99" "keyset 1/0" "keyset 1e3" "keyset 0x12800010001"
+      "dispatch-trace --thread 99" "keyset 1/0" "keyset 1e3" "keyset abort" "keyset 0x12800010001"
   EXPECT "dscope: unknown operator 'aten::mmm'; did you mean aten::mm" "dscope: cannot evaluate 'garbage+'"
          "dscope: cannot evaluate '1/0': division by zero is undefined\n"
          "dscope: unknown option --bogus" "dscope: cannot write memory"
          "dscope: dispatch-break needs an operator name; usage: dispatch-break OP [--key K] | dispatch-break --list"
          "dscope: no thread 99" "dscope: cannot evaluate '1e3': 1e3 is a double, not a DispatchKeySet or a tensor"
+         "dscope: cannot evaluate 'abort': abort is a void (*)(), not a DispatchKeySet or a tensor\n"
          "${DSCOPE_CPU_KEYS}"
   REJECT "<user expression")  # the reason without clang's location (LLDB fails 1/0 on a warning)
+# At a live stop, expressions that have no value are refused as GDB refuses them, never decoded:
+# 1/0 (clang's JIT left an undefined value; the IR interpreter, which runs no code in the
+# process, refuses it), a function (clang decays abort to its address).
+dscope_lldb_test(lldb_bad_input_live PROGRAM basic_dispatch
+  CMD "breakpoint set -n mm_cpu" "process launch" "keyset 1/0" "keyset abort" "keyset &abort" "process kill"
+  EXPECT "stop reason = breakpoint" "dscope: cannot evaluate '1/0': division by zero is undefined\n"
+         "dscope: cannot evaluate 'abort': abort is a void (*)(), not a DispatchKeySet or a tensor\n"
+         "dscope: cannot evaluate '&abort': &abort is a void (*)(), not a DispatchKeySet or a tensor\n"
+  REJECT "raw: 0x")
 # Raw key sets decode with no program at all; the commands that need one say so in one line.
 dscope_lldb_test(lldb_keyset_without_process
   CMD "keyset 0x12800010001" "keyset 0x8000000000010001" "keyset --tls" "op-table aten::mm" "help keyset"
