@@ -549,7 +549,7 @@ bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, st
     v = frame_.GetValueForVariablePath(expr.c_str());
     if (v.IsValid() && v.GetError().Fail()) v = lldb::SBValue();
   }
-  auto compile = [&](bool fix_its) {
+  auto compile = [&](bool fix_its, const std::string& text) {
     lldb::SBExpressionOptions options;
     options.SetIgnoreBreakpoints(true);
     options.SetUnwindOnError(true);
@@ -561,16 +561,33 @@ bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, st
     // none either). The IR interpreter evaluates what needs no code, and refuses what it cannot
     // compute (1/0) instead of leaving an undefined value.
     options.SetAllowJIT(false);
-    return frame_.IsValid() ? frame_.EvaluateExpression(expr.c_str(), options)
-                            : target_.EvaluateExpression(expr.c_str(), options);
+    return frame_.IsValid() ? frame_.EvaluateExpression(text.c_str(), options)
+                            : target_.EvaluateExpression(text.c_str(), options);
   };
+  if (!live_ && !core_) {
+    // No process: LLDB reads the executable's file, as GDB reads its sections before `run`, but
+    // through whole segments, so `*(long*)0` would decode the ELF header. An object in a segment
+    // but in none of its sections (LLDB nests the ELF sections in their PT_LOAD segment) is
+    // unreadable, as in GDB. (A constant with no address gets a made-up one in no section.)
+    lldb::SBValue where = compile(false, "&(" + expr + ")");
+    lldb::SBError read;
+    const uint64_t addr = where.IsValid() && where.GetError().Success() ? where.GetValueAsUnsigned(read, 0) : 0;
+    lldb::SBSection section = target_.ResolveFileAddress(addr).GetSection();
+    if (where.IsValid() && where.GetError().Success() && read.Success() && section.IsValid() &&
+        !section.GetParent().IsValid()) {
+      char text[64];
+      std::snprintf(text, sizeof text, "Cannot access memory at address 0x%" PRIx64, addr);
+      *error = text;
+      return false;
+    }
+  }
   if (!v.IsValid()) {
     // What the user wrote, not what clang's fix-its make of it ("0x1 0x2" is no "0x1; 0x2"),
     // with one exception: GDB lets `.` reach through a pointer (x.impl_.p_.key_set), and so does
     // the fix-it for exactly that.
-    v = compile(false);
+    v = compile(false, expr);
     const lldb::SBError failure = v.IsValid() ? v.GetError() : lldb::SBError();
-    if (failure.Fail() && onlyArrowFixIts(failure.GetCString())) v = compile(true);
+    if (failure.Fail() && onlyArrowFixIts(failure.GetCString())) v = compile(true, expr);
   }
   if (!v.IsValid() || v.GetError().Fail()) {
     *error = expressionReason(v.IsValid() ? v.GetError().GetCString() : nullptr);

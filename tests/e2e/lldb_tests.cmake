@@ -119,6 +119,14 @@ dscope_lldb_test(lldb_bad_input_live PROGRAM basic_dispatch
          "dscope: cannot evaluate 'abort': abort is a void (*)(), not a DispatchKeySet or a tensor\n"
          "dscope: cannot evaluate '&abort': &abort is a void (*)(), not a DispatchKeySet or a tensor\n"
   REJECT "raw: 0x")
+# A program not started: LLDB reads the executable's file as GDB does, but only what lies in its
+# sections: address 0 (the ELF header's place in the first segment) is unreadable, as in GDB; a
+# global's value is still read from the file.
+dscope_lldb_test(lldb_keyset_not_started PROGRAM infinite_redispatch
+  CMD "keyset *(long*)0" "keyset *(long*)8" "keyset dscope::after_autograd_keyset"
+  EXPECT "dscope: cannot evaluate '*(long*)0': Cannot access memory at address 0x0\n"
+         "dscope: cannot evaluate '*(long*)8': Cannot access memory at address 0x8\n"
+         "(lldb) keyset dscope::after_autograd_keyset\nDispatchKeySet(CPU, CUDA, HIP,")
 # Raw key sets decode with no program at all; the commands that need one say so in one line.
 dscope_lldb_test(lldb_keyset_without_process
   CMD "keyset 0x12800010001" "keyset 0x8000000000010001" "keyset --tls" "op-table aten::mm" "help keyset"
