@@ -3,12 +3,18 @@ library returns; GDB-specific work is only the dispatch-break breakpoint."""
 
 import gdb
 
+from .inspect import INTERRUPTED
+
 _inspect = None  # set by install()
 
 
 def _write_line(text):
-    """A library result as one or more lines (its last one ends in a newline)."""
-    gdb.write(text if text.endswith("\n") else text + "\n")
+    """A library result as one or more lines (its last one ends in a newline). Ctrl-C while GDB
+    writes it (GDB checks for one after writing) ends nothing more: the text is out."""
+    try:
+        gdb.write(text if text.endswith("\n") else text + "\n")
+    except KeyboardInterrupt:
+        pass
 
 
 def _run(command_line):
@@ -39,6 +45,8 @@ class _DscopeCommand(gdb.Command):
                 gdb.write("dscope: the process is running: stop it first (GDB: interrupt, LLDB: process interrupt)\n")
                 return
             self.run(argument.strip())
+        except KeyboardInterrupt:  # Ctrl-C outside the library's run (Inspect.run answers it inside)
+            _write_line(INTERRUPTED)
         except Exception as e:  # never a traceback in the user's session
             gdb.write("dscope: %s\n" % (str(e).splitlines()[0] if str(e) else type(e).__name__))
 

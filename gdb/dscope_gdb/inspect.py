@@ -6,6 +6,7 @@ adapts GDB to it, so GDB and LLDB print the same text."""
 import contextlib
 import ctypes
 import re
+import sys
 
 import gdb
 
@@ -21,6 +22,7 @@ _FRAME_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64
 _FRAME_VALUE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_char_p,
                                 ctypes.POINTER(ctypes.c_uint64))
 _FRAME_INLINED = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64)
+_FRAME_WALK_END = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64)
 _FRAME_TENSORS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64,
                                   ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))
 _THREAD_EXISTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64)
@@ -43,10 +45,14 @@ class _Target(ctypes.Structure):
         ("frame_tensors", _FRAME_TENSORS),
         ("frame_cap", ctypes.c_uint64),
         ("frame_inlined", _FRAME_INLINED),
+        ("frame_walk_end", _FRAME_WALK_END),
         ("thread_exists", _THREAD_EXISTS),
         ("mapping_starts", _MAPPING_STARTS),
         ("executable_build_id", ctypes.c_char_p),
     ]
+
+# dscope_frames_end (inspect.h)
+_FRAMES_OUTERMOST, _FRAMES_UNREADABLE, _FRAMES_CORRUPT, _FRAMES_GONE = range(4)
 
 
 def _copy_out(text, out, size):
@@ -55,9 +61,13 @@ def _copy_out(text, out, size):
 
 
 # Each callback answers a C caller: it must never raise, so every failure is a nonzero status.
-# Ctrl-C arrives as a KeyboardInterrupt in whichever callback runs: it fails that call and every
-# later one of the command (the walk ends), and Inspect.run reports it.
+# Ctrl-C arrives as a KeyboardInterrupt in whichever Python code runs: it fails that call and every
+# later one of the command (the walk ends), and Inspect.run answers `dscope: interrupted` instead of
+# the command's text. It can also land where no `try` catches it (before a callback's `try`, or
+# while ctypes converts its result): ctypes then hands it to sys.unraisablehook, which Inspect.run
+# points at _unraisable for the command, and C gets an unspecified value back.
 _interrupt = {"seen": False}
+INTERRUPTED = "dscope: interrupted (Ctrl-C)\n"
 
 
 def _failed(error, status=1):
@@ -66,11 +76,31 @@ def _failed(error, status=1):
     return status
 
 
+@contextlib.contextmanager
+def _interrupts_recorded():
+    """While the block runs, an exception that no `try` catches in a ctypes callback is no
+    traceback on the user's screen: a KeyboardInterrupt is recorded, anything else is reported by
+    the hook that was in place (our callbacks catch everything else themselves)."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _interrupt["seen"] = True
+        else:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
 @_READ
 def _read_memory(_ctx, addr, out, size):
-    if _interrupt["seen"]:
-        return 1
     try:
+        if _interrupt["seen"]:
+            return 1
         ctypes.memmove(out, bytes(gdb.selected_inferior().read_memory(addr, size)), size)
         return 0
     except BaseException as e:  # unreadable memory, no process, Ctrl-C
@@ -166,7 +196,10 @@ def _keyset_word(expr, value):
     if target_type.code == gdb.TYPE_CODE_STRUCT and "repr_" in [f.name for f in target_type.fields()]:
         value = value["repr_"]
     elif target_type.code not in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR,
-                                  gdb.TYPE_CODE_PTR):
+                                  gdb.TYPE_CODE_PTR) or (
+            # a function's address (&abort) is no key set, as the function itself (abort) is not;
+            # LLDB's expressions turn the one into the other
+            target_type.code == gdb.TYPE_CODE_PTR and target_type.target().strip_typedefs().code == gdb.TYPE_CODE_FUNC):
         raise gdb.error("%s is a %s, not a DispatchKeySet or a tensor" % (expr, value.type))
     return int(value) & 0xFFFFFFFFFFFFFFFF
 
@@ -255,6 +288,20 @@ class _StackWalk:
                 self.frames.append(older)
         return self.frames[level] if level < len(self.frames) else None
 
+    def end(self, tid):
+        """Why GDB lists no frame past the ones walked of thread tid (dscope_frames_end)."""
+        if _process_gone():
+            return _FRAMES_GONE
+        if tid != self.tid or not self.frames:
+            return _FRAMES_OUTERMOST
+        reason = self.frames[-1].unwind_stop_reason()
+        # Below UNAVAILABLE (GDB's UNWIND_FIRST_ERROR) no error: `backtrace` says nothing either.
+        if reason in (gdb.FRAME_UNWIND_NO_REASON, gdb.FRAME_UNWIND_NULL_ID, gdb.FRAME_UNWIND_OUTERMOST):
+            return _FRAMES_OUTERMOST
+        if reason in (gdb.FRAME_UNWIND_UNAVAILABLE, gdb.FRAME_UNWIND_MEMORY_ERROR):
+            return _FRAMES_UNREADABLE
+        return _FRAMES_CORRUPT
+
     def _start(self, tid):
         thread = next((t for t in gdb.selected_inferior().threads() if t.ptid[1] == tid), None)
         if thread is None:
@@ -275,6 +322,22 @@ class _StackWalk:
 
 
 _walk = _StackWalk()
+
+
+def _process_gone():
+    """Whether the selected inferior is a local process that has exited or been killed since GDB
+    last stopped it (GDB notices only when it next waits for it; its memory reads fail until then).
+    A core file, or a process GDB cannot see from here (remote), is never gone."""
+    inferior = gdb.selected_inferior()
+    connection = getattr(inferior, "connection", None)  # GDB >= 11
+    if inferior.pid == 0 or connection is None or connection.type != "native":
+        return False
+    try:
+        with open("/proc/%d/stat" % inferior.pid) as f:
+            state = f.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X", "x")  # a zombie: dead, not yet reaped by GDB
 
 
 def _frame_callback(prototype, failed=1):
@@ -308,6 +371,14 @@ def _frame_inlined(frame):
     # A tail-call frame is one GDB rebuilds from DWARF call sites (LLDB 16 does not): no more a
     # stack frame of its own than an inlined call.
     return int(frame.type() in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME))
+
+
+@_FRAME_WALK_END
+def _frame_walk_end(_ctx, tid, _level):
+    try:
+        return _FRAMES_OUTERMOST if _interrupt["seen"] else _walk.end(tid)
+    except BaseException as e:  # gdb.error; Ctrl-C
+        return _failed(e, _FRAMES_OUTERMOST)
 
 
 def _scalar(value):
@@ -441,7 +512,7 @@ class Inspect:
         self._lib.dscope_inspect_free.argtypes = [ctypes.c_void_p]
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _symbolize, _evaluate,
                                _thread_tid, 0, _frame_function, _frame_value, _frame_tensors, 0,
-                               _frame_inlined, _thread_exists, _mapping_starts, None)
+                               _frame_inlined, _frame_walk_end, _thread_exists, _mapping_starts, None)
 
     def _take(self, pointer):
         try:
@@ -458,15 +529,21 @@ class Inspect:
             self._target.frame_cap = gdb.parameter("backtrace limit") or 0  # None: unlimited
         is_error = ctypes.c_int(0)
         _interrupt["seen"] = False
+        text = ""
         try:
-            with demangled_names():
+            with _interrupts_recorded(), demangled_names():
                 text = self._take(self._lib.dscope_inspect_run(ctypes.byref(self._target), command_line.encode(),
                                                                ctypes.byref(is_error)))
+        except KeyboardInterrupt:  # between the callbacks, in this module's own code
+            _interrupt["seen"] = True
         finally:
-            _walk.restore()
+            try:
+                _walk.restore()
+            except KeyboardInterrupt:
+                _interrupt["seen"] = True
         if _interrupt["seen"]:
             _interrupt["seen"] = False
-            return "dscope: interrupted (Ctrl-C)\n", True
+            return INTERRUPTED, True
         return text, bool(is_error.value)
 
     def complete_ops(self, prefix, limit=200):

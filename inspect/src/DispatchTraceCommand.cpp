@@ -203,8 +203,16 @@ class TracePrinter {
     if (sc.end == StackChain::End::DebuggerCap)
       out += "; stopped at the debugger's " + groupThousands(sc.debugger_cap) +
              "-frame cap (GDB: set backtrace limit, LLDB: settings set target.process.thread.max-backtrace-depth), older frames not read";
+    if (sc.end == StackChain::End::Unreadable || sc.end == StackChain::End::Corrupt)
+      out += std::string("; the debugger could not unwind past the last one: ") +
+             (sc.end == StackChain::End::Unreadable
+                  ? "the stack memory of its caller is unreadable (a truncated core, or unmapped memory)"
+                  : "the stack is corrupt there") +
+             ", older frames not read";
     out += "):\nthread tid " + std::to_string(sc.tid);
-    if (t.depth() == 0) return out + ": no dispatch frame on the stack\n";
+    if (t.depth() == 0)
+      return out + (sc.end == StackChain::End::Outermost ? ": no dispatch frame on the stack\n"
+                                                          : ": no dispatch frame in the frames walked\n");
     out += ": dispatch depth " + groupThousands(t.depth()) + " on the stack" +
            (sc.end == StackChain::End::Outermost ? "" : " walked (the chain's start was not reached)") + "\n";
     out += body(t, full);
@@ -230,7 +238,8 @@ class TracePrinter {
   }
 
   void json(Json& j, const Trace& t, const StackChain& sc, bool full) const {
-    static const char* kEnds[] = {"outermost frame", "--max-frames bound", "debugger's frame cap"};
+    static const char* kEnds[] = {"outermost frame", "--max-frames bound", "debugger's frame cap", "unreadable stack",
+                                  "corrupt stack"};
     j.beginObject().field("source", "frames").field("tid", static_cast<int64_t>(sc.tid));
     j.field("frames_walked", sc.frames_walked).field("walk_ended_at", kEnds[static_cast<int>(sc.end)]);
     j.field("depth", t.depth());

@@ -94,6 +94,13 @@ class Stack {
     if (!t_.frame_value || t_.frame_value(t_.ctx, tid_, level, path, &v) != 0) return std::nullopt;
     return v;
   }
+  // Why no frame `level` is listed (dscope_frames_end); the outermost frame when the front end
+  // cannot tell.
+  int walkEnd(uint64_t level) const {
+    if (!t_.frame_walk_end) return DSCOPE_FRAMES_OUTERMOST;
+    const int end = t_.frame_walk_end(t_.ctx, tid_, level);
+    return end >= DSCOPE_FRAMES_OUTERMOST && end <= DSCOPE_FRAMES_GONE ? end : DSCOPE_FRAMES_OUTERMOST;
+  }
   std::optional<std::vector<uint64_t>> tensors(uint64_t level) const {
     constexpr uint64_t kMaxTensorArgs = 64;
     std::vector<uint64_t> impls(kMaxTensorArgs);
@@ -244,6 +251,7 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
   // run of inlined frames than any real nesting counts as a stack frame: the bound always holds.
   constexpr uint64_t kMaxInlinedRun = 256;
   uint64_t inlined_run = 0;
+  bool unwinder_ended = false;  // frame_function found no frame at frames.size()
   for (uint64_t level = 0;; ++level) {
     if (chain.frames_walked == max_frames) {
       chain.end = StackChain::End::Bound;
@@ -255,6 +263,7 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
       // GDB's limit counts inlined calls, LLDB's does not: reaching either count is the cap.
       const bool capped = t->frame_cap && (chain.frames_walked >= t->frame_cap || level >= t->frame_cap);
       chain.end = capped ? StackChain::End::DebuggerCap : StackChain::End::Outermost;
+      unwinder_ended = !capped;
       break;
     }
     frames.push_back({*name, classify(*name)});
@@ -267,6 +276,24 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
     if (inlined_run == 0 && baseName(*name) == "main") break;
   }
   chain.dispatches = findDispatches(s, stack, frames, tid);
+  bool unread = false;  // a dispatch frame's values could not be read: optimized out, or the process died
+  for (const auto& d : chain.dispatches) unread = unread || !d.rec.op || !d.keyset_known;
+  if (unwinder_ended || unread) {
+    // Asked after the values were read: a process that dies during the walk fails them too.
+    switch (stack.walkEnd(frames.size())) {
+      case DSCOPE_FRAMES_GONE:
+        fail("the process exited during the walk: its stack can no longer be read (" + counted(chain.frames_walked, "frame") +
+             " walked)");
+      case DSCOPE_FRAMES_UNREADABLE:
+        if (unwinder_ended) chain.end = StackChain::End::Unreadable;
+        break;
+      case DSCOPE_FRAMES_CORRUPT:
+        if (unwinder_ended) chain.end = StackChain::End::Corrupt;
+        break;
+      default:
+        break;
+    }
+  }
   std::reverse(chain.dispatches.begin(), chain.dispatches.end());  // oldest first
   return chain;
 }

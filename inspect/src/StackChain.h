@@ -20,7 +20,9 @@ struct StackDispatch {
 };
 
 struct StackChain {
-  enum class End { Outermost, Bound, DebuggerCap };
+  // Outermost: the thread's first frame (or main); Bound: --max-frames; DebuggerCap: the front
+  // end's frame_cap; Unreadable, Corrupt: the debugger's unwinder stopped early (dscope_frames_end).
+  enum class End { Outermost, Bound, DebuggerCap, Unreadable, Corrupt };
   int64_t tid = 0;
   uint64_t frames_walked = 0;  // stack frames (inlined calls are part of the frame they are in)
   uint64_t debugger_cap = 0;   // the front end's frame_cap
@@ -28,7 +30,8 @@ struct StackChain {
   std::vector<StackDispatch> dispatches;  // oldest first
 };
 
-// Walks at most max_frames stack frames of thread tid outwards from the innermost.
+// Walks at most max_frames stack frames of thread tid outwards from the innermost. Fails (one line)
+// when the front end says the thread's process is gone: what was read of it is no chain.
 StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames);
 
 }  // namespace dscope::inspect

@@ -52,7 +52,13 @@ class InspectCommand : public lldb::SBCommandPluginInterface {
     try {
       const std::string args = joinArguments(arguments);
       LldbTarget target = LldbTarget::forSelected(debugger);
-      printResult(result, target.run(name_ + (args.empty() ? "" : " " + args)).text);
+      const InspectResult r = target.run(name_ + (args.empty() ? "" : " " + args));
+      if (r.interrupted) {
+        writeToDebugger(debugger, r.text);
+        result.SetStatus(lldb::eReturnStatusSuccessFinishNoResult);
+        return true;
+      }
+      printResult(result, r.text);
     } catch (const std::exception& e) {  // never an exception into LLDB
       printResult(result, std::string("dscope: ") + e.what());
     } catch (...) {

@@ -114,6 +114,10 @@ bool keysetWord(const std::string& expr, lldb::SBValue* v, std::string* error) {
     return false;
   };
   lldb::SBType type = v->GetType().GetCanonicalType();
+  // A function, which clang's expression decays to its address (`keyset abort`): no key set, as
+  // GDB says of the function itself.
+  if (type.IsPointerType() && type.GetPointeeType().GetCanonicalType().GetTypeClass() == lldb::eTypeClassFunction)
+    return isNot(*v);
   if (type.IsReferenceType()) {
     *v = v->Dereference();
   } else if (type.IsPointerType() && isStruct(type.GetPointeeType())) {
@@ -185,7 +189,10 @@ bool definitionIn(lldb::SBModule module, const char* name, lldb::SBTarget& targe
 }  // namespace
 
 LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(target), frame_(frame) {
-  if (target_.IsValid()) process_ = target_.GetProcess();
+  if (target_.IsValid()) {
+    process_ = target_.GetProcess();
+    debugger_ = target_.GetDebugger();
+  }
   if (process_.IsValid()) {
     const char* plugin = process_.GetPluginName();
     core_ = plugin && std::strstr(plugin, "core") != nullptr;  // "elf-core", "minidump" ...
@@ -202,6 +209,7 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
   c_.frame_value = &LldbTarget::frameValue;
   c_.frame_tensors = &LldbTarget::frameTensors;
   c_.frame_inlined = &LldbTarget::frameInlined;
+  c_.frame_walk_end = &LldbTarget::frameWalkEnd;
   c_.thread_exists = &LldbTarget::threadExists;
   c_.mapping_starts = &LldbTarget::mappingStarts;
   // LLDB spells a GNU build-id as a UUID: upper-case hex in dash-separated groups.
@@ -244,8 +252,17 @@ InspectResult LldbTarget::run(const std::string& command_line) {
   result.text = text ? text : "dscope: out of memory\n";
   result.is_error = is_error != 0 || !text;
   dscope_inspect_free(text);
+  if (interrupted()) {  // the callbacks failed from the interrupt on: the text is no answer
+    result.text = std::string(kInterrupted) + "\n";
+    result.is_error = result.interrupted = true;
+  }
   if (!result.text.empty() && result.text.back() != '\n') result.text += '\n';  // "" (nothing to say) stays ""
   return result;
+}
+
+bool LldbTarget::interrupted() {
+  if (!interrupted_ && debugger_.IsValid()) interrupted_ = debugger_.GetCommandInterpreter().WasInterrupted();
+  return interrupted_;
 }
 
 // ---------------------------------------------------------------- addresses
@@ -348,7 +365,8 @@ bool LldbTarget::read(uint64_t addr, void* out, uint64_t size) {
 
 int LldbTarget::readMemory(void* ctx, uint64_t addr, void* out, uint64_t size) {
   try {
-    return static_cast<LldbTarget*>(ctx)->read(addr, out, size) ? 0 : 1;
+    auto* self = static_cast<LldbTarget*>(ctx);
+    return !self->interrupted() && self->read(addr, out, size) ? 0 : 1;
   } catch (...) {
     return 1;
   }
@@ -517,7 +535,9 @@ std::string LldbTarget::describeAddress(uint64_t addr) {
 
 int LldbTarget::symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size) {
   try {
-    copyOut(static_cast<LldbTarget*>(ctx)->describeAddress(addr), out, out_size);
+    auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted()) return 1;
+    copyOut(self->describeAddress(addr), out, out_size);
     return 0;
   } catch (...) {
     return 1;
@@ -538,7 +558,7 @@ bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, st
     v = frame_.GetValueForVariablePath(expr.c_str());
     if (v.IsValid() && v.GetError().Fail()) v = lldb::SBValue();
   }
-  auto compile = [&](bool fix_its) {
+  auto compile = [&](bool fix_its, const std::string& text) {
     lldb::SBExpressionOptions options;
     options.SetIgnoreBreakpoints(true);
     options.SetUnwindOnError(true);
@@ -546,17 +566,37 @@ bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, st
     options.SetTimeoutInMicroSeconds(5 * 1000 * 1000);
     options.SetSuppressPersistentResult(true);
     options.SetAutoApplyFixIts(fix_its);
-    if (!live_) options.SetAllowJIT(false);  // a core cannot run code
-    return frame_.IsValid() ? frame_.EvaluateExpression(expr.c_str(), options)
-                            : target_.EvaluateExpression(expr.c_str(), options);
+    // Never code in the inferior (a core cannot run any, and a live process must not: GDB 13 runs
+    // none either). The IR interpreter evaluates what needs no code, and refuses what it cannot
+    // compute (1/0) instead of leaving an undefined value.
+    options.SetAllowJIT(false);
+    return frame_.IsValid() ? frame_.EvaluateExpression(text.c_str(), options)
+                            : target_.EvaluateExpression(text.c_str(), options);
   };
+  if (!live_ && !core_) {
+    // No process: LLDB reads the executable's file, as GDB reads its sections before `run`, but
+    // through whole segments, so `*(long*)0` would decode the ELF header. An object in a segment
+    // but in none of its sections (LLDB nests the ELF sections in their PT_LOAD segment) is
+    // unreadable, as in GDB. (A constant with no address gets a made-up one in no section.)
+    lldb::SBValue where = compile(false, "&(" + expr + ")");
+    lldb::SBError read;
+    const uint64_t addr = where.IsValid() && where.GetError().Success() ? where.GetValueAsUnsigned(read, 0) : 0;
+    lldb::SBSection section = target_.ResolveFileAddress(addr).GetSection();
+    if (where.IsValid() && where.GetError().Success() && read.Success() && section.IsValid() &&
+        !section.GetParent().IsValid()) {
+      char text[64];
+      std::snprintf(text, sizeof text, "Cannot access memory at address 0x%" PRIx64, addr);
+      *error = text;
+      return false;
+    }
+  }
   if (!v.IsValid()) {
     // What the user wrote, not what clang's fix-its make of it ("0x1 0x2" is no "0x1; 0x2"),
     // with one exception: GDB lets `.` reach through a pointer (x.impl_.p_.key_set), and so does
     // the fix-it for exactly that.
-    v = compile(false);
+    v = compile(false, expr);
     const lldb::SBError failure = v.IsValid() ? v.GetError() : lldb::SBError();
-    if (failure.Fail() && onlyArrowFixIts(failure.GetCString())) v = compile(true);
+    if (failure.Fail() && onlyArrowFixIts(failure.GetCString())) v = compile(true, expr);
   }
   if (!v.IsValid() || v.GetError().Fail()) {
     *error = expressionReason(v.IsValid() ? v.GetError().GetCString() : nullptr);
@@ -625,7 +665,9 @@ lldb::SBFrame LldbTarget::frameOf(int64_t tid, uint64_t level) {
 
 int LldbTarget::frameFunction(void* ctx, int64_t tid, uint64_t level, char* out, uint64_t out_size) {
   try {
-    lldb::SBFrame frame = static_cast<LldbTarget*>(ctx)->frameOf(tid, level);
+    auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted()) return 1;
+    lldb::SBFrame frame = self->frameOf(tid, level);
     if (!frame.IsValid()) return 1;
     const char* name = frame.GetFunctionName();  // demangled, inlined frames by their own name
     copyOut(name ? name : "", out, out_size);
@@ -641,12 +683,52 @@ int LldbTarget::frameFunction(void* ctx, int64_t tid, uint64_t level, char* out,
 int LldbTarget::frameInlined(void* ctx, int64_t tid, uint64_t level) {
   try {
     auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted()) return 0;
     lldb::SBFrame frame = self->frameOf(tid, level);
     if (!frame.IsInlined()) return 0;  // an invalid frame is not
     lldb::SBFrame outer = self->frameOf(tid, level + 1);
     return outer.IsValid() && outer.GetCFA() == frame.GetCFA() ? 1 : 0;
   } catch (...) {
     return 0;
+  }
+}
+
+namespace {
+
+// Whether a local process has exited or been killed since LLDB stopped it (LLDB notices only when
+// it next hears from it; its memory reads fail until then): no /proc entry, or a zombie.
+bool processGone(lldb::pid_t pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return true;
+  char buf[512] = {};
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  const char* close = std::strrchr(buf, ')');  // the command name, in parentheses, may hold anything
+  if (n == 0 || !close) return true;
+  char state = ' ';
+  std::sscanf(close + 1, " %c", &state);
+  return state == 'Z' || state == 'X' || state == 'x';
+}
+
+}  // namespace
+
+// LLDB 16 says nothing of why its unwinder stopped. On x86-64 a caller's return address is the word
+// just below its callee's CFA: when the last frame's is unreadable, the stack memory ran out there
+// (a truncated core); when it is readable, LLDB found the outermost frame (_start, clone3).
+int LldbTarget::frameWalkEnd(void* ctx, int64_t tid, uint64_t level) {
+  try {
+    auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted() || level == 0) return DSCOPE_FRAMES_OUTERMOST;
+    if (self->live_ && processGone(self->process_.GetProcessID())) return DSCOPE_FRAMES_GONE;
+    lldb::SBFrame last = self->frameOf(tid, level - 1);
+    if (!last.IsValid()) return DSCOPE_FRAMES_OUTERMOST;
+    const uint64_t cfa = last.GetCFA();
+    uint64_t return_address = 0;
+    if (cfa == LLDB_INVALID_ADDRESS || cfa < 8 || !self->read(cfa - 8, &return_address, 8))
+      return DSCOPE_FRAMES_UNREADABLE;
+    return DSCOPE_FRAMES_OUTERMOST;
+  } catch (...) {
+    return DSCOPE_FRAMES_OUTERMOST;
   }
 }
 
@@ -695,7 +777,9 @@ lldb::SBValue frameVariable(lldb::SBFrame frame, const std::string& path) {
 
 int LldbTarget::frameValue(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value) {
   try {
-    lldb::SBFrame frame = static_cast<LldbTarget*>(ctx)->frameOf(tid, level);
+    auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted()) return 1;
+    lldb::SBFrame frame = self->frameOf(tid, level);
     if (!frame.IsValid() || !path) return 1;
     return scalarOf(frameVariable(frame, path), value) ? 0 : 1;
   } catch (...) {
@@ -706,7 +790,9 @@ int LldbTarget::frameValue(void* ctx, int64_t tid, uint64_t level, const char* p
 int LldbTarget::frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max,
                               uint64_t* count) {
   try {
-    lldb::SBFrame frame = static_cast<LldbTarget*>(ctx)->frameOf(tid, level);
+    auto* self = static_cast<LldbTarget*>(ctx);
+    if (self->interrupted()) return 1;
+    lldb::SBFrame frame = self->frameOf(tid, level);
     if (!frame.IsValid() || !count) return 1;
     lldb::SBValueList args = frame.GetVariables(/*arguments=*/true, /*locals=*/false, /*statics=*/false,
                                                 /*in_scope_only=*/true);

@@ -17,6 +17,9 @@ namespace dscope::lldb_plugin {
 struct InspectResult {
   std::string text;  // ends with '\n'
   bool is_error = false;
+  // Ctrl-C ended the command (text is kInterrupted). LLDB drops an interrupted command's result
+  // ("... Interrupted."), so the caller writes the line to the debugger's output itself.
+  bool interrupted = false;
 };
 
 // One dscope_target over an LLDB target, its process (live or core, or none) and the selected
@@ -34,6 +37,9 @@ class LldbTarget {
   // The one line for a command given while the process runs (GDB's front end says the same).
   static constexpr const char* kRunningProcess =
       "dscope: the process is running: stop it first (GDB: interrupt, LLDB: process interrupt)";
+
+  // The one line for a command that Ctrl-C ended (GDB's front end says the same).
+  static constexpr const char* kInterrupted = "dscope: interrupted (Ctrl-C)";
 
   // Runs "<command> <arguments>" through the inspect library.
   InspectResult run(const std::string& command_line);
@@ -61,6 +67,7 @@ class LldbTarget {
   static int frameValue(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value);
   static int frameInlined(void* ctx, int64_t tid, uint64_t level);
   static int frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max, uint64_t* count);
+  static int frameWalkEnd(void* ctx, int64_t tid, uint64_t level);
   static int threadExists(void* ctx, int64_t tid);
   static int mappingStarts(void* ctx, uint64_t* starts, uint64_t max, uint64_t* count);
 
@@ -71,12 +78,18 @@ class LldbTarget {
   bool evaluateExpression(const std::string& expr, uint64_t* value, std::string* error);
   lldb::SBFrame frameOf(int64_t tid, uint64_t level);
   uint64_t frameCap();
+  // Whether the user pressed Ctrl-C during this command (the lldb driver turns SIGINT into
+  // SBDebugger::DispatchInputInterrupt, which marks the running command interrupted). From then
+  // on every callback fails, so the library's walk ends at once.
+  bool interrupted();
 
   lldb::SBTarget target_;
   lldb::SBProcess process_;
   lldb::SBFrame frame_;
   bool live_ = false;  // a running (stopped) process: memory is read and written normally
   bool core_ = false;  // a core file: read-only file-backed bytes come from the module files
+  lldb::SBDebugger debugger_;
+  bool interrupted_ = false;
   dscope_target c_{};
   std::string executable_build_id_;  // c_.executable_build_id points here
   // Per-command caches: op-table asks for the same kernel addresses many times.

@@ -162,9 +162,11 @@ dscope_compare_test(compare_basic_dispatch_live PROGRAM basic_dispatch LAUNCH BR
 # basic_dispatch stopped by dispatch-break: pending before run, the stop's own report, the chain
 # there, the hook's arguments (the key set and the key it was called with).
 # After the program has exited there is no process: both say so (GDB must not read the runtime's
-# file as if it were memory).
+# file as if it were memory). Address 0 is in no section of the executable: unreadable in both
+# (LLDB reads whole segments of the file, the ELF header there).
 dscope_compare_test(compare_after_exit_live PROGRAM basic_dispatch LAUNCH EXITS
-  CMD "op-table aten::mm" "dispatch-trace" "keyset --tls" "op-table --list mm" "keyset 0x12800010001")
+  CMD "op-table aten::mm" "dispatch-trace" "keyset --tls" "op-table --list mm" "keyset 0x12800010001"
+      "keyset *(long*)0")
 
 # keyset on what a user has at hand (printers_program's main, -O0): a tensor, a pointer or
 # reference to one or to its TensorImpl, the key set member, and what is none of these. GDB lets

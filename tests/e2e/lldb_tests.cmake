@@ -75,6 +75,20 @@ if(DSCOPE_FRAMES_READABLE)
     EXPECT "#0 [call] op=[myops::only_cpu], key=[AutogradMeta]" "#1 [redispatchBoxed] op=[myops::only_cpu], key=[Meta]"
     REJECT "optimized out")
 endif()
+# Ctrl-C during the long --frames walk on the overflow core ends it with one line (LLDB drops an
+# interrupted command's result: the plugin writes the line itself), and lldb still works.
+add_test(NAME lldb_interrupt_frames_walk COMMAND ${Python3_EXECUTABLE} ${E2E}/interrupt.py --lldb-plugin ${LLDB_PLUGIN}
+  --program $<TARGET_FILE:infinite_redispatch> --core ${DSCOPE_CORES}/crash_infinite_redispatch.core
+  --cmd "dispatch-trace --frames" --after "keyset 0x12800010001" --expect-after "${DSCOPE_CPU_KEYS}")
+set_tests_properties(lldb_interrupt_frames_walk PROPERTIES LABELS "lldb" FIXTURES_REQUIRED crash_infinite_redispatch)
+# The overflow core cut at half its size (tests/CMakeLists.txt): LLDB 16 gives no reason why its
+# unwinder stopped; the plugin finds the caller's return address unreadable, and --frames says so
+# in GDB's words (DSCOPE_TRUNCATED_FRAMES_EXPECT).
+if(DSCOPE_FRAMES_READABLE)
+  dscope_lldb_test(lldb_truncated_core_frames PROGRAM infinite_redispatch CORE_OF truncated_infinite_redispatch
+    CMD "dispatch-trace --frames" "dispatch-trace --frames --json" EXPECT ${DSCOPE_TRUNCATED_FRAMES_EXPECT}
+    REJECT "no dispatch frame on the stack" "\"outermost frame\"")
+endif()
 # tls_leak: an ExcludeDispatchKeyGuard for AutogradCPU that was never undone, read from the
 # thread records (LLDB 16 cannot read thread_local in a core).
 dscope_lldb_test(lldb_tls_leak_core PROGRAM tls_leak CORE_OF crash_tls_leak
@@ -87,14 +101,32 @@ dscope_lldb_test(lldb_op_catalog_core PROGRAM op_catalog CORE_OF crash_op_catalo
 # Bad input: one "dscope:" line each, and the batch goes on (the last command still runs).
 dscope_lldb_test(lldb_bad_input_core PROGRAM infinite_redispatch CORE_OF crash_infinite_redispatch
   CMD "op-table aten::mmm" "keyset garbage+" "keyset --bogus" "dispatch-break aten::mm" "dispatch-break"
-      "dispatch-trace --thread 99" "keyset 1/0" "keyset 1e3" "keyset 0x12800010001"
+      "dispatch-trace --thread 99" "keyset 1/0" "keyset 1e3" "keyset abort" "keyset 0x12800010001"
   EXPECT "dscope: unknown operator 'aten::mmm'; did you mean aten::mm" "dscope: cannot evaluate 'garbage+'"
          "dscope: cannot evaluate '1/0': division by zero is undefined\n"
          "dscope: unknown option --bogus" "dscope: cannot write memory"
          "dscope: dispatch-break needs an operator name; usage: dispatch-break OP [--key K] | dispatch-break --list"
          "dscope: no thread 99" "dscope: cannot evaluate '1e3': 1e3 is a double, not a DispatchKeySet or a tensor"
+         "dscope: cannot evaluate 'abort': abort is a void (*)(), not a DispatchKeySet or a tensor\n"
          "${DSCOPE_CPU_KEYS}"
   REJECT "<user expression")  # the reason without clang's location (LLDB fails 1/0 on a warning)
+# At a live stop, expressions that have no value are refused as GDB refuses them, never decoded:
+# 1/0 (clang's JIT left an undefined value; the IR interpreter, which runs no code in the
+# process, refuses it), a function (clang decays abort to its address).
+dscope_lldb_test(lldb_bad_input_live PROGRAM basic_dispatch
+  CMD "breakpoint set -n mm_cpu" "process launch" "keyset 1/0" "keyset abort" "keyset &abort" "process kill"
+  EXPECT "stop reason = breakpoint" "dscope: cannot evaluate '1/0': division by zero is undefined\n"
+         "dscope: cannot evaluate 'abort': abort is a void (*)(), not a DispatchKeySet or a tensor\n"
+         "dscope: cannot evaluate '&abort': &abort is a void (*)(), not a DispatchKeySet or a tensor\n"
+  REJECT "raw: 0x")
+# A program not started: LLDB reads the executable's file as GDB does, but only what lies in its
+# sections: address 0 (the ELF header's place in the first segment) is unreadable, as in GDB; a
+# global's value is still read from the file.
+dscope_lldb_test(lldb_keyset_not_started PROGRAM infinite_redispatch
+  CMD "keyset *(long*)0" "keyset *(long*)8" "keyset dscope::after_autograd_keyset"
+  EXPECT "dscope: cannot evaluate '*(long*)0': Cannot access memory at address 0x0\n"
+         "dscope: cannot evaluate '*(long*)8': Cannot access memory at address 0x8\n"
+         "(lldb) keyset dscope::after_autograd_keyset\nDispatchKeySet(CPU, CUDA, HIP,")
 # Raw key sets decode with no program at all; the commands that need one say so in one line.
 dscope_lldb_test(lldb_keyset_without_process
   CMD "keyset 0x12800010001" "keyset 0x8000000000010001" "keyset --tls" "op-table aten::mm" "help keyset"

@@ -44,6 +44,8 @@ struct FakeFrame {
 struct FakeStack : testing::TestTarget {
   std::vector<FakeFrame> frames;  // innermost first
   int64_t tid = 4242;
+  int walk_end = DSCOPE_FRAMES_OUTERMOST;  // what frame_walk_end answers
+  bool values_fail = false;                 // every frame_value fails (a process that died)
 
   FakeStack() {
     t.selected_tid = tid;
@@ -53,7 +55,9 @@ struct FakeStack : testing::TestTarget {
       std::snprintf(out, size, "%s", self->frames[level].name.c_str());
       return 0;
     };
+    t.frame_walk_end = [](void* ctx, int64_t, uint64_t) { return static_cast<FakeStack*>(ctx)->walk_end; };
     t.frame_value = [](void* ctx, int64_t, uint64_t level, const char* path, uint64_t* value) {
+      if (static_cast<FakeStack*>(ctx)->values_fail) return 1;
       auto& f = static_cast<FakeStack*>(ctx)->frames[level];
       auto it = f.values.find(path);
       if (it == f.values.end()) return 1;
@@ -176,4 +180,47 @@ TEST_CASE("dispatch-trace --frames: one line when it cannot work") {
   testing::checkOneLineError(testing::run(no_callbacks, "dispatch-trace --frames"));
   testing::checkOneLineError(testing::run(no_callbacks, "dispatch-trace --frames --all"));
   testing::checkOneLineError(testing::run(no_callbacks, "dispatch-trace --max-frames 3"));
+}
+
+TEST_CASE("dispatch-trace --frames says why the debugger's unwinder stopped, and refuses a process that died") {
+  Tensor x = cpuTensor();
+  FakeStack s;
+  s.overflow(10, x);
+  s.frames.resize(7);  // the stack below 3 dispatches (5 stack frames) is not in a truncated core
+  s.walk_end = DSCOPE_FRAMES_UNREADABLE;
+  auto unreadable = testing::run(s, "dispatch-trace --frames");
+  INFO(unreadable.text);
+  REQUIRE_FALSE(unreadable.error);
+  CHECK(unreadable.text.find("dispatch chain from the native stack (5 frames walked; the debugger could not unwind past "
+                             "the last one: the stack memory of its caller is unreadable (a truncated core, or unmapped "
+                             "memory), older frames not read):\n") == 0);
+  CHECK(unreadable.text.find("thread tid 4242: dispatch depth 3 on the stack walked (the chain's start was not reached)") !=
+        std::string::npos);
+  CHECK(testing::run(s, "dispatch-trace --frames --json").text.find("\"walk_ended_at\":\"unreadable stack\"") !=
+        std::string::npos);
+  s.walk_end = DSCOPE_FRAMES_CORRUPT;
+  CHECK(testing::run(s, "dispatch-trace --frames").text.find("(5 frames walked; the debugger could not unwind past the "
+                                                            "last one: the stack is corrupt there, older frames not read)") !=
+        std::string::npos);
+  s.frames = {{"dscope::detail::fallthroughKernel"}, {"(anonymous namespace)::loopAutograd(dscope::Tensor const&)"}};
+  s.walk_end = DSCOPE_FRAMES_UNREADABLE;
+  auto none = testing::run(s, "dispatch-trace --frames");  // no dispatch among the frames walked
+  INFO(none.text);
+  CHECK(none.text.find("thread tid 4242: no dispatch frame in the frames walked\n") != std::string::npos);
+
+  // The process died during the walk: its frames stop early and their values fail, and the front
+  // end says it is gone. No chain made of what was read, no "stripped runtime" guess.
+  FakeStack dead;
+  dead.overflow(10, x);
+  dead.frames.resize(7);
+  dead.values_fail = true;
+  dead.walk_end = DSCOPE_FRAMES_GONE;
+  auto r = testing::run(dead, "dispatch-trace --frames");
+  testing::checkOneLineError(r);
+  CHECK(r.text == "dscope: the process exited during the walk: its stack can no longer be read (5 frames walked)\n");
+  dead.overflow(0, x);  // ... or it died after the names were read, while the values were: walked to main
+  dead.frames.erase(dead.frames.begin() + 7, dead.frames.begin() + 10);
+  CHECK(testing::run(dead, "dispatch-trace --frames").text.find("dscope: the process exited during the walk") == 0);
+  dead.walk_end = DSCOPE_FRAMES_OUTERMOST;  // a front end that cannot tell: the stripped-runtime guess stays
+  CHECK(testing::run(dead, "dispatch-trace --frames").text.find("no readable variables") != std::string::npos);
 }

@@ -64,6 +64,11 @@ typedef struct dscope_target {
    * so --max-frames and "N frames walked" count stack frames: the same in both. Optional (NULL:
    * every frame has its own). */
   int (*frame_inlined)(void* ctx, int64_t tid, uint64_t level);
+  /* Why the debugger lists no frame `level` of thread `tid`: one of dscope_frames_end. Asked when
+   * frame_function answered 1 at `level`, and when values of the frames walked (below `level`)
+   * could not be read, which a process that died during the walk also causes (only
+   * DSCOPE_FRAMES_GONE matters then). Optional (NULL: every walk reached the outermost frame). */
+  int (*frame_walk_end)(void* ctx, int64_t tid, uint64_t level);
 
   /* ---- what the process is made of: for telling corrupt memory and a core opened with another
    * program from what they look like. All optional. */
@@ -78,6 +83,17 @@ typedef struct dscope_target {
    * "" when it knows none. */
   const char* executable_build_id;
 } dscope_target;
+
+enum dscope_frames_end {
+  DSCOPE_FRAMES_OUTERMOST = 0,  /* the thread's outermost frame: its start function, or a frame the
+                                   unwinder knows has no caller (GDB: no unwind error) */
+  DSCOPE_FRAMES_UNREADABLE = 1, /* the unwinder stopped: the stack memory holding the caller of the
+                                   last frame cannot be read (a truncated core, unmapped memory) */
+  DSCOPE_FRAMES_CORRUPT = 2,    /* the unwinder stopped on a frame that makes no sense (GDB: "previous
+                                   frame inner to this frame (corrupt stack?)" and the like) */
+  DSCOPE_FRAMES_GONE = 3        /* the thread or its process no longer exists (it exited or was killed
+                                   during the walk) */
+};
 
 /* Runs one command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",
  * "op-table aten::mm --computed", "op-table --list mm", "op-table --missing Meta",
