@@ -1,8 +1,8 @@
 # Core-corruption fuzz (issue 21): DispatchScope's commands in GDB and lldb-16 on damaged copies
 # of the crash tests' kernel cores must end in time, without a traceback or a crash, and print
 # either the pristine core's text or a "dscope:" line (tests/e2e/core_fuzz.py says how the
-# mutations are made and checked). Included from tests/CMakeLists.txt when dscope_lldb is built
-# and the preset has no sanitizer (the crash fixtures need plain kernel cores); E2E, DSCOPE_CORES,
+# mutations are made and checked). Included from tests/CMakeLists.txt in the g++ release preset,
+# where dscope_lldb is built and the crash fixtures leave plain kernel cores; E2E, DSCOPE_CORES,
 # GDB_SCRIPT and Python3_EXECUTABLE come from there. Seeded and bounded: 60 mutations, 2 at a time,
 # 30 s per debugger session; a longer local run: core_fuzz.py ... --count 300 --seed N.
 set(DSCOPE_FUZZ_CORES)

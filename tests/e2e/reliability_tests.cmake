@@ -129,10 +129,13 @@ dscope_both_test(corrupt_middle_record_core PROGRAM infinite_redispatch CORE_OF 
 dscope_both_test(core_of_another_program PROGRAM tls_leak CORE_OF crash_infinite_redispatch
   CMD "dispatch-trace" "op-table aten::mm"
   EXPECT "dscope: the core file was not written by this executable: its program has build-id ")
-# 9. Numbers as C reads them, and an error line echoes at most 64 characters of an argument.
+# 9. Numbers as C reads them, an error line echoes at most 64 characters of an argument, and a
+# non-ASCII word is a word like any other (in a UTF-8 locale: under LC_ALL=C GDB cannot hand it to
+# any Python command, USER-GUIDE 4.7).
 dscope_both_test(numbers_and_echoes PROGRAM infinite_redispatch CORE_OF crash_infinite_redispatch
-  CMD "keyset 02000000200001" "keyset 019"
+  CMD "keyset 02000000200001" "keyset 019" "keyset é"
       "op-table aten::xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
   EXPECT "DispatchKeySet(CPU, AutogradCPU)"
          "dscope: 019 is no number: a leading 0 makes it octal, as in C, and 8 and 9 are no octal digits"
-         "dscope: unknown operator 'aten::xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'\n")
+         "dscope: unknown operator 'aten::xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...'\n"
+         "dscope: cannot evaluate 'é': ")
