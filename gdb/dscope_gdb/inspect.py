@@ -26,6 +26,7 @@ _FRAME_WALK_END = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64
 _FRAME_TENSORS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64,
                                   ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))
 _THREAD_EXISTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64)
+_EXECUTABLE_BUILD_ID = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64)
 _MAPPING_STARTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64,
                                    ctypes.POINTER(ctypes.c_uint64))
 
@@ -48,7 +49,7 @@ class _Target(ctypes.Structure):
         ("frame_walk_end", _FRAME_WALK_END),
         ("thread_exists", _THREAD_EXISTS),
         ("mapping_starts", _MAPPING_STARTS),
-        ("executable_build_id", ctypes.c_char_p),
+        ("executable_build_id", _EXECUTABLE_BUILD_ID),
     ]
 
 # dscope_frames_end (inspect.h)
@@ -251,13 +252,18 @@ def _mapping_starts(_ctx, starts, limit, count):
         return _failed(e)
 
 
-def _executable_build_id():
-    """The build-id of the program file GDB opened (b"" when none)."""
-    progspace = gdb.current_progspace()
-    for objfile in progspace.objfiles() if progspace is not None and progspace.filename else ():
-        if objfile.filename == progspace.filename:
-            return (objfile.build_id or "").encode()
-    return b""
+@_EXECUTABLE_BUILD_ID
+def _executable_build_id(_ctx, out, size):
+    """The build-id of the program file GDB opened."""
+    try:
+        progspace = gdb.current_progspace()
+        for objfile in progspace.objfiles() if progspace is not None and progspace.filename else ():
+            if objfile.filename == progspace.filename and objfile.build_id:
+                _copy_out(objfile.build_id, out, size)
+                return 0
+        return 1
+    except BaseException as e:
+        return _failed(e)
 
 
 # ---- the native stack, for dispatch-trace --frames: the library asks for frame after frame of
@@ -512,7 +518,7 @@ class Inspect:
         self._lib.dscope_inspect_free.argtypes = [ctypes.c_void_p]
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _symbolize, _evaluate,
                                _thread_tid, 0, _frame_function, _frame_value, _frame_tensors, 0,
-                               _frame_inlined, _frame_walk_end, _thread_exists, _mapping_starts, None)
+                               _frame_inlined, _frame_walk_end, _thread_exists, _mapping_starts, _executable_build_id)
 
     def _take(self, pointer):
         try:
@@ -523,7 +529,6 @@ class Inspect:
     def run(self, command_line):
         """(text, is_error) for one command line."""
         self._target.selected_tid = _selected_tid()
-        self._target.executable_build_id = _executable_build_id()
         # Only dispatch-trace --frames asks for it (as in LLDB: not a setting read per printed value).
         if command_line.startswith("dispatch-trace"):
             self._target.frame_cap = gdb.parameter("backtrace limit") or 0  # None: unlimited

@@ -92,32 +92,12 @@ class TracePrinter {
     t.chain = std::move(chain);
     const uint64_t depth = t.depth();
     if (depth == 0) return t;
-    if (!t.chain.stack) findCorruptRecords(t);
-    // A corrupt record matches any: the loop folds around it (the records say where it is).
-    std::unordered_set<const dscope_dispatch_record*> wildcards;
-    for (const auto& [d, why] : t.corrupt) wildcards.insert(t.at(d));
-    auto same = [&](const dscope_dispatch_record& a, const dscope_dispatch_record& b) {
-      return wildcards.count(&a) || wildcards.count(&b) || debug::sameDispatch(a, b);
-    };
-    auto findCycle = [&] {
-      t.cycle = debug::findDispatchCycle(depth, t.chain.at, DSCOPE_RECORDS_RING, DSCOPE_RECORDS_RING / 3, same);
-    };
-    findCycle();
-    // A record below the loop that differs from it while the records under it go on repeating
-    // it is a damaged one (a flipped byte), not where the loop began: read around it too.
-    while (!t.chain.stack && t.cycle.period && t.cycle.start_depth > 0 && t.corrupt.size() < t.corrupt_limit) {
-      const uint64_t x = t.cycle.start_depth - 1, p = t.cycle.period, below = std::min(2 * p, x);
-      bool repeats_below = below > 0 && t.at(x);
-      for (uint64_t y = x - below; repeats_below && y < x; ++y) repeats_below = fitsLoop(t, y);
-      if (!repeats_below) break;
-      t.corrupt.emplace(x, "it breaks the loop the records around it repeat");
-      wildcards.insert(t.at(x));
-      findCycle();
+    if (t.chain.stack) {
+      t.cycle = debug::findDispatchCycle(depth, t.chain.at);
+    } else {
+      findCorruptRecords(t);
+      findLoopAroundCorruptRecords(t);
     }
-    for (const auto& [d, why] : t.corrupt)
-      rt_.warn("thread tid " + std::to_string(t.chain.tid) + ": the record at depth " + groupThousands(d) +
-               " is corrupt (" + why + ")" + (d + 1 == depth ? ": the innermost, perhaps caught being written" : "") +
-               "; the chain is read around it");
     if (!t.cycle.period && t.chain.stack && depth > 3) {
       // The innermost dispatch may have been caught half-way, before its key set existed
       // (optimized out at -O2, uninitialized at -O0): fold below it.
@@ -321,6 +301,33 @@ class TracePrinter {
            std::to_string(held) + " records it holds are not dispatches (the first, at depth " + groupThousands(d) +
            " of " + groupThousands(t.depth()) + ": " + why + "): corrupt memory, or a depth the thread never reached");
     }
+  }
+
+  // The loop, with every corrupt record taken to match any: it folds around them. A record below
+  // the loop found that breaks it while the kRepeatsBelow records under it go on repeating it is a
+  // damaged one (a flipped byte), not where the loop began: it is taken for corrupt too. (The
+  // entry of a chain may differ from its loop for real: nothing in it is taken so.)
+  void findLoopAroundCorruptRecords(Trace& t) const {
+    constexpr uint64_t kRepeatsBelow = 16;
+    std::unordered_set<const dscope_dispatch_record*> wildcards;
+    for (const auto& [d, why] : t.corrupt) wildcards.insert(t.at(d));
+    auto same = [&](const dscope_dispatch_record& a, const dscope_dispatch_record& b) {
+      return wildcards.count(&a) || wildcards.count(&b) || debug::sameDispatch(a, b);
+    };
+    for (;;) {
+      t.cycle = debug::findDispatchCycle(t.depth(), t.chain.at, DSCOPE_RECORDS_RING, DSCOPE_RECORDS_RING / 3, same);
+      const uint64_t x = t.cycle.start_depth - 1, below = std::max(2 * t.cycle.period, kRepeatsBelow);
+      if (!t.cycle.period || t.cycle.start_depth <= below || !t.at(x) || t.corrupt.size() >= t.corrupt_limit) break;
+      bool repeats_below = true;
+      for (uint64_t y = x - below; repeats_below && y < x; ++y) repeats_below = fitsLoop(t, y);
+      if (!repeats_below) break;
+      t.corrupt.emplace(x, "it breaks the loop the records on both sides of it repeat");
+      wildcards.insert(t.at(x));
+    }
+    for (const auto& [d, why] : t.corrupt)
+      rt_.warn("thread tid " + std::to_string(t.chain.tid) + ": the record at depth " + groupThousands(d) +
+               " is corrupt (" + why + ")" + (d + 1 == t.depth() ? ": the innermost, perhaps caught being written" : "") +
+               "; the chain is read around it");
   }
 
   // Record d repeats the loop: it is the same dispatch as the loop's sound record of its phase.

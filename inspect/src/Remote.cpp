@@ -178,8 +178,11 @@ std::vector<uint64_t> Remote::mappingStarts() const {
 }
 
 std::string Remote::executableBuildId() const {
-  if (!target_ || !target_->executable_build_id) return "";
-  return std::string(target_->executable_build_id).substr(0, 128);
+  char id[129] = {};
+  if (!target_ || !target_->executable_build_id || target_->executable_build_id(target_->ctx, id, sizeof id) != 0)
+    return "";
+  id[sizeof id - 1] = '\0';
+  return id;
 }
 
 }  // namespace dscope::inspect

@@ -212,13 +212,7 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
   c_.frame_walk_end = &LldbTarget::frameWalkEnd;
   c_.thread_exists = &LldbTarget::threadExists;
   c_.mapping_starts = &LldbTarget::mappingStarts;
-  // LLDB spells a GNU build-id as a UUID: upper-case hex in dash-separated groups.
-  if (target_.IsValid()) {
-    const char* uuid = target_.FindModule(target_.GetExecutable()).GetUUIDString();
-    for (const char* p = uuid ? uuid : ""; *p; ++p)
-      if (*p != '-') executable_build_id_ += static_cast<char>(std::tolower(static_cast<unsigned char>(*p)));
-  }
-  c_.executable_build_id = executable_build_id_.c_str();
+  c_.executable_build_id = &LldbTarget::executableBuildId;
   c_.selected_tid = 0;
   if (live_ || core_) {
     lldb::SBThread thread = process_.GetSelectedThread();
@@ -649,6 +643,19 @@ int LldbTarget::mappingStarts(void* ctx, uint64_t* starts, uint64_t max, uint64_
   for (uint32_t i = 0; i < regions.GetSize() && n < max; ++i)
     if (regions.GetMemoryRegionAtIndex(i, region) && region.IsReadable()) starts[n++] = region.GetRegionBase();
   *count = n;
+  return 0;
+}
+
+int LldbTarget::executableBuildId(void* ctx, char* out, uint64_t out_size) {
+  auto* self = static_cast<LldbTarget*>(ctx);
+  if (!self->target_.IsValid()) return 1;
+  // LLDB spells a GNU build-id as a UUID: upper-case hex in dash-separated groups.
+  const char* uuid = self->target_.FindModule(self->target_.GetExecutable()).GetUUIDString();
+  std::string id;
+  for (const char* p = uuid ? uuid : ""; *p; ++p)
+    if (*p != '-') id += static_cast<char>(std::tolower(static_cast<unsigned char>(*p)));
+  if (id.empty()) return 1;
+  copyOut(id, out, out_size);
   return 0;
 }
 

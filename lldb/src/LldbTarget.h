@@ -70,6 +70,7 @@ class LldbTarget {
   static int frameWalkEnd(void* ctx, int64_t tid, uint64_t level);
   static int threadExists(void* ctx, int64_t tid);
   static int mappingStarts(void* ctx, uint64_t* starts, uint64_t max, uint64_t* count);
+  static int executableBuildId(void* ctx, char* out, uint64_t out_size);
 
   lldb::SBAddress resolveLoadAddress(uint64_t addr);
   bool read(uint64_t addr, void* out, uint64_t size);
@@ -91,7 +92,6 @@ class LldbTarget {
   lldb::SBDebugger debugger_;
   bool interrupted_ = false;
   dscope_target c_{};
-  std::string executable_build_id_;  // c_.executable_build_id points here
   // Per-command caches: op-table asks for the same kernel addresses many times.
   std::unordered_map<uint64_t, std::string> address_names_;
   std::unordered_map<std::string, uint64_t> symbol_addresses_;

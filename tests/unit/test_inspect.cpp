@@ -128,6 +128,37 @@ impl::OperatorEntry& entryOf(const std::string& full_name) {
   return h->entry();
 }
 
+// A copy of the descriptor whose registry is one record block, the selected thread's and alive,
+// holding what the test writes into it: records of insp::probe as the runtime pushes them.
+struct FakeRecords {
+  TestTarget t;
+  struct dscope_debug_descriptor_t descriptor;
+  dscope_thread_records block{};
+
+  FakeRecords() {
+    registerTestOps();
+    std::memcpy(&descriptor, &dscope_debug_descriptor, sizeof descriptor);
+    t.symbol_overrides["dscope_debug_descriptor"] = reinterpret_cast<uint64_t>(&descriptor);
+    block.magic = DSCOPE_THREAD_RECORDS_MAGIC;
+    block.tid = static_cast<int32_t>(t.t.selected_tid);
+    block.state = DSCOPE_THREAD_ALIVE;
+    descriptor.thread_records = &block;
+    descriptor.thread_records_count = 1;
+  }
+  FakeRecords(const FakeRecords&) = delete;
+
+  // A [call] of insp::probe with key set ks: its slot, and the kernel its table holds there.
+  static dscope_dispatch_record probe(DispatchKeySet ks) {
+    dscope_dispatch_record rec{};
+    rec.op = &entryOf("insp::probe");
+    rec.keyset = ks.raw_repr();
+    rec.slot = static_cast<uint16_t>(ks.getDispatchTableIndexForDispatchKeySet());
+    rec.kernel = &entryOf("insp::probe").lookupSlot(rec.slot);
+    rec.kind = DSCOPE_RECORD_CALL;
+    return rec;
+  }
+};
+
 std::vector<std::string> lines(const std::string& s) { return dscope::testing::splitLines(s); }
 bool hasLine(const std::string& text, const std::string& line) {
   for (const auto& l : lines(text))
@@ -768,31 +799,13 @@ TEST_SUITE("inspect") {
   TEST_CASE("a record block with a corrupt depth: bounded, and unwritten records are named") {
     // A depth of 2^62 (one flipped bit) over a block whose held records all repeat: every walk
     // costs what the block holds; it hung walking the overwritten middle once.
-    registerTestOps();
-    TestTarget t;
-    static struct dscope_debug_descriptor_t fake;
-    static dscope_thread_records block;
-    std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
-    t.symbol_overrides["dscope_debug_descriptor"] = reinterpret_cast<uint64_t>(&fake);
-    const DispatchKeySet ks{K::CPU, K::AutogradCPU};
-    dscope_dispatch_record rec{};
-    rec.op = &entryOf("insp::probe");
-    rec.keyset = ks.raw_repr();
-    rec.slot = static_cast<uint16_t>(ks.getDispatchTableIndexForDispatchKeySet());
-    rec.kernel = &entryOf("insp::probe").lookupSlot(rec.slot);
-    rec.kind = DSCOPE_RECORD_CALL;
-    block = dscope_thread_records{};
-    block.magic = DSCOPE_THREAD_RECORDS_MAGIC;
-    block.tid = static_cast<int32_t>(t.t.selected_tid);
-    block.state = DSCOPE_THREAD_ALIVE;
+    FakeRecords f;
+    auto& t = f.t;
+    auto& block = f.block;
     block.depth = uint64_t{1} << 62;
-    for (auto& r : block.ring) r = rec;
-    rec.keyset = DispatchKeySet(K::CPU).raw_repr();  // the bottom records differ: the loop begins in the gap
-    rec.slot = static_cast<uint16_t>(DispatchKeySet(K::CPU).getDispatchTableIndexForDispatchKeySet());
-    rec.kernel = &entryOf("insp::probe").lookupSlot(rec.slot);
-    for (auto& r : block.first) r = rec;
-    fake.thread_records = &block;
-    fake.thread_records_count = 1;
+    for (auto& r : block.ring) r = FakeRecords::probe({K::CPU, K::AutogradCPU});
+    // The bottom records differ: the loop begins in the gap.
+    for (auto& r : block.first) r = FakeRecords::probe(DispatchKeySet(K::CPU));
     // No stack holds 2^62 dispatches: the block is corrupt, and so is a depth within 256 of 2^64
     // (a pop at depth 0), which once made every walk wrap around and spin.
     const std::map<uint64_t, std::string> corrupt_depths{{uint64_t{1} << 62, "4 611 686 018 427 387 904"},
@@ -832,6 +845,32 @@ TEST_SUITE("inspect") {
     checkOneLineError(unwritten);
     CHECK(unwritten.text.find(": 20 of the 320 records it holds are not dispatches (the first, at depth 4 294 967 040 "
                               "of 4 294 967 296: kind 0 is no dispatch)") != std::string::npos);
+  }
+
+  TEST_CASE("a record that breaks a loop the records on both sides of it repeat is read around") {
+    // A flipped bit that keeps every field plausible (ADInplaceOrView added to the key set: the
+    // slot is still AutogradCPU's): the loop, its start and its diagnosis stay, and a line names it.
+    FakeRecords f;
+    auto& t = f.t;
+    auto& block = f.block;
+    const DispatchKeySet ks{K::CPU, K::AutogradCPU};
+    const dscope_dispatch_record rec = FakeRecords::probe(ks);
+    block.depth = 1000;
+    for (auto& r : block.ring) r = rec;
+    for (auto& r : block.first) r = rec;
+    const uint64_t flipped = 900;
+    block.ring[flipped % DSCOPE_RECORDS_RING].keyset = (ks | DispatchKeySet(K::ADInplaceOrView)).raw_repr();
+    Result r = run(t, "dispatch-trace");
+    CHECK(hasLine(r.text, "  loop: a cycle of 1 dispatch from depth 0 to the top:"));
+    CHECK(r.text.find("  diagnosis: insp::probe's AutogradCPU kernel") != std::string::npos);
+    CHECK(hasLine(r.text, "dscope: thread tid " + std::to_string(block.tid) + ": the record at depth 900 is corrupt (it "
+                          "breaks the loop the records on both sides of it repeat); the chain is read around it"));
+    // The same record in a chain's entry (16 records or fewer below it) may be a real dispatch: kept.
+    block.ring[flipped % DSCOPE_RECORDS_RING] = rec;
+    block.first[10].keyset = (ks | DispatchKeySet(K::ADInplaceOrView)).raw_repr();
+    r = run(t, "dispatch-trace");
+    CHECK(hasLine(r.text, "  loop: a cycle of 1 dispatch from depth 11 to the top:"));
+    CHECK(r.text.find("is corrupt") == std::string::npos);
   }
 
   TEST_CASE("key-name and record-line: the value printers' one-line decodes") {

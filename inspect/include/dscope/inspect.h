@@ -79,9 +79,9 @@ typedef struct dscope_target {
    * libraries): at most `max` addresses into starts, their number into *count; 0 on success. A
    * superset does too (the start of every mapping). */
   int (*mapping_starts)(void* ctx, uint64_t* starts, uint64_t max, uint64_t* count);
-  /* The GNU build-id, in hex, of the executable file the debugger opened for the target; NULL or
-   * "" when it knows none. */
-  const char* executable_build_id;
+  /* The GNU build-id, in hex, of the executable file the debugger opened for the target,
+   * NUL-terminated into out; 0 on success, nonzero when it knows none. */
+  int (*executable_build_id)(void* ctx, char* out, uint64_t out_size);
 } dscope_target;
 
 enum dscope_frames_end {
