@@ -77,6 +77,21 @@ def _failed(error, status=1):
     return status
 
 
+def _callback(prototype, failed=1):
+    """Makes fn a dscope_target callback of the C prototype: any failure (gdb.error, unreadable
+    memory, no process, Ctrl-C) is status `failed`, and after a Ctrl-C every later call of the
+    command fails at once, so a walk ends."""
+    def wrap(fn):
+        @prototype
+        def callback(*args):
+            try:
+                return failed if _interrupt["seen"] else fn(*args)
+            except BaseException as e:
+                return _failed(e, failed)
+        return callback
+    return wrap
+
+
 @contextlib.contextmanager
 def _interrupts_recorded():
     """While the block runs, an exception that no `try` catches in a ctypes callback is no
@@ -97,37 +112,26 @@ def _interrupts_recorded():
         sys.unraisablehook = previous
 
 
-@_READ
+@_callback(_READ)
 def _read_memory(_ctx, addr, out, size):
-    try:
-        if _interrupt["seen"]:
-            return 1
-        ctypes.memmove(out, bytes(gdb.selected_inferior().read_memory(addr, size)), size)
-        return 0
-    except BaseException as e:  # unreadable memory, no process, Ctrl-C
-        return _failed(e)
+    ctypes.memmove(out, bytes(gdb.selected_inferior().read_memory(addr, size)), size)
+    return 0
 
 
-@_WRITE
+@_callback(_WRITE)
 def _write_memory(_ctx, addr, data, size):
-    try:
-        gdb.selected_inferior().write_memory(addr, ctypes.string_at(data, size))
-        return 0
-    except BaseException as e:  # a core file, no process, Ctrl-C
-        return _failed(e)
+    gdb.selected_inferior().write_memory(addr, ctypes.string_at(data, size))
+    return 0
 
 
-@_FIND
+@_callback(_FIND)
 def _find_symbol(_ctx, name, out):
-    try:
-        # No process and no core (not started yet, or exited): GDB would read the runtime's file
-        # as if it were memory (a dispatcher that "does not exist yet"); LLDB finds nothing there.
-        if gdb.selected_inferior().pid == 0:
-            return 1
-        out[0] = symbol_address(name.decode())
-        return 0
-    except BaseException as e:
-        return _failed(e)
+    # No process and no core (not started yet, or exited): GDB would read the runtime's file
+    # as if it were memory (a dispatcher that "does not exist yet"); LLDB finds nothing there.
+    if gdb.selected_inferior().pid == 0:
+        return 1
+    out[0] = symbol_address(name.decode())
+    return 0
 
 
 def symbol_address(name):
@@ -164,13 +168,10 @@ def cxx_language():
     return _setting("language", "c++", current in ("c", "c++"), setting)
 
 
-@_SYMBOLIZE
+@_callback(_SYMBOLIZE)
 def _symbolize(_ctx, addr, out, size):
-    try:
-        _copy_out(describe_address(addr), out, size)
-        return 0
-    except BaseException as e:
-        return _failed(e)
+    _copy_out(describe_address(addr), out, size)
+    return 0
 
 
 def _keyset_word(expr, value):
@@ -205,65 +206,53 @@ def _keyset_word(expr, value):
     return int(value) & 0xFFFFFFFFFFFFFFFF
 
 
-@_EVALUATE
+@_callback(_EVALUATE)
 def _evaluate(_ctx, expr, out, err, err_size):
     try:
         out[0] = _keyset_word(expr.decode(), gdb.parse_and_eval(expr.decode()))
         return 0
-    except BaseException as e:  # gdb.error: malformed expression, no symbol, ...; Ctrl-C
+    except Exception as e:  # gdb.error: malformed expression, no symbol, ...
         _copy_out(str(e).splitlines()[0] if str(e) else "cannot evaluate", err, err_size)
-        return _failed(e)
-
-
-@_THREAD_TID
-def _thread_tid(_ctx, number, out):
-    try:
-        for thread in gdb.selected_inferior().threads():
-            if thread.num == number:
-                out[0] = thread.ptid[1]
-                return 0
         return 1
-    except BaseException as e:
-        return _failed(e)
 
 
-@_THREAD_EXISTS
+@_callback(_THREAD_TID)
+def _thread_tid(_ctx, number, out):
+    for thread in gdb.selected_inferior().threads():
+        if thread.num == number:
+            out[0] = thread.ptid[1]
+            return 0
+    return 1
+
+
+@_callback(_THREAD_EXISTS, failed=-1)  # -1: cannot tell
 def _thread_exists(_ctx, tid):
-    try:
-        return int(any(thread.ptid[1] == tid for thread in gdb.selected_inferior().threads()))
-    except BaseException as e:
-        return _failed(e, -1)  # cannot tell
+    return int(any(thread.ptid[1] == tid for thread in gdb.selected_inferior().threads()))
 
 
-@_MAPPING_STARTS
+@_callback(_MAPPING_STARTS)
 def _mapping_starts(_ctx, starts, limit, count):
     """The mappings of `info proc mappings` that begin at offset 0 of their file (a live process's
     /proc maps, or a core's NT_FILE note): Start Addr, End Addr, Size, Offset, [Perms,] objfile."""
-    try:
-        n = 0
-        for line in gdb.execute("info proc mappings", to_string=True).splitlines():
-            words = line.split()
-            if n < limit and len(words) >= 4 and words[0].startswith("0x") and words[3] == "0x0":
-                starts[n] = int(words[0], 16)
-                n += 1
-        count[0] = n
-        return 0
-    except BaseException as e:  # no process, a target without mappings
-        return _failed(e)
+    n = 0
+    for line in gdb.execute("info proc mappings", to_string=True).splitlines():
+        words = line.split()
+        if n < limit and len(words) >= 4 and words[0].startswith("0x") and words[3] == "0x0":
+            starts[n] = int(words[0], 16)
+            n += 1
+    count[0] = n
+    return 0
 
 
-@_EXECUTABLE_BUILD_ID
+@_callback(_EXECUTABLE_BUILD_ID)
 def _executable_build_id(_ctx, out, size):
     """The build-id of the program file GDB opened."""
-    try:
-        progspace = gdb.current_progspace()
-        for objfile in progspace.objfiles() if progspace is not None and progspace.filename else ():
-            if objfile.filename == progspace.filename and objfile.build_id:
-                _copy_out(objfile.build_id, out, size)
-                return 0
-        return 1
-    except BaseException as e:
-        return _failed(e)
+    progspace = gdb.current_progspace()
+    for objfile in progspace.objfiles() if progspace is not None and progspace.filename else ():
+        if objfile.filename == progspace.filename and objfile.build_id:
+            _copy_out(objfile.build_id, out, size)
+            return 0
+    return 1
 
 
 # ---- the native stack, for dispatch-trace --frames: the library asks for frame after frame of
@@ -347,17 +336,13 @@ def _process_gone():
 
 
 def _frame_callback(prototype, failed=1):
-    """Makes fn(frame, *rest) a dscope_target frame callback: it runs on GDB's frame `level` of the
-    thread whose LWP is `tid`; status `failed` past the outermost frame and on any failure (the
-    caller is C: it must never see an exception)."""
+    """Makes fn(frame, *rest) a dscope_target frame callback (_callback): it runs on GDB's frame
+    `level` of the thread whose LWP is `tid`; status `failed` past the outermost frame too."""
     def wrap(fn):
-        @prototype
+        @_callback(prototype, failed)
         def callback(_ctx, tid, level, *rest):
-            try:
-                frame = None if _interrupt["seen"] else _walk.frame(tid, level)
-                return failed if frame is None else fn(frame, *rest)
-            except BaseException as e:  # gdb.error, optimized out, unreadable; Ctrl-C
-                return _failed(e, failed)
+            frame = _walk.frame(tid, level)
+            return failed if frame is None else fn(frame, *rest)
         return callback
     return wrap
 
@@ -379,12 +364,9 @@ def _frame_inlined(frame):
     return int(frame.type() in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME))
 
 
-@_FRAME_WALK_END
+@_callback(_FRAME_WALK_END, failed=_FRAMES_OUTERMOST)
 def _frame_walk_end(_ctx, tid, _level):
-    try:
-        return _FRAMES_OUTERMOST if _interrupt["seen"] else _walk.end(tid)
-    except BaseException as e:  # gdb.error; Ctrl-C
-        return _failed(e, _FRAMES_OUTERMOST)
+    return _walk.end(tid)
 
 
 def _scalar(value):
