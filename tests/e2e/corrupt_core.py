@@ -68,7 +68,11 @@ def main():
     p.add_argument("kind", choices=sorted(KINDS))
     a = p.parse_args()
     sample, patches = KINDS[a.kind]
-    t = fz.Target(sample, a.program, a.core, 60)
+    try:
+        t = fz.Target(sample, a.program, a.core, 60)
+    except fz.Setup as e:
+        print("corrupt_core.py: cannot use %s: %s" % (a.core, e))
+        return 1
     data = bytearray(t.core.data)
     applied = patches(t)
     if not applied:
@@ -76,8 +80,7 @@ def main():
         return 1
     for off, patch in applied:
         data[off:off + len(patch)] = patch
-    with open(a.out, "wb") as f:
-        f.write(data)
+    fz.write_sparse(a.out, data)
     print("corrupt_core.py: %s: %d patch(es) -> %s" % (a.kind, len(applied), a.out))
     return 0
 
