@@ -16,7 +16,7 @@ if PRINTERS_DIR not in sys.path:
 
 from dscope_printers import gdb_printers  # noqa: E402
 
-from . import commands, functions, inspect  # noqa: E402
+from . import commands, functions, target  # noqa: E402
 
 _loaded_from = None  # the inspect library of the first load(); later loads are no-ops
 
@@ -34,7 +34,7 @@ def load(library_path):
     # Another build's inspect library, e.g. the one that matches a core's runtime.
     library_path = os.environ.get("DSCOPE_INSPECT_LIBRARY") or library_path
     try:
-        lib = inspect.Inspect(library_path)
+        lib = target.Inspect(library_path)
     except (OSError, AttributeError) as e:  # not there, not a library, not libdscope_inspect
         gdb.write("dscope: GDB support not loaded: %s is no libdscope_inspect (%s)\n"
                   % (library_path, str(e).splitlines()[0] if str(e) else type(e).__name__))

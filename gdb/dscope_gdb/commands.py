@@ -3,7 +3,7 @@ library returns; GDB-specific work is only the dispatch-break breakpoint."""
 
 import gdb
 
-from .inspect import INTERRUPTED
+from .target import INTERRUPTED
 
 _inspect = None  # set by install()
 

@@ -17,7 +17,7 @@ import json
 
 import gdb
 
-from .inspect import frame_symbol
+from .target import frame_symbol
 
 _inspect = None  # set by install()
 

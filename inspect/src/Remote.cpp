@@ -1,6 +1,5 @@
 #include "Remote.h"
 
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -117,27 +116,25 @@ std::optional<uint64_t> Remote::findSymbol(const char* name) const {
 }
 
 std::string Remote::symbolize(uint64_t addr) const {
-  if (!target_ || !target_->symbolize || addr == 0) return "";
-  // op-table names the same few fallback kernels over and over: ask the debugger once each.
+  if (addr == 0) return "";
+  // op-table names the same few fallback kernels over and over: look each up once.
   if (auto it = symbols_.find(addr); it != symbols_.end()) return it->second;
-  return symbols_[addr] = symbolizeUncached(addr);
+  return symbols_[addr] = describeCodeAddress(modules(), addr);
 }
 
-std::string Remote::symbolizeUncached(uint64_t addr) const {
-  char buf[1024] = {};
-  if (target_->symbolize(target_->ctx, addr, buf, sizeof buf) != 0) return "";
-  buf[sizeof buf - 1] = '\0';  // a callback that forgot the NUL must not make us read past buf
-  std::string s = buf;
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
-  // A bare dynamic-symbol name (what a debugger without debug info gives) reads better demangled.
-  if (s.rfind("_Z", 0) == 0 && s.find(' ') == std::string::npos) {
-    int status = 0;
-    char* demangled = abi::__cxa_demangle(s.c_str(), nullptr, nullptr, &status);
-    if (status == 0 && demangled) s = demangled;
-    std::free(demangled);
+const std::vector<ModuleMapping>& Remote::modules() const {
+  if (modules_) return *modules_;
+  modules_.emplace();
+  if (!target_ || !target_->module_at) return *modules_;
+  constexpr uint64_t kMaxModules = 4096;  // bounded: a front end answering forever ends here
+  for (uint64_t i = 0; i < kMaxModules; ++i) {
+    uint64_t start = 0;
+    char path[4096] = {};
+    if (target_->module_at(target_->ctx, i, &start, path, sizeof path) != 0) break;
+    path[sizeof path - 1] = '\0';
+    if (path[0]) modules_->push_back({start, path});
   }
-  return s;
+  return *modules_;
 }
 
 std::optional<uint64_t> Remote::evaluate(const std::string& expr, std::string* error) const {

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "Symbolizer.h"
 #include "dscope/inspect.h"
 
 namespace dscope::inspect {
@@ -86,7 +87,8 @@ class Remote {
   void write(uint64_t addr, const void* data, uint64_t size, const char* what) const;
 
   std::optional<uint64_t> findSymbol(const char* name) const;
-  // The debugger's name for a code address, or "" when it has none (or cannot symbolize).
+  // What is at a code address (describeCodeAddress, Symbolizer.h), or "" when no module file
+  // the target maps says.
   std::string symbolize(uint64_t addr) const;
   // Evaluates a debugger expression; nullopt with the reason in *error when it cannot.
   std::optional<uint64_t> evaluate(const std::string& expr, std::string* error) const;
@@ -109,12 +111,13 @@ class Remote {
   // reads exactly what was asked.
   bool readThroughPages(uint64_t addr, void* out, uint64_t size) const;
   const Page* page(uint64_t number) const;
-  std::string symbolizeUncached(uint64_t addr) const;
+  const std::vector<ModuleMapping>& modules() const;
   void forgetPages(uint64_t addr, uint64_t size) const;
 
   const dscope_target* target_;
   mutable std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;  // by page number
   mutable std::unordered_map<uint64_t, std::string> symbols_;          // symbolize() answers
+  mutable std::optional<std::vector<ModuleMapping>> modules_;          // asked once per command
 };
 
 }  // namespace dscope::inspect

@@ -2,7 +2,7 @@
 // record-line OP_PTR KEYSET KIND
 // op-name OP_PTR [--is NAME]
 //
-// One-line decodes for the debuggers' value printers (gdb/dscope_gdb/printers.py), so that a
+// One-line decodes for the debuggers' value printers (pretty_printers/dscope_printers/gdb_printers.py), so that a
 // printed DispatchKey, BackendComponent or dispatch record reads exactly as the runtime and the
 // other commands spell it: the names come from the runtime's own toString and recordLine.
 #include <string>

@@ -71,27 +71,6 @@ class InspectCommand : public lldb::SBCommandPluginInterface {
   std::string name_;
 };
 
-// dscope-symbolize ADDR...: what the plugin tells the inspect library about code addresses
-// (GDB's describe_address), one "ADDR: text" line each; the tests compare it with GDB.
-class SymbolizeCommand : public lldb::SBCommandPluginInterface {
- public:
-  bool DoExecute(lldb::SBDebugger debugger, char** arguments, lldb::SBCommandReturnObject& result) override {
-    std::string out;
-    LldbTarget target = LldbTarget::forSelected(debugger);
-    for (char** a = arguments; a && *a; ++a) {
-      char* end = nullptr;
-      unsigned long long addr = std::strtoull(*a, &end, 0);
-      if (!end || *end) {
-        out += std::string("dscope: not an address: ") + *a + "\n";
-        continue;
-      }
-      out += std::string(*a) + ": " + target.describeAddress(addr) + "\n";
-    }
-    printResult(result, out.empty() ? "dscope: usage: dscope-symbolize ADDR..." : out);
-    return true;
-  }
-};
-
 struct CommandText {
   const char* name;
   const char* help;
@@ -144,9 +123,6 @@ void registerCommands(lldb::SBDebugger debugger) {
         interpreter.AddCommand(c.name, new InspectCommand(inspect_name), c.help, syntax.c_str());
     if (command.IsValid()) command.SetHelpLong(c.help_long);
   }
-  interpreter.AddCommand("dscope-symbolize", new SymbolizeCommand(),
-                         "What DispatchScope prints for code addresses (function at file:line, as GDB).",
-                         "dscope-symbolize ADDR...");
 }
 
 }  // namespace dscope::lldb_plugin

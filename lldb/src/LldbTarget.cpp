@@ -1,8 +1,5 @@
 #include "LldbTarget.h"
 
-#include "GdbDwarfNames.h"
-#include "GdbLines.h"
-#include "GdbNames.h"
 
 #include <algorithm>
 #include <cctype>
@@ -202,7 +199,7 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
   c_.read_memory = &LldbTarget::readMemory;
   c_.write_memory = &LldbTarget::writeMemory;
   c_.find_symbol = &LldbTarget::findSymbol;
-  c_.symbolize = &LldbTarget::symbolize;
+  c_.module_at = &LldbTarget::moduleAt;
   c_.evaluate = &LldbTarget::evaluate;
   c_.thread_tid = &LldbTarget::threadTid;
   c_.frame_function = &LldbTarget::frameFunction;
@@ -406,132 +403,19 @@ int LldbTarget::findSymbol(void* ctx, const char* name, uint64_t* addr) {
   }
 }
 
-namespace {
-
-std::vector<uint8_t> sectionBytes(lldb::SBModule& module, const char* name) {
-  std::vector<uint8_t> bytes;
-  lldb::SBSection section = module.FindSection(name);
-  if (!section.IsValid()) return bytes;
-  // Debug sections have no size in memory: ask for exactly the file's bytes (GetSectionData()
-  // without a size reads on to the end of the file).
-  const uint64_t size = section.GetFileByteSize();
-  if (size == 0) return bytes;
-  lldb::SBData data = section.GetSectionData(0, size);
-  if (!data.IsValid() || data.GetByteSize() != size) return bytes;
-  bytes.resize(data.GetByteSize());
-  lldb::SBError error;
-  if (data.ReadRawData(error, 0, bytes.data(), bytes.size()) != bytes.size() || error.Fail()) bytes.clear();
-  return bytes;
-}
-
-// What build() makes of a module file, made once per file (its path and UUID): the DWARF
-// readers below parse whole sections.
-template <class T, class Build>
-std::shared_ptr<const T> oncePerModuleFile(lldb::SBModule& module, Build build) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const T>> made;
-  char path[4096] = {};
-  module.GetFileSpec().GetPath(path, sizeof path);
-  const char* uuid = module.GetUUIDString();
-  const std::string key = std::string(path) + "|" + (uuid ? uuid : "");
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = made.find(key);
-  if (it == made.end()) it = made.emplace(key, build()).first;
-  return it->second;
-}
-
-// GDB's names for the functions of a module LLDB has no Function for (parsed lazily), or null
-// without .debug_info.
-std::shared_ptr<const GdbDwarfNames> gdbDwarfNamesOf(lldb::SBModule module) {
-  return oncePerModuleFile<GdbDwarfNames>(module, [&]() -> std::shared_ptr<const GdbDwarfNames> {
-    DwarfSections s = dwarfSections([&](const char* name) { return sectionBytes(module, name); });
-    if (s.info.empty()) return nullptr;
-    return std::make_shared<GdbDwarfNames>(std::move(s));
-  });
-}
-
-// GDB's line table of a module, or null without .debug_line.
-std::shared_ptr<const GdbLineTable> gdbLinesOf(lldb::SBModule module) {
-  return oncePerModuleFile<GdbLineTable>(module, [&]() -> std::shared_ptr<const GdbLineTable> {
-    std::vector<uint8_t> line = sectionBytes(module, ".debug_line");
-    if (line.empty()) return nullptr;
-    const auto names = gdbDwarfNamesOf(module);  // its compile units' ranges
-    return GdbLineTable::parse(std::move(line), sectionBytes(module, ".debug_line_str"), sectionBytes(module, ".debug_str"),
-                               names ? names->unitRanges() : std::vector<dwarf::Arange>());
-  });
-}
-
-// LLDB 16 makes no Function of a GCC function whose code is split into a hot and a cold part
-// (DW_AT_ranges); GDB has its DWARF block. Such a function has a NAME.cold symbol beside it. An
-// address that merely has line rows but no function (GCC's identical-code-folding thunks) is
-// what GDB names from the ELF symbol alone.
-bool isSplitFunction(lldb::SBModule module, lldb::SBSymbol symbol) {
-  if (!symbol.IsValid()) return false;
-  const char* mangled = symbol.GetMangledName();
-  const char* name = mangled ? mangled : symbol.GetName();
-  if (!name) return false;
-  return module.FindSymbol((std::string(name) + ".cold").c_str()).IsValid();
-}
-
-}  // namespace
-
-std::string LldbTarget::describeAddress(uint64_t addr) {
-  auto cached = address_names_.find(addr);
-  if (cached != address_names_.end()) return cached->second;
-  const bool loaded = live_ || core_;
-  lldb::SBAddress a = loaded ? resolveLoadAddress(addr) : target_.ResolveFileAddress(addr);
-  std::string text;
-  if (a.GetSection().IsValid()) {
-    lldb::SBSymbolContext sc = target_.ResolveSymbolContextForAddress(
-        a, lldb::eSymbolContextFunction | lldb::eSymbolContextBlock | lldb::eSymbolContextLineEntry |
-               lldb::eSymbolContextSymbol);
-    // The line as GDB's find_pc_line gives it (see GdbLines.h); LLDB's own line entry only
-    // when the module has no .debug_line we can read.
-    std::optional<SourceLine> line;
-    if (auto table = gdbLinesOf(a.GetModule())) {
-      line = table->lookup(a.GetFileAddress());
-    } else if (sc.GetLineEntry().IsValid() && sc.GetLineEntry().GetLine() != 0) {
-      char path[4096] = {};
-      sc.GetLineEntry().GetFileSpec().GetPath(path, sizeof path);
-      line = SourceLine{path, sc.GetLineEntry().GetLine()};
-    }
-    lldb::SBFunction function = sc.GetFunction();
-    lldb::SBSymbol symbol = sc.GetSymbol();
-    // GDB's name when the address is in a function with debug info (GDB: the function of the
-    // innermost block, an inlined one if addr is inside it).
-    std::optional<std::string> name;
-    lldb::SBBlock inlined = sc.GetBlock().GetContainingInlinedBlock();
-    if (function.IsValid() && inlined.IsValid() && inlined.GetInlinedName()) {
-      name = gdbCanonicalSpelling(inlined.GetInlinedName());
-    } else if (function.IsValid()) {
-      name = gdbFunctionName(function);
-    } else if (auto dwarf = gdbDwarfNamesOf(a.GetModule())) {
-      // LLDB 16 has no Function for it (see GdbDwarfNames.h): GDB's answer from the DWARF.
-      GdbDwarfNames::Answer answer = dwarf->functionAt(a.GetFileAddress());
-      if (answer.found == GdbDwarfNames::Found::Name)
-        name = answer.name;
-      else if (answer.found == GdbDwarfNames::Found::Unknown && line && isSplitFunction(a.GetModule(), symbol))
-        name = gdbDemangleFunction(symbol.GetMangledName() ? symbol.GetMangledName() : symbol.GetName());
-    }
-    if (name) {
-      text = *name;
-      if (line) text += " at " + line->file + ":" + std::to_string(line->line);
-    } else if (symbol.IsValid()) {
-      // No debug info: GDB's "info symbol" ("name + offset").
-      text = gdbSymbolName(symbol);
-      uint64_t start = loaded ? symbol.GetStartAddress().GetLoadAddress(target_) : symbol.GetStartAddress().GetFileAddress();
-      if (!text.empty() && start != LLDB_INVALID_ADDRESS && addr > start) text += " + " + std::to_string(addr - start);
-    }
-  }
-  address_names_[addr] = text;
-  return text;
-}
-
-int LldbTarget::symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size) {
+int LldbTarget::moduleAt(void* ctx, uint64_t index, uint64_t* start, char* path, uint64_t path_size) {
   try {
     auto* self = static_cast<LldbTarget*>(ctx);
-    if (self->interrupted()) return 1;
-    copyOut(self->describeAddress(addr), out, out_size);
+    if (self->interrupted() || !(self->live_ || self->core_)) return 1;  // no process: nothing is mapped
+    if (index >= self->target_.GetNumModules()) return 1;
+    lldb::SBModule module = self->target_.GetModuleAtIndex(static_cast<uint32_t>(index));
+    const uint64_t header = module.GetObjectFileHeaderAddress().GetLoadAddress(self->target_);
+    char file[4096] = {};
+    module.GetFileSpec().GetPath(file, sizeof file);
+    // A module LLDB has not placed in the process (its header unmapped) is reported without a
+    // path: the library skips it.
+    *start = header == LLDB_INVALID_ADDRESS ? 0 : header;
+    copyOut(header == LLDB_INVALID_ADDRESS ? "" : file, path, path_size);
     return 0;
   } catch (...) {
     return 1;

@@ -45,8 +45,6 @@ class LldbTarget {
   InspectResult run(const std::string& command_line);
 
   lldb::SBTarget& target() { return target_; }
-  // What symbolize tells the inspect library about a code address (GDB's describe_address).
-  std::string describeAddress(uint64_t addr);
   bool hasLiveProcess() const { return live_; }
   bool isCore() const { return core_; }
   // The runtime's debug descriptor is among the loaded modules' symbols.
@@ -60,7 +58,7 @@ class LldbTarget {
   static int readMemory(void* ctx, uint64_t addr, void* out, uint64_t size);
   static int writeMemory(void* ctx, uint64_t addr, const void* data, uint64_t size);
   static int findSymbol(void* ctx, const char* name, uint64_t* addr);
-  static int symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size);
+  static int moduleAt(void* ctx, uint64_t index, uint64_t* start, char* path, uint64_t path_size);
   static int evaluate(void* ctx, const char* expr, uint64_t* value, char* err, uint64_t err_size);
   static int threadTid(void* ctx, int64_t n, int64_t* tid);
   static int frameFunction(void* ctx, int64_t tid, uint64_t level, char* out, uint64_t out_size);
@@ -92,8 +90,7 @@ class LldbTarget {
   lldb::SBDebugger debugger_;
   bool interrupted_ = false;
   dscope_target c_{};
-  // Per-command caches: op-table asks for the same kernel addresses many times.
-  std::unordered_map<uint64_t, std::string> address_names_;
+  // Per-command cache: op-table asks for the same sentinel symbols many times.
   std::unordered_map<std::string, uint64_t> symbol_addresses_;
 };
 

@@ -1,5 +1,5 @@
 // The `dscope` type category: one C++ summary per runtime type the GDB printers cover
-// (gdb/dscope_gdb/printers.py), each the text of the inspect library's
+// (pretty_printers/dscope_printers/gdb_printers.py), each the text of the inspect library's
 // `summary TYPE WORD`, so LLDB shows what GDB shows. Children (a key set's keys, a tensor's
 // sizes) come from the Python synthetic-children providers of pretty_printers/.
 #include <array>
@@ -27,7 +27,7 @@ struct SummaryType {
   bool has_children;  // GDB's printer has children(): keep LLDB's (synthetic) children visible
 };
 
-// As printers.py DscopePrettyPrinter._EXACT and _PREFIXES.
+// As value_types.py BY_VALUE, BY_ADDRESS and BY_ADDRESS_PREFIXES.
 const SummaryType kTypes[] = {
     {"dscope::DispatchKey", false, "DispatchKey", Word::Bits, false},
     {"dscope::BackendComponent", false, "BackendComponent", Word::Bits, false},
@@ -47,7 +47,7 @@ const SummaryType kTypes[] = {
 constexpr size_t kNumTypes = sizeof kTypes / sizeof kTypes[0];
 
 std::string errorText(std::string text) {
-  // As printers.py _error_text: "<error: REASON>", one line, without the "dscope: " prefix.
+  // As gdb_printers.py _error_text: "<error: REASON>", one line, without the "dscope: " prefix.
   auto nl = text.find('\n');
   if (nl != std::string::npos) text.resize(nl);
   if (text.rfind("dscope: ", 0) == 0) text.erase(0, 8);

@@ -270,36 +270,16 @@ dscope_lldb_test(lldb_gcore PROGRAM tls_leak CORE ${LOADING_WORK}_gcore/tls_leak
   EXPECT "no dispatch in progress" "excluded: DispatchKeySet(AutogradCPU, AutocastCPU"
          "excluded beyond the default: AutogradCPU")
 
-# ---- kernels named as GDB names them ----
+# ---- kernels named by the library's symbolizer ----
 
-# Kernel symbols in GDB's spelling where LLDB 16 would differ: the runtime's autograd fallback and
-# the sample's autograd kernel (a GCC hot/cold-split function LLDB has no Function for; the
-# runtime is built without the split) are named from their DWARF (the typedef dscope::Stack, not
-# its expansion, as GDB), and the sample kernel's line is
-# its first statement (`if (fixed)`, line 35), where LLDB's own line table says the signature's.
-# (GCC's names and splits: clang builds name these functions their own way, as GDB then does.)
+# The runtime's autograd fallback and the sample's autograd kernel (a GCC hot/cold-split function
+# LLDB 16 has no Function for) are named from their DWARF by the library, as in GDB: the typedef
+# dscope::Stack, not its expansion, and each kernel's own definition line.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
 dscope_lldb_test(lldb_kernel_names_core PROGRAM infinite_redispatch CORE_OF crash_infinite_redispatch
   CMD "op-table myops::my_add"
   EXPECT "AutogradOther: dscope::(anonymous namespace)::autogradFallback(dscope::OperatorHandle const&, dscope::DispatchKeySet, dscope::Stack*) at "
          "AutogradCPU: (anonymous namespace)::my_add_autograd(dscope::DispatchKeySet, dscope::Tensor const&, dscope::Tensor const&) at "
-         "infinite_redispatch.cpp:"
+         "samples/infinite_redispatch.cpp:34\n"
          "BackendSelect: dscope::detail::fallthroughKernel(void*, dscope::OperatorHandle const&, dscope::DispatchKeySet, std::vector<dscope::IValue, std::allocator<dscope::IValue> >*) at ")
 endif()
-
-# ---- LLDB and GDB agree on source lines ----
-
-# The plugin picks a code address's line the way GDB does (lldb/src/GdbLines.h): every row
-# address of the runtime's and a sample's line tables, against gdb.find_pc_line. The CUDA
-# backend mixes nvcc's host objects (GCC DWARF, with .debug_aranges) and, in the clang preset,
-# clang's (none): the units .debug_aranges leaves out must still be found.
-set(DSCOPE_LINES_MODULES dscope_runtime op_catalog)
-if(TARGET dscope_cuda)
-  list(APPEND DSCOPE_LINES_MODULES dscope_cuda)
-endif()
-foreach(module ${DSCOPE_LINES_MODULES})
-  add_test(NAME lldb_lines_match_gdb_${module}
-    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/lldb/tests/lines_vs_gdb.py
-            $<TARGET_FILE:dscope_lldb_lines_probe> $<TARGET_FILE:${module}>)
-  set_tests_properties(lldb_lines_match_gdb_${module} PROPERTIES LABELS "lldb")
-endforeach()

@@ -52,6 +52,8 @@ TestTarget* capture_target = nullptr;
 int recursion_left = 0;
 std::function<void()> at_bottom;  // run by recurseAutograd at the bottom of its chain, instead of the capture
 
+// The kernels' definition lines: the library's symbolizer names each kernel with its own.
+constexpr int kProbeCpuLine = __LINE__ + 1;
 Tensor probeCpu(const Tensor& x) { return x; }
 Tensor probeAutograd(DispatchKeySet ks, const Tensor& x) { return typedOp("insp::probe").redispatch(ks & after_autograd_keyset, x); }
 Tensor nestAutograd(DispatchKeySet ks, const Tensor& x) { return typedOp("insp::nest").redispatch(ks & after_autograd_keyset, x); }
@@ -62,6 +64,7 @@ Tensor nestCpu(const Tensor& x) {
 }
 Tensor outerAutograd(const Tensor& x) { return typedOp("insp::recurse").call(x); }
 // The bug of samples/infinite_redispatch.cpp, stopped after a fixed depth: call() instead of redispatch().
+constexpr int kRecurseAutogradLine = __LINE__ + 1;
 Tensor recurseAutograd(const Tensor& x) {
   if (--recursion_left > 0) return typedOp("insp::recurse").call(x);
   if (at_bottom) {
@@ -82,7 +85,13 @@ Tensor pingAutograd(const Tensor& x) {
   captured = run(*capture_target, "dispatch-trace").text;
   return x;
 }
+constexpr int kPongAutogradLine = __LINE__ + 1;
 Tensor pongAutograd(const Tensor& x) { return typedOp("insp::ping").call(x); }
+
+// What op-table and dispatch-trace print for a kernel of this file, as GDB names it.
+std::string kernelText(const std::string& name, int line) {
+  return "(anonymous namespace)::" + name + "(dscope::Tensor const&) at " __FILE__ ":" + std::to_string(line);
+}
 
 // Registered once for the whole binary (operator entries outlive their libraries anyway).
 void registerTestOps() {
@@ -113,9 +122,6 @@ void registerTestOps() {
 TestTarget& liveTarget() {
   registerTestOps();
   static TestTarget t;
-  t.names[reinterpret_cast<uint64_t>(&probeCpu)] = "probeCpu(dscope::Tensor const&) at test_inspect.cpp";
-  t.names[reinterpret_cast<uint64_t>(&recurseAutograd)] = "recurseAutograd(dscope::Tensor const&) at test_inspect.cpp";
-  t.names[reinterpret_cast<uint64_t>(&pongAutograd)] = "pongAutograd";
   if (!debug::current_thread_records) debug::registerCurrentThread();
   t.t.selected_tid = static_cast<int64_t>(::syscall(SYS_gettid));
   capture_target = &t;
@@ -203,7 +209,7 @@ TEST_SUITE("inspect") {
     CHECK(entryOf("insp::probe").dumpState().find("Meta: registered at test_inspect.cpp:7 :: (none) [ fallthrough boxed ]") !=
           std::string::npos);
     Result probe = run(t, "op-table insp::probe");
-    CHECK(hasLine(probe.text, "CPU: probeCpu(dscope::Tensor const&) at test_inspect.cpp"));
+    CHECK(hasLine(probe.text, "CPU: " + kernelText("probeCpu", kProbeCpuLine)));
     CHECK(probe.text.find("== kernels of the computed table (key: symbol)\n") != std::string::npos);
     // A base name that names exactly one operator is enough (aten::add has one overload here).
     size_t add_overloads = 0;
@@ -219,7 +225,7 @@ TEST_SUITE("inspect") {
     CHECK(hasLine(cpu.text, "insp::probe at CPU (dispatch-table slot " + std::to_string(getDispatchTableIndexForDispatchKey(K::CPU)) + "):"));
     CHECK(hasLine(cpu.text, "  entry:  CPU: registered at test_inspect.cpp:7 [kernel]"));
     CHECK(hasLine(cpu.text, "  why:    a kernel is registered at CPU itself"));
-    CHECK(hasLine(cpu.text, "  symbol: probeCpu(dscope::Tensor const&) at test_inspect.cpp"));
+    CHECK(hasLine(cpu.text, "  symbol: " + kernelText("probeCpu", kProbeCpuLine)));
     Result ag = run(t, "op-table insp::probe --key AutogradCUDA");
     CHECK(hasLine(ag.text, "  entry:  AutogradCUDA: registered at test_inspect.cpp:7 [autograd kernel]"));
     CHECK(hasLine(ag.text, "  kernel: registered at key Autograd, registered at test_inspect.cpp:7"));
@@ -401,8 +407,8 @@ TEST_SUITE("inspect") {
     CHECK(hasLine(captured, "  loop: a cycle of 1 dispatch from depth 1 to the top:"));
     CHECK(hasLine(captured, "    [call] op=[insp::recurse], key=[AutogradCPU] ... repeated 400 times"));
     CHECK(hasLine(captured, "    #400 [call] op=[insp::recurse], key=[AutogradCPU]"));
-    CHECK(captured.find("  diagnosis: insp::recurse's AutogradCPU kernel (recurseAutograd(dscope::Tensor const&) at "
-                        "test_inspect.cpp, registered at test_inspect.cpp:7) calls insp::recurse again with op.call(...)") !=
+    CHECK(captured.find("  diagnosis: insp::recurse's AutogradCPU kernel (" + kernelText("recurseAutograd", kRecurseAutogradLine) +
+                        ", registered at test_inspect.cpp:7) calls insp::recurse again with op.call(...)") !=
           std::string::npos);
     CHECK(captured.find("  fix: in that kernel, continue below autograd: op.redispatch(ks & after_autograd_keyset, ...)") !=
           std::string::npos);
@@ -433,8 +439,8 @@ TEST_SUITE("inspect") {
     CHECK(hasLine(captured, "  loop: a cycle of 2 dispatches from depth 0 to the top:"));
     CHECK(hasLine(captured, "    [call] op=[insp::ping], key=[AutogradCPU]"));
     CHECK(hasLine(captured, "    [call] op=[insp::pong], key=[AutogradCPU]"));
-    CHECK(captured.find("  diagnosis: insp::pong's AutogradCPU kernel (pongAutograd, registered at test_inspect.cpp:7) "
-                        "dispatches insp::ping at AutogradCPU ([call])") != std::string::npos);
+    CHECK(captured.find("  diagnosis: insp::pong's AutogradCPU kernel (" + kernelText("pongAutograd", kPongAutogradLine) +
+                        ", registered at test_inspect.cpp:7) dispatches insp::ping at AutogradCPU ([call])") != std::string::npos);
   }
 
   TEST_CASE("usage: each command's usage line is the syntax block of its section in the user guide") {
@@ -658,9 +664,7 @@ TEST_SUITE("inspect") {
         t.find_symbol = [](void* c, const char* name, uint64_t* addr) {
           return TestTarget::findSymbol(&static_cast<FlippingTarget*>(c)->base, name, addr);
         };
-        t.symbolize = [](void* c, uint64_t addr, char* out, uint64_t size) {
-          return TestTarget::symbolize(&static_cast<FlippingTarget*>(c)->base, addr, out, size);
-        };
+        t.module_at = &TestTarget::moduleAt;
       }
     };
     auto& t = liveTarget();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -77,7 +78,6 @@ inline std::string joinLines(const std::vector<std::string>& lines) {
 struct TestTarget {
   dscope_target t{};
   std::map<std::string, uint64_t> symbol_overrides;  // e.g. a fake descriptor
-  std::map<uint64_t, std::string> names;             // symbolize: this test's kernels
   bool reads_fail = false;
   bool writable = true;
 
@@ -86,7 +86,7 @@ struct TestTarget {
     t.read_memory = &read;
     t.write_memory = &write;
     t.find_symbol = &findSymbol;
-    t.symbolize = &symbolize;
+    t.module_at = &moduleAt;
     t.selected_tid = static_cast<int64_t>(::syscall(SYS_gettid));
   }
   const dscope_target* get() {
@@ -121,17 +121,29 @@ struct TestTarget {
     *addr = reinterpret_cast<uint64_t>(p);
     return 0;
   }
-  static int symbolize(void* ctx, uint64_t addr, char* out, uint64_t out_size) {
-    auto* self = static_cast<TestTarget*>(ctx);
-    std::string name;
-    if (auto it = self->names.find(addr); it != self->names.end()) {
-      name = it->second;
-    } else {
-      Dl_info info{};
-      if (::dladdr(reinterpret_cast<void*>(addr), &info) && info.dli_sname && info.dli_saddr == reinterpret_cast<void*>(addr))
-        name = info.dli_sname;
-    }
-    std::snprintf(out, out_size, "%s", name.c_str());
+  // This process's modules (the test program, the runtime, libc, ...), from the dynamic linker.
+  static int moduleAt(void*, uint64_t index, uint64_t* start, char* path, uint64_t path_size) {
+    struct Walk {
+      uint64_t want, seen = 0, start = 0;
+      std::string path;
+      bool found = false;
+    } walk{index};
+    ::dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* arg) {
+          auto* w = static_cast<Walk*>(arg);
+          if (w->seen++ != w->want) return 0;
+          // The main program's name is "": /proc/self/exe is its file.
+          w->path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name : "/proc/self/exe";
+          for (int i = 0; i < info->dlpi_phnum; ++i)
+            if (info->dlpi_phdr[i].p_type == PT_LOAD && info->dlpi_phdr[i].p_offset == 0)
+              w->start = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+          w->found = true;
+          return 1;
+        },
+        &walk);
+    if (!walk.found) return 1;
+    *start = walk.start;
+    std::snprintf(path, path_size, "%s", walk.start ? walk.path.c_str() : "");
     return 0;
   }
 };

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 4
+#define DSCOPE_INSPECT_ABI_VERSION 5
 
 typedef struct dscope_target {
   void* ctx; /* passed back to every callback */
@@ -23,9 +23,11 @@ typedef struct dscope_target {
   int (*write_memory)(void* ctx, uint64_t addr, const void* data, uint64_t size);
   /* Address of a global symbol of the inferior (dynamic symbols suffice); 0 on success. Required. */
   int (*find_symbol)(void* ctx, const char* name, uint64_t* addr);
-  /* "function at file:line", "function" or "" for addr, NUL-terminated into out; 0 on success.
-   * Optional (NULL: addresses are printed in hex). */
-  int (*symbolize)(void* ctx, uint64_t addr, char* out, uint64_t out_size);
+  /* The target's module (its program or a shared library) number `index`, counted from 0: the
+   * address its file's first byte is mapped at into *start, the file's path NUL-terminated into
+   * path. 0 on success, 1 past the last module. The library symbolizes code addresses itself from
+   * these files (elfutils). Optional (NULL: code addresses are printed in hex). */
+  int (*module_at)(void* ctx, uint64_t index, uint64_t* start, char* path, uint64_t path_size);
   /* Evaluates a debugger expression to a 64-bit value (a DispatchKeySet evaluates to its repr_);
    * on failure writes a one-line reason into err. Optional (NULL: only numbers are accepted). */
   int (*evaluate)(void* ctx, const char* expr, uint64_t* value, char* err, uint64_t err_size);

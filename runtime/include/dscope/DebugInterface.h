@@ -86,7 +86,7 @@ struct dscope_debug_descriptor_t {
   char magic[8];        /* DSCOPE_DEBUG_MAGIC, not NUL-terminated */
   uint32_t version;     /* DSCOPE_DEBUG_INTERFACE_VERSION */
   uint32_t pointer_size;
-  uint64_t layout_hash; /* dscope::debug::layoutHash() of the build that wrote it */
+  uint64_t layout_hash; /* dscope::debug::Layout::hash() of the build that wrote it */
   const void* dispatcher;                        /* dscope::Dispatcher* (set when created) */
   struct dscope_thread_records* thread_records;  /* registry head (lock-free push) */
   uint32_t thread_records_count;                 /* blocks in the registry */

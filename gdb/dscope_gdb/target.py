@@ -13,7 +13,8 @@ import gdb
 _READ = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64)
 _WRITE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64)
 _FIND = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64))
-_SYMBOLIZE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64)
+_MODULE_AT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64),
+                             ctypes.c_void_p, ctypes.c_uint64)
 _EVALUATE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64),
                              ctypes.c_void_p, ctypes.c_uint64)
 _THREAD_TID = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64))
@@ -37,7 +38,7 @@ class _Target(ctypes.Structure):
         ("read_memory", _READ),
         ("write_memory", _WRITE),
         ("find_symbol", _FIND),
-        ("symbolize", _SYMBOLIZE),
+        ("module_at", _MODULE_AT),
         ("evaluate", _EVALUATE),
         ("thread_tid", _THREAD_TID),
         ("selected_tid", ctypes.c_int64),
@@ -168,12 +169,6 @@ def cxx_language():
     return _setting("language", "c++", current in ("c", "c++"), setting)
 
 
-@_callback(_SYMBOLIZE)
-def _symbolize(_ctx, addr, out, size):
-    _copy_out(describe_address(addr), out, size)
-    return 0
-
-
 def _keyset_word(expr, value):
     """The 64-bit word `keyset EXPR` decodes: a DispatchKeySet's repr_; a tensor's key set
     (dscope::Tensor, dscope::TensorImpl, or a reference or pointer to either); an integer as is."""
@@ -230,18 +225,40 @@ def _thread_exists(_ctx, tid):
     return int(any(thread.ptid[1] == tid for thread in gdb.selected_inferior().threads()))
 
 
-@_callback(_MAPPING_STARTS)
-def _mapping_starts(_ctx, starts, limit, count):
-    """The mappings of `info proc mappings` that begin at offset 0 of their file (a live process's
-    /proc maps, or a core's NT_FILE note): Start Addr, End Addr, Size, Offset, [Perms,] objfile."""
-    n = 0
+def _file_mappings():
+    """(start, path) of each mapping of `info proc mappings` that begins at offset 0 of its file (a
+    live process's /proc maps, or a core's NT_FILE note): Start Addr, End Addr, Size, Offset,
+    [Perms,] objfile. Asked once per command (the library keeps the answers)."""
     for line in gdb.execute("info proc mappings", to_string=True).splitlines():
         words = line.split()
-        if n < limit and len(words) >= 4 and words[0].startswith("0x") and words[3] == "0x0":
-            starts[n] = int(words[0], 16)
+        if len(words) >= 4 and words[0].startswith("0x") and words[3] == "0x0":
+            yield int(words[0], 16), words[-1] if len(words) >= 5 and words[-1].startswith("/") else ""
+
+
+@_callback(_MAPPING_STARTS)
+def _mapping_starts(_ctx, starts, limit, count):
+    n = 0
+    for start, _path in _file_mappings():
+        if n < limit:
+            starts[n] = start
             n += 1
     count[0] = n
     return 0
+
+
+@_callback(_MODULE_AT)
+def _module_at(_ctx, index, start, path, size):
+    if index == 0:
+        seen = set()
+        _modules[:] = [(a, p) for a, p in _file_mappings() if p and not (p in seen or seen.add(p))]
+    if index >= len(_modules):
+        return 1
+    start[0] = _modules[index][0]
+    _copy_out(_modules[index][1], path, size)
+    return 0
+
+
+_modules = []  # _module_at's list, read at index 0
 
 
 @_callback(_EXECUTABLE_BUILD_ID)
@@ -447,44 +464,17 @@ def _frame_tensors(frame, impls, limit, count):
     return 0
 
 
-# Code addresses keep their names while the loaded objfiles stay the same; op-table asks for the
-# same few fallback kernels thousands of times, and each lookup costs GDB milliseconds.
-_address_names = {}
+# Symbol addresses stay valid while the loaded objfiles stay the same.
 _symbol_addresses = {}
 
 
 def _forget_addresses(_event=None):
-    _address_names.clear()
     _symbol_addresses.clear()
 
 
 gdb.events.new_objfile.connect(_forget_addresses)
 gdb.events.clear_objfiles.connect(_forget_addresses)
 gdb.events.exited.connect(_forget_addresses)  # a re-run relocates the program anew
-
-
-def describe_address(addr):
-    """'function at file:line', 'function in library' or '' for a code address (cached)."""
-    if addr not in _address_names:
-        _address_names[addr] = _describe_address_uncached(addr)
-    return _address_names[addr]
-
-
-def _describe_address_uncached(addr):
-    block = gdb.block_for_pc(addr)
-    while block is not None and block.function is None:
-        block = block.superblock
-    line = gdb.find_pc_line(addr)
-    if block is not None:
-        where = ""
-        if line.symtab is not None and line.line:
-            where = " at %s:%d" % (line.symtab.filename, line.line)
-        return block.function.print_name + where
-    # No debug info: the minimal symbol, from "info symbol".
-    text = gdb.execute("info symbol 0x%x" % addr, to_string=True).strip()
-    if text.startswith("No symbol"):
-        return ""
-    return text.split(" in section ")[0]
 
 
 class Inspect:
@@ -498,7 +488,7 @@ class Inspect:
         self._lib.dscope_inspect_complete_ops.restype = ctypes.c_void_p
         self._lib.dscope_inspect_complete_ops.argtypes = [ctypes.POINTER(_Target), ctypes.c_char_p, ctypes.c_int]
         self._lib.dscope_inspect_free.argtypes = [ctypes.c_void_p]
-        self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _symbolize, _evaluate,
+        self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _module_at, _evaluate,
                                _thread_tid, 0, _frame_function, _frame_value, _frame_tensors, 0,
                                _frame_inlined, _frame_walk_end, _thread_exists, _mapping_starts, _executable_build_id)
 

@@ -1,0 +1,347 @@
+#include "Symbolizer.h"
+
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+namespace dscope::inspect {
+
+namespace {
+
+// libstdc++'s __cxa_demangle is libiberty's demangler, the one GDB uses.
+std::string demangled(const char* name) {
+  int status = 0;
+  char* text = std::strncmp(name, "_Z", 2) == 0 ? abi::__cxa_demangle(name, nullptr, nullptr, &status) : nullptr;
+  std::string out = status == 0 && text ? text : name;
+  std::free(text);
+  return out;
+}
+
+bool isIdentifierChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Index of the '(' that opens the parameter list closed by the last ')' of s, or npos.
+size_t parameterListStart(const std::string& s) {
+  size_t close = s.rfind(')');
+  if (close == std::string::npos) return std::string::npos;
+  int depth = 0;
+  for (size_t i = close + 1; i-- > 0;) {
+    if (s[i] == ')') ++depth;
+    if (s[i] == '(' && --depth == 0) return i;
+  }
+  return std::string::npos;
+}
+
+// The position just past "operator<symbol>" when s[i..] starts one, else i. The longest
+// operator token is taken: "operator+<char>" is operator+ with a template argument list.
+size_t skipOperator(const std::string& s, size_t i) {
+  static const char kWord[] = "operator";
+  static const char* const kTokens[] = {"->*", "<<=", ">>=", "<=>", "()", "[]", "<<", ">>", "<=", ">=", "==", "!=",
+                                        "&&", "||", "++", "--", "->", "+=", "-=", "*=", "/=", "%=", "^=", "&=",
+                                        "|=", "+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "=", "<", ">", ","};
+  if (s.compare(i, sizeof kWord - 1, kWord) != 0) return i;
+  if (i > 0 && isIdentifierChar(s[i - 1])) return i;
+  size_t j = i + sizeof kWord - 1;
+  if (j < s.size() && isIdentifierChar(s[j])) return i;  // "operators"
+  for (const char* token : kTokens)
+    if (s.compare(j, std::strlen(token), token) == 0) return j + std::strlen(token);
+  return j;
+}
+
+// Position of the last space of s outside any <...> or (...), operator names skipped, or npos.
+size_t lastTopLevelSpace(const std::string& s) {
+  size_t last = std::string::npos;
+  int depth = 0;
+  for (size_t i = 0; i < s.size();) {
+    if (size_t after = skipOperator(s, i); after != i) {
+      i = after;
+      continue;
+    }
+    char c = s[i];
+    if (c == '<' || c == '(') ++depth;
+    if ((c == '>' || c == ')') && depth > 0) --depth;
+    if (c == ' ' && depth == 0) last = i;
+    ++i;
+  }
+  return last;
+}
+
+// One module file, opened once: its ELF symbols and DWARF at the file's own addresses.
+struct ModuleFile {
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* module = nullptr;
+  uint64_t low = 0, high = 0;  // the file's address range (its first byte's address is `low`)
+  ~ModuleFile() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+};
+
+const Dwfl_Callbacks kCallbacks = {
+    .find_elf = nullptr,
+    .find_debuginfo = dwfl_standard_find_debuginfo,  // the file's own DWARF, or a separate debug file
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+
+std::unique_ptr<ModuleFile> openModule(const std::string& path) {
+  auto m = std::make_unique<ModuleFile>();
+  m->dwfl = dwfl_begin(&kCallbacks);
+  if (!m->dwfl) return nullptr;
+  dwfl_report_begin(m->dwfl);
+  // Base 0 plus the first segment's address: the module keeps the addresses its file states.
+  m->module = dwfl_report_elf(m->dwfl, path.c_str(), path.c_str(), -1, 0, true);
+  dwfl_report_end(m->dwfl, nullptr, nullptr);
+  if (!m->module) return nullptr;
+  Dwarf_Addr low = 0, high = 0;
+  dwfl_module_info(m->module, nullptr, &low, &high, nullptr, nullptr, nullptr, nullptr);
+  m->low = low;
+  m->high = high;
+  return m;
+}
+
+// Held while a module file is opened or read: libdw's lookups are not thread-safe.
+std::mutex symbolizer_mutex;
+
+// The module file at path, opened on first use and kept; null when it cannot be read. A file
+// rebuilt in place (another size or mtime) is opened again.
+const ModuleFile* moduleFile(const std::string& path) {
+  static std::map<std::tuple<std::string, int64_t, int64_t, int64_t>, std::unique_ptr<ModuleFile>> files;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return nullptr;
+  const auto key = std::make_tuple(path, static_cast<int64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec),
+                                   static_cast<int64_t>(st.st_mtim.tv_nsec));
+  auto it = files.find(key);
+  if (it == files.end()) it = files.emplace(key, openModule(path)).first;
+  return it->second.get();
+}
+
+std::string attributeString(Dwarf_Die* die, unsigned name) {
+  Dwarf_Attribute attr;
+  const char* s = dwarf_attr_integrate(die, name, &attr) ? dwarf_formstring(&attr) : nullptr;
+  return s ? s : "";
+}
+
+// "ns::Class::" for a DIE declared in namespace ns, class Class; "(anonymous namespace)::" for
+// an unnamed namespace.
+std::string scopePrefix(Dwarf_Die* die) {
+  std::string prefix;
+  Dwarf_Die* scopes = nullptr;
+  const int n = dwarf_getscopes_die(die, &scopes);
+  for (int i = 1; i < n; ++i) {
+    const int tag = dwarf_tag(&scopes[i]);
+    if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
+        tag != DW_TAG_union_type)
+      continue;
+    const char* scope = dwarf_diename(&scopes[i]);
+    prefix = std::string(scope ? scope : tag == DW_TAG_namespace ? "(anonymous namespace)" : "<unnamed>") + "::" + prefix;
+  }
+  std::free(scopes);
+  return prefix;
+}
+
+// GCC's names of the integer types ("long unsigned int") as GDB's canonical C++ spelling has them
+// ("unsigned long"), wherever they stand as whole words.
+std::string canonicalIntegers(std::string s) {
+  static const std::pair<const char*, const char*> kIntegers[] = {
+      {"long long unsigned int", "unsigned long long"}, {"long long int", "long long"},
+      {"long unsigned int", "unsigned long"}, {"short unsigned int", "unsigned short"},
+      {"long int", "long"}, {"short int", "short"}};
+  for (const auto& [gcc, canonical] : kIntegers) {
+    const size_t n = std::strlen(gcc);
+    for (size_t at = s.find(gcc); at != std::string::npos; at = s.find(gcc, at)) {
+      const bool whole = (at == 0 || !isIdentifierChar(s[at - 1])) && (at + n == s.size() || !isIdentifierChar(s[at + n]));
+      if (whole) s.replace(at, n, canonical);
+      at += whole ? std::strlen(canonical) : n;
+    }
+  }
+  return s;
+}
+
+// A type's C++ name in GDB's canonical spelling ("char const*", "unsigned long"), for the
+// parameter list of a function the DWARF gives no linkage name; "?" for what it does not spell.
+std::string typeName(Dwarf_Die* type, int depth = 0) {
+  Dwarf_Attribute attr;
+  Dwarf_Die inner;
+  const bool has_inner = dwarf_formref_die(dwarf_attr_integrate(type, DW_AT_type, &attr), &inner) != nullptr;
+  auto of = [&](const char* suffix) { return (has_inner ? typeName(&inner, depth + 1) : "void") + suffix; };
+  if (depth > 16) return "?";
+  switch (dwarf_tag(type)) {
+    case DW_TAG_pointer_type: return of("*");
+    case DW_TAG_reference_type: return of("&");
+    case DW_TAG_rvalue_reference_type: return of("&&");
+    case DW_TAG_const_type: return of(" const");
+    case DW_TAG_volatile_type: return of(" volatile");
+    case DW_TAG_base_type: {
+      const char* name = dwarf_diename(type);
+      return name ? canonicalIntegers(name) : "?";
+    }
+    default: {
+      // A named type: its scopes (namespaces, classes) and its name.
+      const char* name = dwarf_diename(type);
+      return name ? scopePrefix(type) + canonicalIntegers(name) : "?";  // "std::optional<long int>" too
+    }
+  }
+}
+
+// "(int, char**)": a function's parameter types, `this` left out (" const" after the list when
+// it points to const).
+std::string parameterList(Dwarf_Die* function) {
+  std::string list, suffix;
+  Dwarf_Die child;
+  if (dwarf_child(function, &child) == 0) {
+    do {
+      Dwarf_Attribute attr;
+      Dwarf_Die type;
+      if (dwarf_tag(&child) == DW_TAG_unspecified_parameters) list += std::string(list.empty() ? "" : ", ") + "...";
+      if (dwarf_tag(&child) != DW_TAG_formal_parameter) continue;
+      if (dwarf_attr_integrate(&child, DW_AT_artificial, &attr)) {  // `this`: a const member function
+        if (dwarf_formref_die(dwarf_attr_integrate(&child, DW_AT_type, &attr), &type) &&
+            typeName(&type).ends_with(" const* const"))
+          suffix = " const";
+        continue;
+      }
+      const bool typed = dwarf_formref_die(dwarf_attr_integrate(&child, DW_AT_type, &attr), &type) != nullptr;
+      list += std::string(list.empty() ? "" : ", ") + (typed ? typeName(&type) : "?");
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+  return "(" + list + ")" + suffix;
+}
+
+// The DIE that declares a function: a definition outside its class or namespace points to it
+// (DW_AT_specification), an out-of-line copy of an inline function to its abstract origin.
+Dwarf_Die declarationOf(Dwarf_Die* function) {
+  Dwarf_Die die = *function;
+  for (int hops = 0; hops < 4; ++hops) {
+    Dwarf_Attribute attr;
+    Dwarf_Die next;
+    Dwarf_Attribute* ref = dwarf_attr(&die, DW_AT_specification, &attr);
+    if (!ref) ref = dwarf_attr(&die, DW_AT_abstract_origin, &attr);
+    if (!ref || !dwarf_formref_die(ref, &next)) break;
+    die = next;
+  }
+  return die;
+}
+
+// The function's name as GDB prints it: its demangled linkage name; without one (GCC leaves it
+// out for functions with internal linkage, and C and extern "C" functions have none), the name
+// GDB builds from the DWARF: scopes, name and, in C++, the parameter types as declared
+// ("std::string_view", not the demangler's expansion).
+std::string functionName(const ModuleFile& m, Dwarf_Die* function) {
+  std::string linkage = attributeString(function, DW_AT_linkage_name);
+  if (linkage.empty()) linkage = attributeString(function, DW_AT_MIPS_linkage_name);
+  if (!linkage.empty()) return demangledFunctionName(linkage.c_str());
+  const char* name = dwarf_diename(function);
+  if (!name) return "";
+  Dwarf_Die unit;
+  const int language = dwarf_diecu(function, &unit, nullptr, nullptr) ? dwarf_srclang(&unit) : -1;
+  const bool cxx = language == DW_LANG_C_plus_plus || language == DW_LANG_C_plus_plus_03 ||
+                   language == DW_LANG_C_plus_plus_11 || language == DW_LANG_C_plus_plus_14;
+  if (!cxx) return name;
+  Dwarf_Die declaration = declarationOf(function);
+  const std::string scope = scopePrefix(&declaration);
+  // A lambda's class has no name in the DWARF; only its mangled symbol spells it
+  // ("main::{lambda(int)#1}::operator()(int) const").
+  if (scope.find("<unnamed>") != std::string::npos)
+    if (Dwarf_Addr entry = 0; dwarf_entrypc(function, &entry) == 0) {
+      GElf_Sym sym;
+      GElf_Off offset = 0;
+      const char* symbol = dwfl_module_addrinfo(m.module, entry, &offset, &sym, nullptr, nullptr, nullptr);
+      if (symbol && offset == 0 && std::strncmp(symbol, "_Z", 2) == 0) return demangledFunctionName(symbol);
+    }
+  return scope + name + parameterList(function);
+}
+
+// The subprogram whose code holds the file address (the function that was called, not a call
+// inlined into it; both parts of a hot/cold split function), named with its definition's file
+// and line; "" without DWARF there. (dwarf_getscopes would not do: above an inlined call it
+// lists the inlined function's own scopes, not the function it was inlined into.)
+std::string describeFunction(const ModuleFile& m, uint64_t addr) {
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* unit = dwfl_module_addrdie(m.module, addr, &bias);
+  if (!unit) return "";
+  struct Search {
+    Dwarf_Addr pc;
+    Dwarf_Die found;
+    bool ok = false;
+  } search{addr - bias, {}};
+  dwarf_getfuncs(
+      unit,
+      [](Dwarf_Die* function, void* arg) -> int {
+        auto* s = static_cast<Search*>(arg);
+        if (dwarf_haspc(function, s->pc) != 1) return DWARF_CB_OK;
+        s->found = *function;
+        s->ok = true;
+        return DWARF_CB_ABORT;
+      },
+      &search, 0);
+  if (!search.ok) return "";
+  std::string text = functionName(m, &search.found);
+  int line = 0;
+  const char* file = dwarf_decl_file(&search.found);
+  if (!text.empty() && file && dwarf_decl_line(&search.found, &line) == 0 && line > 0)
+    text += " at " + std::string(file) + ":" + std::to_string(line);
+  return text;
+}
+
+// The ELF symbol holding the file address, as GDB's `info symbol` names it ("name + offset").
+std::string describeSymbol(const ModuleFile& m, uint64_t addr) {
+  GElf_Sym sym;
+  GElf_Off offset = 0;
+  const char* symbol = dwfl_module_addrinfo(m.module, addr, &offset, &sym, nullptr, nullptr, nullptr);
+  if (!symbol || !*symbol) return "";
+  std::string text = demangled(symbol);
+  if (offset) text += " + " + std::to_string(offset);
+  return text;
+}
+
+// A function with its definition's line, else the ELF symbol.
+std::string describeIn(const ModuleFile& m, uint64_t addr) {
+  std::string text = describeFunction(m, addr);
+  return text.empty() ? describeSymbol(m, addr) : text;
+}
+
+}  // namespace
+
+std::string demangledFunctionName(const char* name) {
+  std::string s = demangled(name);
+  // A template function's demangled name starts with its return type ("dscope::Tensor
+  // ns::f<int>(int)"); its name then ends with '>'.
+  size_t open = parameterListStart(s);
+  if (open == std::string::npos || open == 0) return s;
+  std::string head = s.substr(0, open);
+  while (!head.empty() && head.back() == ' ') head.pop_back();
+  if (head.empty() || head.back() != '>') return s;
+  size_t space = lastTopLevelSpace(head);
+  if (space == std::string::npos) return s;
+  if (head.compare(space + 1, 9, "operator ") == 0) return s;  // a conversion operator has no return type
+  return s.substr(space + 1);
+}
+
+std::string describeCodeAddress(const std::vector<ModuleMapping>& modules, uint64_t addr) {
+  std::lock_guard<std::mutex> lock(symbolizer_mutex);
+  for (const auto& mapping : modules) {
+    const ModuleFile* m = moduleFile(mapping.path);
+    if (!m || mapping.start < m->low) continue;
+    const uint64_t bias = mapping.start - m->low;  // where the file's first byte went
+    if (addr < m->low + bias || addr >= m->high + bias) continue;
+    return describeIn(*m, addr - bias);
+  }
+  return "";
+}
+
+std::string describeFileAddress(const std::string& path, uint64_t addr) {
+  std::lock_guard<std::mutex> lock(symbolizer_mutex);
+  const ModuleFile* m = moduleFile(path);
+  return m && addr >= m->low && addr < m->high ? describeIn(*m, addr) : "";
+}
+
+}  // namespace dscope::inspect
