@@ -260,6 +260,33 @@ std::string functionName(const ModuleFile& m, Dwarf_Die* function) {
   return scope + name + parameterList(function);
 }
 
+// The subprogram below `scope` whose code holds pc: concrete functions are children of their
+// unit, or (clang) of their namespace or class. Bounded: a unit has finitely many DIEs, and only
+// scopes are entered. (dwarf_getfuncs skips clang's concrete copies of inline functions.)
+bool findFunction(Dwarf_Die* scope, Dwarf_Addr pc, Dwarf_Die* found, int depth = 0) {
+  Dwarf_Die child;
+  if (depth > 32 || dwarf_child(scope, &child) != 0) return false;
+  do {
+    switch (dwarf_tag(&child)) {
+      case DW_TAG_subprogram:
+        if (dwarf_haspc(&child, pc) == 1) {
+          *found = child;
+          return true;
+        }
+        break;
+      case DW_TAG_namespace:
+      case DW_TAG_class_type:
+      case DW_TAG_structure_type:
+      case DW_TAG_union_type:
+        if (findFunction(&child, pc, found, depth + 1)) return true;
+        break;
+      default:
+        break;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return false;
+}
+
 // The subprogram whose code holds the file address (the function that was called, not a call
 // inlined into it; both parts of a hot/cold split function), named with its definition's file
 // and line; "" without DWARF there. (dwarf_getscopes would not do: above an inlined call it
@@ -267,27 +294,16 @@ std::string functionName(const ModuleFile& m, Dwarf_Die* function) {
 std::string describeFunction(const ModuleFile& m, uint64_t addr) {
   Dwarf_Addr bias = 0;
   Dwarf_Die* unit = dwfl_module_addrdie(m.module, addr, &bias);
+  // Without .debug_aranges (clang emits none) elfutils 0.188 finds no unit: ask each unit.
+  for (Dwarf_Die* u = nullptr; !unit && (u = dwfl_module_nextcu(m.module, u, &bias));)
+    if (dwarf_haspc(u, addr - bias) == 1) unit = u;
   if (!unit) return "";
-  struct Search {
-    Dwarf_Addr pc;
-    Dwarf_Die found;
-    bool ok = false;
-  } search{addr - bias, {}};
-  dwarf_getfuncs(
-      unit,
-      [](Dwarf_Die* function, void* arg) -> int {
-        auto* s = static_cast<Search*>(arg);
-        if (dwarf_haspc(function, s->pc) != 1) return DWARF_CB_OK;
-        s->found = *function;
-        s->ok = true;
-        return DWARF_CB_ABORT;
-      },
-      &search, 0);
-  if (!search.ok) return "";
-  std::string text = functionName(m, &search.found);
+  Dwarf_Die function;
+  if (!findFunction(unit, addr - bias, &function)) return "";
+  std::string text = functionName(m, &function);
   int line = 0;
-  const char* file = dwarf_decl_file(&search.found);
-  if (!text.empty() && file && dwarf_decl_line(&search.found, &line) == 0 && line > 0)
+  const char* file = dwarf_decl_file(&function);
+  if (!text.empty() && file && dwarf_decl_line(&function, &line) == 0 && line > 0)
     text += " at " + std::string(file) + ":" + std::to_string(line);
   return text;
 }
