@@ -98,14 +98,9 @@ def main():
     elif a.debugger == "lldb" and run.returncode < 0:
         print("FAIL: lldb died of signal %d" % -run.returncode)
         ok = False
-    for text in a.expect:
-        if text not in output:
-            print("FAIL: expected in the output: %r" % text)
-            ok = False
-    for text in reject:
-        if text in output:
-            print("FAIL: must not appear in the output: %r" % text)
-            ok = False
+    for failure in session.text_failures(output, a.expect, reject):
+        print(failure)
+        ok = False
     return 0 if ok else 1
 
 

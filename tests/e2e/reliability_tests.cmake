@@ -45,67 +45,59 @@ function(dscope_both_test name)
   endif()
 endfunction()
 
-# corrupt_KIND.core: the sample's crash core with the field KIND names damaged.
-function(dscope_corrupt_core kind sample)
+# dscope_both_test NAME on corrupt_KIND.core: the SAMPLE's crash core with the field KIND names
+# damaged (corrupt_core.py writes the copy, a fixture of its own).
+function(dscope_corrupt_test name kind sample)
   add_test(NAME corrupt_${kind}
     COMMAND ${Python3_EXECUTABLE} ${E2E}/corrupt_core.py --program $<TARGET_FILE:${sample}>
             --core ${DSCOPE_CORES}/crash_${sample}.core --out ${DSCOPE_CORES}/corrupt_${kind}.core ${kind})
   set_tests_properties(corrupt_${kind} PROPERTIES LABELS "crash" FIXTURES_REQUIRED crash_${sample}
     FIXTURES_SETUP corrupt_${kind})
+  dscope_both_test(${name} PROGRAM ${sample} CORE_OF corrupt_${kind} ${ARGN})
 endfunction()
 
 set(LOOP_LINE "[call] op=[myops::my_add], key=[AutogradCPU] ... repeated")
 
 # 1. A pop at depth 0: 2^64 - 1, which no stack holds; every command stops at once.
-dscope_corrupt_core(depth-underflow infinite_redispatch)
-dscope_both_test(corrupt_depth_core PROGRAM infinite_redispatch CORE_OF corrupt_depth-underflow
+dscope_corrupt_test(corrupt_depth_core depth-underflow infinite_redispatch
   CMD "dispatch-trace" "dispatch-trace --all" "keyset --tls"
   EXPECT "is corrupt (dispatch depth 18 446 744 073 709 551 615 is more than any stack holds)")
 
 # 4. A block in the middle of the registry without its magic: the threads before it, and a line
 # saying the walk ended early (it listed 2 of 7 threads and said nothing).
-dscope_corrupt_core(block-magic multithread)
-dscope_both_test(corrupt_block_magic_core PROGRAM multithread CORE_OF corrupt_block-magic
+dscope_corrupt_test(corrupt_block_magic_core block-magic multithread
   CMD "dispatch-trace --all"
   EXPECT "dscope: the thread record list ends after " " blocks the runtime counts (the block at 0x"
          " has no DRECORDS magic: corrupt memory): threads in the rest are not shown")
 # 4. The operator list cut at its 600th link: the 600 read, and a line saying so.
-dscope_corrupt_core(op-next-null op_catalog)
-dscope_both_test(corrupt_op_list_core PROGRAM op_catalog CORE_OF corrupt_op-next-null
+dscope_corrupt_test(corrupt_op_list_core op-next-null op_catalog
   CMD "op-table --list"
   EXPECT "\n600 operators registered\ndscope: the operator list ends after 600 of the 3 "
          " operators the dispatcher counts (a null link: corrupt memory): the rest are not shown")
 
 # 5. Fields no thread has, and garbage where text or an operator belongs: named, not printed.
-dscope_corrupt_core(block-state infinite_redispatch)
-dscope_both_test(corrupt_block_state_core PROGRAM infinite_redispatch CORE_OF corrupt_block-state
+dscope_corrupt_test(corrupt_block_state_core block-state infinite_redispatch
   CMD "dispatch-trace" "dispatch-trace --all"
   EXPECT "is corrupt (state 7 is neither alive nor dead)" REJECT "(dead): dispatch depth")
-dscope_corrupt_core(block-tid infinite_redispatch)
-dscope_both_test(corrupt_block_tid_core PROGRAM infinite_redispatch CORE_OF corrupt_block-tid
+dscope_corrupt_test(corrupt_block_tid_core block-tid infinite_redispatch
   CMD "dispatch-trace" "dispatch-trace --all"
   EXPECT "has no readable dispatch records: the record block at 0x" "dscope: the record block at 0x"
          "is corrupt (tid 0 is no thread id)"
   REJECT "thread tid 0 (alive)" "(it has not dispatched yet)")
-dscope_corrupt_core(block-tls tls_leak)
-dscope_both_test(corrupt_block_tls_core PROGRAM tls_leak CORE_OF corrupt_block-tls
+dscope_corrupt_test(corrupt_block_tls_core block-tls tls_leak
   CMD "keyset --tls"
   EXPECT "of its record block is not that thread's TLS (corrupt memory)" REJECT "included: ")
-dscope_corrupt_core(op-name op_catalog)
-dscope_both_test(corrupt_op_name_core PROGRAM op_catalog CORE_OF corrupt_op-name
+dscope_corrupt_test(corrupt_op_name_core op-name op_catalog
   CMD "op-table --list linear"
   EXPECT "aten::linear.out\n" "has no operator name (corrupt memory): left out")
-dscope_corrupt_core(registered-at infinite_redispatch)
-dscope_both_test(corrupt_registered_at_core PROGRAM infinite_redispatch CORE_OF corrupt_registered-at
+dscope_corrupt_test(corrupt_registered_at_core registered-at infinite_redispatch
   CMD "op-table myops::my_add"
   EXPECT "is not text (corrupt memory)" REJECT "registered at \\xff")
-dscope_corrupt_core(record-op multithread)
-dscope_both_test(corrupt_record_op_core PROGRAM multithread CORE_OF corrupt_record-op
+dscope_corrupt_test(corrupt_record_op_core record-op multithread
   CMD "dispatch-trace"
   EXPECT "[call] op=[myops::loop], key=[AutogradCPU] ... repeated" "is no operator)"
          ": the innermost, perhaps caught being written; the chain is read around it")
-dscope_corrupt_core(record-keyset infinite_redispatch)
-dscope_both_test(corrupt_record_keyset_core PROGRAM infinite_redispatch CORE_OF corrupt_record-keyset
+dscope_corrupt_test(corrupt_record_keyset_core record-keyset infinite_redispatch
   CMD "dispatch-trace"
   EXPECT ${LOOP_LINE} "(corrupt record: key set 0xffffffffffffffff has bits no dispatch key has)"
   REJECT "UnknownUnknown")
@@ -113,13 +105,11 @@ dscope_both_test(corrupt_record_keyset_core PROGRAM infinite_redispatch CORE_OF 
 # 6. One odd record: the innermost half-written (the interface allows it) or one in the middle
 # flipped. The loop, its diagnosis and its fix stay (one printed 320 raw records and no loop, the
 # other hid the loop under "... 157 more"), and a line says where the odd record is.
-dscope_corrupt_core(innermost-kind infinite_redispatch)
-dscope_both_test(corrupt_innermost_record_core PROGRAM infinite_redispatch CORE_OF corrupt_innermost-kind
+dscope_corrupt_test(corrupt_innermost_record_core innermost-kind infinite_redispatch
   CMD "dispatch-trace"
   EXPECT ${LOOP_LINE} "from depth 0 to the top" "diagnosis: myops::my_add's AutogradCPU kernel"
          "is corrupt (kind 0 is no dispatch): the innermost, perhaps caught being written; the chain is read around it")
-dscope_corrupt_core(middle-slot infinite_redispatch)
-dscope_both_test(corrupt_middle_record_core PROGRAM infinite_redispatch CORE_OF corrupt_middle-slot
+dscope_corrupt_test(corrupt_middle_record_core middle-slot infinite_redispatch
   CMD "dispatch-trace"
   EXPECT ${LOOP_LINE} "from depth 0 to the top" "diagnosis: myops::my_add's AutogradCPU kernel"
          "is corrupt (slot 7 is not the slot of its key set 0x2000010001); the chain is read around it"

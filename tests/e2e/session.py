@@ -92,6 +92,12 @@ def run(argv, timeout, env=None, crash_grace=CRASH_GRACE_S):
     return Result(None if killed else proc.returncode, text, timed_out, killed and not timed_out)
 
 
+def text_failures(output, expect=(), reject=()):
+    """A FAIL line for each expected text missing from output and each rejected text in it."""
+    return (["FAIL: expected in the output: %r" % t for t in expect if t not in output] +
+            ["FAIL: must not appear in the output: %r" % t for t in reject if t in output])
+
+
 def lldb_teardown_abort(text):
     """Whether an lldb-16 transcript ends in LLDB's own abort after a completed `process kill`."""
     last = None
