@@ -7,7 +7,7 @@
 // can be told apart from what it costs the running program:
 //   break_loop: 200000 calls, 200 aten::mm, loop_ns=12345678
 // Usage: break_loop [ITERATIONS] [REPEATS] [ARM]   (REPEATS > 1: the best loop time of REPEATS runs;
-// ARM: an operator name to arm in the break filter in-process, as dispatch-break-arm does from a
+// ARM: an operator name to arm in the break filter in-process, as dispatch-break does from a
 // debugger, e.g. aten::relu; for instruction counts under callgrind, where no debugger can attach)
 #include <algorithm>
 #include <chrono>

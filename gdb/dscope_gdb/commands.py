@@ -3,6 +3,7 @@ library returns; GDB-specific work is only the dispatch-break breakpoint."""
 
 import gdb
 
+from . import target
 from .target import INTERRUPTED
 
 _inspect = None  # set by install()
@@ -137,9 +138,8 @@ class _BreakHook(gdb.Breakpoint):
         try:
             # $reg rather than a gdb.Frame: making a Frame object makes GDB unwind the caller
             # too, reading the debug info of its whole compilation unit (~0.3 s on a first stop).
-            args = [int(gdb.parse_and_eval("$" + r)) for r in ("rdi", "rsi", "rdx")]
-            text, _ = _inspect.run("dispatch-break-describe 0x%x 0x%x %d" % (args[0], args[1], args[2] & 0xFFFF))
-            _write_line(text)
+            op, keyset, key = (int(gdb.parse_and_eval("$" + r)) for r in ("rdi", "rsi", "rdx"))
+            _write_line(_inspect.break_stop(op, keyset, key & 0xFFFF)[0])
         except Exception as e:
             gdb.write("dscope: dispatch-break: %s\n" % e)
         return True
@@ -155,77 +155,28 @@ and arms when the runtime loads. At most 16: the runtime's filter holds 16 entri
 
     def __init__(self):
         super().__init__("dispatch-break", complete_ops=True)
-        self._breaks = []  # [(number, op, key)]
-        self._next = 1
         self._hook = None
+        target.break_hook["place"] = self._place_hook
         gdb.events.new_objfile.connect(self._on_new_objfile)
 
     def run(self, argument):
-        # The library reads the command line, as for every command, and answers "list",
-        # "delete N", "add OP [KEY]" or "pend OP [KEY]" (no runtime loaded yet; name and key
-        # checked before one is kept, pending or not: a bad entry would keep the others from
-        # arming later, and so would one more than the runtime's filter holds), then a note on an
-        # unknown operator.
-        text, is_error = _inspect.run("dispatch-break-parse --kept %d %s" % (len(self._breaks), argument))
-        if is_error:
+        # The library keeps the breakpoints, arms them and says everything (docs/DEBUG-INTERFACE.md).
+        text, _ = _inspect.break_command(argument)
+        if text:
             _write_line(text)
-            return
-        action, _, note = text.partition("\n")
-        words = action.split()
-        if words[0] == "list":
-            if not self._breaks:
-                gdb.write("No dispatch breakpoints.\n")
-            for number, op, key in self._breaks:
-                gdb.write("%d  %s%s\n" % (number, op, " at " + key if key else ""))
-        elif words[0] == "delete":
-            kept = [b for b in self._breaks if b[0] != int(words[1])]
-            if len(kept) == len(self._breaks):
-                gdb.write("dscope: no dispatch breakpoint %s\n" % words[1])
-                return
-            self._breaks = kept
-            self._arm(report=False)
-        else:
-            op, key = words[1], words[2] if len(words) > 2 else None
-            self._breaks.append((self._next, op, key))
-            if words[0] == "pend" and not _is_core():  # arms when the runtime loads (_on_new_objfile)
-                gdb.write("Dispatch breakpoint %d (%s) pending: it arms when the runtime is loaded.\n"
-                          % (self._next, op))
-            elif self._arm(report=True):
-                gdb.write("Dispatch breakpoint %d: %s%s\n" % (self._next, op, " at " + key if key else ""))
-            else:
-                self._breaks.pop()  # a core file: nothing was armed
-                return
-            self._next += 1
-            gdb.write(note)
 
-    def _arm(self, report):
-        """Writes the whole filter into the runtime; False when no runtime is loaded yet."""
-        text, is_error = _inspect.run("dispatch-break-arm --clear")
-        if is_error:
-            if report:
-                _write_line(text)
-            return False
-        if self._breaks and self._hook is None:  # before the entries: each may stop once written
+    def _place_hook(self):
+        if self._hook is None:
             self._hook = _BreakHook()
-        for _number, op, key in self._breaks:
-            text, is_error = _inspect.run("dispatch-break-arm %s%s" % (op, " --key " + key if key else ""))
-            if is_error:
-                if report:
-                    _write_line(text)
-                return False
-        return True
 
     def _on_new_objfile(self, event):
-        if self._breaks and "dscope_runtime" in (event.new_objfile.filename or ""):
+        if _inspect.break_count() and "dscope_runtime" in (event.new_objfile.filename or ""):
             try:
-                self._arm(report=True)
+                text, _ = _inspect.break_arm()
+                if text:
+                    _write_line(text)
             except Exception as e:
                 gdb.write("dscope: dispatch-break: %s\n" % e)
-
-
-def _is_core():
-    connection = gdb.selected_inferior().connection
-    return connection is not None and connection.type == "core"
 
 
 def install(inspect):

@@ -28,6 +28,7 @@ _FRAME_TENSORS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64,
                                   ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))
 _THREAD_EXISTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64)
 _EXECUTABLE_BUILD_ID = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64)
+_PLACE_BREAK_HOOK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 _MAPPING_STARTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64,
                                    ctypes.POINTER(ctypes.c_uint64))
 
@@ -51,6 +52,8 @@ class _Target(ctypes.Structure):
         ("thread_exists", _THREAD_EXISTS),
         ("mapping_starts", _MAPPING_STARTS),
         ("executable_build_id", _EXECUTABLE_BUILD_ID),
+        ("is_core", ctypes.c_int),
+        ("place_break_hook", _PLACE_BREAK_HOOK),
     ]
 
 # dscope_frames_end (inspect.h)
@@ -477,20 +480,46 @@ gdb.events.clear_objfiles.connect(_forget_addresses)
 gdb.events.exited.connect(_forget_addresses)  # a re-run relocates the program anew
 
 
+# What places GDB's breakpoint on dscope_debug_break_hook (commands.py), asked by the library
+# before it writes dispatch breakpoints into the runtime.
+break_hook = {"place": None}
+
+
+@_callback(_PLACE_BREAK_HOOK)
+def _place_break_hook(_ctx):
+    break_hook["place"]()
+    return 0
+
+
+def _is_core():
+    connection = gdb.selected_inferior().connection
+    return connection is not None and connection.type == "core"
+
+
 class Inspect:
-    """The loaded library and one target wired to GDB."""
+    """The loaded library, one target wired to GDB, and the session's dispatch breakpoints."""
 
     def __init__(self, library_path):
         self._lib = ctypes.CDLL(library_path)
-        self._lib.dscope_inspect_run.restype = ctypes.c_void_p
-        self._lib.dscope_inspect_run.argtypes = [ctypes.POINTER(_Target), ctypes.c_char_p,
-                                                 ctypes.POINTER(ctypes.c_int)]
-        self._lib.dscope_inspect_complete_ops.restype = ctypes.c_void_p
-        self._lib.dscope_inspect_complete_ops.argtypes = [ctypes.POINTER(_Target), ctypes.c_char_p, ctypes.c_int]
+        target, is_error, table = ctypes.POINTER(_Target), ctypes.POINTER(ctypes.c_int), ctypes.c_void_p
+        strings = {  # the functions that return a string to free
+            "dscope_inspect_run": [target, ctypes.c_char_p, is_error],
+            "dscope_inspect_complete_ops": [target, ctypes.c_char_p, ctypes.c_int],
+            "dscope_breaks_command": [table, target, ctypes.c_char_p, is_error],
+            "dscope_breaks_arm": [table, target, is_error],
+            "dscope_breaks_stop": [target, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, is_error],
+        }
+        for name, argtypes in strings.items():
+            getattr(self._lib, name).restype = ctypes.c_void_p
+            getattr(self._lib, name).argtypes = argtypes
         self._lib.dscope_inspect_free.argtypes = [ctypes.c_void_p]
+        self._lib.dscope_breaks_new.restype = ctypes.c_void_p
+        self._lib.dscope_breaks_count.argtypes = [ctypes.c_void_p]
+        self._breaks = self._lib.dscope_breaks_new()
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _module_at, _evaluate,
                                _thread_tid, 0, _frame_function, _frame_value, _frame_tensors, 0,
-                               _frame_inlined, _frame_walk_end, _thread_exists, _mapping_starts, _executable_build_id)
+                               _frame_inlined, _frame_walk_end, _thread_exists, _mapping_starts, _executable_build_id,
+                               0, _place_break_hook)
 
     def _take(self, pointer):
         try:
@@ -498,19 +527,16 @@ class Inspect:
         finally:
             self._lib.dscope_inspect_free(pointer)
 
-    def run(self, command_line):
-        """(text, is_error) for one command line."""
+    def _answer(self, call):
+        """(text, is_error) of one library call: `call(target, is_error)` returns its string."""
         self._target.selected_tid = _selected_tid()
-        # Only dispatch-trace --frames asks for it (as in LLDB: not a setting read per printed value).
-        if command_line.startswith("dispatch-trace"):
-            self._target.frame_cap = gdb.parameter("backtrace limit") or 0  # None: unlimited
+        self._target.is_core = _is_core()
         is_error = ctypes.c_int(0)
         _interrupt["seen"] = False
         text = ""
         try:
             with _interrupts_recorded(), demangled_names():
-                text = self._take(self._lib.dscope_inspect_run(ctypes.byref(self._target), command_line.encode(),
-                                                               ctypes.byref(is_error)))
+                text = self._take(call(ctypes.byref(self._target), ctypes.byref(is_error)))
         except KeyboardInterrupt:  # between the callbacks, in this module's own code
             _interrupt["seen"] = True
         finally:
@@ -522,6 +548,29 @@ class Inspect:
             _interrupt["seen"] = False
             return INTERRUPTED, True
         return text, bool(is_error.value)
+
+    def run(self, command_line):
+        """(text, is_error) for one command line."""
+        # Only dispatch-trace --frames asks for it (as in LLDB: not a setting read per printed value).
+        if command_line.startswith("dispatch-trace"):
+            self._target.frame_cap = gdb.parameter("backtrace limit") or 0  # None: unlimited
+        return self._answer(lambda target, is_error: self._lib.dscope_inspect_run(target, command_line.encode(), is_error))
+
+    def break_command(self, arguments):
+        """(text, is_error) for the user's `dispatch-break ARGUMENTS`."""
+        return self._answer(lambda target, is_error: self._lib.dscope_breaks_command(self._breaks, target,
+                                                                                     arguments.encode(), is_error))
+
+    def break_arm(self):
+        """(text, is_error): the dispatch breakpoints written into a runtime just loaded."""
+        return self._answer(lambda target, is_error: self._lib.dscope_breaks_arm(self._breaks, target, is_error))
+
+    def break_count(self):
+        return self._lib.dscope_breaks_count(self._breaks)
+
+    def break_stop(self, op, keyset, key):
+        """(text, is_error): the line of a stop at dscope_debug_break_hook(op, keyset, key)."""
+        return self._answer(lambda target, is_error: self._lib.dscope_breaks_stop(target, op, keyset, key, is_error))
 
     def complete_ops(self, prefix, limit=200):
         text = self._take(self._lib.dscope_inspect_complete_ops(ctypes.byref(self._target), prefix.encode(), limit))

@@ -1,18 +1,15 @@
-// dispatch-break-parse ARGS... (the user's dispatch-break command line)
-// dispatch-break-arm NAME [--key K] | dispatch-break-arm --clear
-// dispatch-break-describe OP_PTR KEYSET KEY
-//
-// The front ends own the breakpoints (their numbers, and the one on dscope_debug_break_hook);
-// these read the user's command line for them, write the runtime's break filter
-// (docs/DEBUG-INTERFACE.md §6) and turn the hook's arguments into one line.
+// dispatch-break: the table of breakpoints (BreakTable.h), the runtime's break filter it is written
+// into (docs/DEBUG-INTERFACE.md §6), and the line a stop prints. Every message of the command in
+// both debuggers is here.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "BreakTable.h"
 #include "CommandLine.h"
-#include "Commands.h"
-#include "Json.h"
 
 namespace dscope::inspect {
 
@@ -20,16 +17,9 @@ const char* const kDispatchBreakUsage = "dispatch-break OP [--key K] | dispatch-
 
 namespace {
 
-const char* kArmUsage = "dispatch-break-arm OP [--key K] [--json] | dispatch-break-arm --clear [--json]";
-const char* kDescribeUsage = "dispatch-break-describe OP_PTR KEYSET KEY [--json]";
-
 constexpr uint64_t kBreakCountOffset = offsetof(struct dscope_debug_descriptor_t, break_count);
 constexpr uint64_t kBreakBloomOffset = offsetof(struct dscope_debug_descriptor_t, break_bloom);
 constexpr uint64_t kBreaksOffset = offsetof(struct dscope_debug_descriptor_t, breaks);
-
-std::string keyLabel(uint16_t key) {
-  return key == DSCOPE_BREAK_ANY_KEY ? "any key" : toString(static_cast<DispatchKey>(key));
-}
 
 // Whether any operator is named `name` in full or as its base name (what the filter matches).
 bool operatorExists(const RuntimeView& rt, const std::string& name) {
@@ -39,134 +29,143 @@ bool operatorExists(const RuntimeView& rt, const std::string& name) {
   return false;
 }
 
-// The filter entry's key for an operator name and an optional --key K (DSCOPE_BREAK_ANY_KEY
-// without one); a malformed name or a key no dispatch can select is the user's mistake.
-uint16_t checkedBreak(const std::string& name, const std::optional<std::string>& key_name) {
-  checkOperatorName(name);
-  if (!key_name) return DSCOPE_BREAK_ANY_KEY;
-  const DispatchKey key = parseKeyOrFail(*key_name);
+// The filter entry's key for an optional --key K: DSCOPE_BREAK_ANY_KEY without one; a key no
+// dispatch can select is the user's mistake.
+uint16_t filterKey(const std::string& key_name) {
+  if (key_name.empty()) return DSCOPE_BREAK_ANY_KEY;
+  const DispatchKey key = parseKeyOrFail(key_name);
   if (isAliasDispatchKey(key))
-    fail(*key_name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
+    fail(key_name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
   return static_cast<uint16_t>(key);
 }
 
-// A typo (aten::mmm) arms an entry that never matches: say so (it may be registered later).
-std::string unregisteredNote(const std::string& name) {
-  return "dispatch-break: no operator named " + name + " is registered yet; the entry matches once one is\n";
-}
+std::string described(const DispatchBreakpoint& b) { return b.op + (b.key.empty() ? "" : " at " + b.key); }
 
-std::string clearBreaks(Session& s, bool json) {
-  const RuntimeView& rt = s.runtime();
-  const uint32_t count = rt.descriptor().break_count;
-  // The bloom word first: once it is 0 no dispatch looks at the entries.
-  const uint64_t no_bloom = 0;
-  rt.mem().write(rt.descriptorAddress() + kBreakBloomOffset, &no_bloom, sizeof no_bloom, "the break filter bloom word");
-  const uint32_t zero = 0;
-  rt.mem().write(rt.descriptorAddress() + kBreakCountOffset, &zero, sizeof zero, "the break filter count");
-  if (json) return Json().beginObject().field("cleared", count).endObject().str();
-  return "dispatch-break: cleared " + std::to_string(count) + (count == 1 ? " filter entry\n" : " filter entries\n");
+// The filter's entries for a list of breakpoints: one per operator and key (two breakpoints on
+// the same operator and key share one).
+std::vector<dscope_break_entry> filterEntries(const std::vector<DispatchBreakpoint>& breaks) {
+  std::vector<dscope_break_entry> entries;
+  for (const auto& b : breaks) {
+    const dscope_break_entry entry{dscope_fnv1a64(b.op.c_str()), filterKey(b.key), {}};
+    if (std::none_of(entries.begin(), entries.end(),
+                     [&](const auto& e) { return e.name_hash == entry.name_hash && e.key == entry.key; }))
+      entries.push_back(entry);
+  }
+  return entries;
 }
 
 }  // namespace
 
-// One parser and one set of messages for both front ends, which add `--kept N` (the breakpoints
-// they keep). The answer's first line is "list", "delete N", or for a new breakpoint (name and key
-// checked: no spaces, KEY as PyTorch spells it) "add OP [KEY]" when the runtime is there to arm,
-// "pend OP [KEY]" when it is not loaded yet (no process, or one stopped before its libraries
-// load): the front end keeps it pending (or, in a core file, fails to arm it). After "add", the
-// note on an operator that is not registered (yet).
-std::string runBreakParse(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--list"}, {"--key", "--delete", "--kept"}}, kDispatchBreakUsage);
-  const uint64_t kept = args.value("--kept") ? numberOption("--kept", *args.value("--kept"), "a count") : 0;
-  args.values.erase("--kept");
+std::string BreakTable::command(Session& s, const std::vector<std::string>& words) {
+  ParsedArgs args = parseArgs(words, {{"--list"}, {"--key", "--delete"}}, kDispatchBreakUsage);
   if (args.has("--list")) {
     if (!args.positional.empty() || !args.values.empty()) usageError("--list takes nothing else", kDispatchBreakUsage);
-    return "list\n";
+    return list();
   }
   if (auto number = args.value("--delete")) {
     if (!args.positional.empty() || args.value("--key")) usageError("--delete takes only a breakpoint number", kDispatchBreakUsage);
-    return "delete " + std::to_string(numberOption("--delete", *number, "a breakpoint number", INT32_MAX)) + "\n";
+    return remove(s, static_cast<int64_t>(numberOption("--delete", *number, "a breakpoint number", INT32_MAX)));
   }
   if (args.positional.size() != 1)
     usageError(args.positional.empty() ? "dispatch-break needs an operator name" : "dispatch-break takes one operator name",
                kDispatchBreakUsage);
-  const std::string& name = args.positional.front();
-  const uint16_t key = checkedBreak(name, args.value("--key"));
-  if (kept >= DSCOPE_MAX_BREAKS)
-    fail(std::to_string(kept) + " dispatch breakpoints are set, as many as the runtime's break filter holds: delete one "
-         "first (dispatch-break --delete N)");
-  std::string out = " " + name;
-  if (key != DSCOPE_BREAK_ANY_KEY) out += std::string(" ") + toString(static_cast<DispatchKey>(key));
-  out += "\n";
-  try {
-    if (!operatorExists(s.runtime(), name)) out += unregisteredNote(name);
-  } catch (const RuntimeNotLoaded&) {
-    return "pend" + out;
-  } catch (const InspectError&) {  // a runtime that cannot be read: arming says why
-  }
-  return "add" + out;
+  // Name and key are checked before a breakpoint is kept, pending or not: a bad entry would keep
+  // the others from arming later, and so would one more than the runtime's filter holds.
+  const std::string& op = args.positional.front();
+  checkOperatorName(op);
+  const std::string key = args.value("--key").value_or("");
+  const uint16_t k = filterKey(key);
+  return add(s, op, k == DSCOPE_BREAK_ANY_KEY ? "" : toString(static_cast<DispatchKey>(k)));
 }
 
-std::string runBreakArm(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--clear", "--json"}, {"--key"}}, kArmUsage);
-  const bool json = args.has("--json");
-  if (args.has("--clear")) {
-    if (!args.positional.empty() || args.value("--key")) usageError("--clear takes nothing else", kArmUsage);
-    return clearBreaks(s, json);
-  }
-  if (args.positional.size() != 1) usageError("dispatch-break-arm needs one operator name", kArmUsage);
-  const std::string name = args.positional.front();
-  const uint16_t key = checkedBreak(name, args.value("--key"));
-  const RuntimeView& rt = s.runtime();
-  const auto& d = rt.descriptor();
-  if (!rt.mem().canWrite()) fail("cannot arm a dispatch breakpoint: the target is not writable (a core file?)");
-  if (d.break_count > DSCOPE_MAX_BREAKS)
-    fail("the break filter count is " + std::to_string(d.break_count) + " (corrupt memory?); dispatch-break-arm --clear resets it");
-  const dscope_break_entry entry{dscope_fnv1a64(name.c_str()), key, {}};
-  // Two breakpoints on the same operator and key share one entry (the front ends re-arm their
-  // whole list, duplicates included).
-  for (uint32_t i = 0; i < d.break_count; ++i)
-    if (d.breaks[i].name_hash == entry.name_hash && d.breaks[i].key == key) {
-      if (json) return Json().beginObject().field("armed", name).field("key", keyLabel(key)).field("entry", i + 1).endObject().str();
-      return "dispatch-break: " + name + " at " + keyLabel(key) + " is armed already (filter entry " + std::to_string(i + 1) + ")\n";
-    }
-  if (d.break_count == DSCOPE_MAX_BREAKS)
-    fail("the dispatch break filter is full (" + std::to_string(DSCOPE_MAX_BREAKS) + " entries); dispatch-break-arm --clear first");
-  // The entry, the count, then the bloom word that arms it: the runtime never sees a half-written
-  // entry. The bloom word is rebuilt from every entry in use, so it always covers exactly them.
-  const uint32_t index = d.break_count, count = index + 1;
-  rt.mem().write(rt.descriptorAddress() + kBreaksOffset + index * sizeof(dscope_break_entry), &entry, sizeof entry,
-                 "a break filter entry");
-  rt.mem().write(rt.descriptorAddress() + kBreakCountOffset, &count, sizeof count, "the break filter count");
-  uint64_t bloom = dscope_break_bloom_bit(entry.name_hash);
-  for (uint32_t i = 0; i < index; ++i) bloom |= dscope_break_bloom_bit(d.breaks[i].name_hash);
-  rt.mem().write(rt.descriptorAddress() + kBreakBloomOffset, &bloom, sizeof bloom, "the break filter bloom word");
-  const bool known = operatorExists(rt, name);
-  if (json) {
-    return Json().beginObject().field("armed", name).field("key", keyLabel(key)).field("entry", count)
-        .field("capacity", DSCOPE_MAX_BREAKS).field("name_hash", hex(entry.name_hash)).field("operator_registered", known)
-        .endObject().str();
-  }
-  std::string out = "dispatch-break: armed " + name + " at " + keyLabel(key) + " (filter entry " + std::to_string(count) +
-                    " of " + std::to_string(DSCOPE_MAX_BREAKS) + "; stops in dscope_debug_break_hook)\n";
-  if (!known) out += unregisteredNote(name);
+std::string BreakTable::list() const {
+  if (breaks_.empty()) return "No dispatch breakpoints.\n";
+  std::string out;
+  for (const auto& b : breaks_) out += std::to_string(b.number) + "  " + described(b) + "\n";
   return out;
 }
 
-std::string runBreakDescribe(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--json"}, {}}, kDescribeUsage);
-  if (args.positional.size() != 3) usageError("dispatch-break-describe needs OP_PTR KEYSET KEY", kDescribeUsage);
-  const uint64_t op = numberOrExpression(s.mem(), args.positional[0]);
-  const auto ks = DispatchKeySet::from_raw_repr(numberOrExpression(s.mem(), args.positional[1]));
-  const uint64_t key = numberOrExpression(s.mem(), args.positional[2]);
-  if (key >= num_all_dispatch_keys) fail("dispatch key value " + std::to_string(key) + " is out of range");
-  const std::string name = s.runtime().operatorName(op);
-  const char* key_name = toString(static_cast<DispatchKey>(key));
-  if (args.has("--json")) {
-    return Json().beginObject().field("op", name).field("key", key_name).field("keyset", hex(ks.raw_repr()))
-        .field("keyset_repr", toString(ks)).endObject().str();
+std::string BreakTable::remove(Session& s, int64_t number) {
+  auto it = std::find_if(breaks_.begin(), breaks_.end(), [&](const auto& b) { return b.number == number; });
+  if (it == breaks_.end()) fail("no dispatch breakpoint " + std::to_string(number));
+  breaks_.erase(it);
+  try {
+    arm(s);  // the rest, without the deleted one; nothing to say when no runtime is there
+  } catch (const InspectError&) {
   }
-  return "dispatch-break: " + name + " at " + key_name + " (keyset " + toString(ks) + ")\n";
+  return "";
+}
+
+std::string BreakTable::add(Session& s, const std::string& op, const std::string& key) {
+  if (breaks_.size() >= DSCOPE_MAX_BREAKS)
+    fail(std::to_string(breaks_.size()) + " dispatch breakpoints are set, as many as the runtime's break filter holds: "
+         "delete one first (dispatch-break --delete N)");
+  const DispatchBreakpoint b{next_, op, key};
+  std::optional<bool> registered;  // unknown while no runtime can be read
+  try {
+    registered = operatorExists(s.runtime(), op);
+  } catch (const RuntimeNotLoaded&) {
+    // Not started yet, or stopped before the runtime loads: arms when the front end says the
+    // runtime is loaded. A core never runs on: it says why nothing can be armed.
+    if (!s.mem().isCore()) {
+      armed_instance_ = 0;  // a process's filter no longer holds the whole table
+      breaks_.push_back(b);
+      ++next_;
+      return "Dispatch breakpoint " + std::to_string(b.number) + " (" + op + ") pending: it arms when the runtime is loaded.\n";
+    }
+  } catch (const InspectError&) {  // a runtime that cannot be read: arming says why
+  }
+  breaks_.push_back(b);
+  try {
+    arm(s);
+  } catch (...) {
+    breaks_.pop_back();  // a core file, or a runtime that cannot take it: nothing was armed
+    throw;
+  }
+  ++next_;
+  std::string out = "Dispatch breakpoint " + std::to_string(b.number) + ": " + described(b) + "\n";
+  // A typo (aten::mmm) arms an entry that never matches: say so (it may be registered later).
+  if (registered == false)
+    out += "dispatch-break: no operator named " + op + " is registered yet; the entry matches once one is\n";
+  return out;
+}
+
+void BreakTable::arm(Session& s) {
+  const RuntimeView& rt = s.runtime();
+  if (!rt.mem().canWrite()) fail("cannot arm a dispatch breakpoint: the target is not writable (a core file?)");
+  const std::vector<dscope_break_entry> entries = filterEntries(breaks_);  // at most DSCOPE_MAX_BREAKS
+  uint64_t bloom = 0;
+  for (const auto& e : entries) bloom |= dscope_break_bloom_bit(e.name_hash);
+  const uint64_t base = rt.descriptorAddress();
+  // The bloom word first, then the entries, the count, and the bloom word that arms them: while
+  // the word is 0 no dispatch looks at the entries, so none sees a half-written one.
+  const uint64_t no_bloom = 0;
+  rt.mem().write(base + kBreakBloomOffset, &no_bloom, sizeof no_bloom, "the break filter bloom word");
+  const uint32_t count = static_cast<uint32_t>(entries.size());
+  if (count) {
+    s.mem().placeBreakHook();  // before the entries: a dispatch may stop as soon as they are armed
+    rt.mem().write(base + kBreaksOffset, entries.data(), count * sizeof(dscope_break_entry), "the break filter entries");
+  }
+  rt.mem().write(base + kBreakCountOffset, &count, sizeof count, "the break filter count");
+  if (count) rt.mem().write(base + kBreakBloomOffset, &bloom, sizeof bloom, "the break filter bloom word");
+  armed_instance_ = rt.descriptor().instance;
+}
+
+void BreakTable::armIfNew(Session& s) {
+  if (breaks_.empty()) return;
+  try {
+    if (s.runtime().descriptor().instance != 0 && s.runtime().descriptor().instance == armed_instance_) return;
+  } catch (const RuntimeNotLoaded&) {
+    return;  // still pending (e.g. `main` of a program that loads the runtime later)
+  }
+  arm(s);
+}
+
+std::string describeBreakStop(Session& s, uint64_t op, uint64_t keyset, uint64_t key) {
+  if (key >= num_all_dispatch_keys) fail("dispatch key value " + std::to_string(key) + " is out of range");
+  const auto ks = DispatchKeySet::from_raw_repr(keyset);
+  return "dispatch-break: " + s.runtime().operatorName(op) + " at " + toString(static_cast<DispatchKey>(key)) +
+         " (keyset " + toString(ks) + ")\n";
 }
 
 }  // namespace dscope::inspect

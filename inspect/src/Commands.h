@@ -39,9 +39,6 @@ extern const char* const kDispatchBreakUsage;
 std::string runKeyset(Session& s, const std::vector<std::string>& words);
 std::string runOpTable(Session& s, const std::vector<std::string>& words);
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words);
-std::string runBreakParse(Session& s, const std::vector<std::string>& words);
-std::string runBreakArm(Session& s, const std::vector<std::string>& words);
-std::string runBreakDescribe(Session& s, const std::vector<std::string>& words);
 // For value printers: one name or one record line (ValueCommands.cpp).
 std::string runKeyName(Session& s, const std::vector<std::string>& words);
 std::string runRecordLine(Session& s, const std::vector<std::string>& words);

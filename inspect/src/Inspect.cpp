@@ -7,6 +7,7 @@
 #include <new>
 #include <string>
 
+#include "BreakTable.h"
 #include "CommandLine.h"
 #include "Commands.h"
 #include "Json.h"
@@ -16,7 +17,7 @@
 namespace dscope::inspect {
 namespace {
 
-const char* kCommands = "keyset, op-table, dispatch-trace, usage, key-names, dispatch-break-parse, dispatch-break-arm, dispatch-break-describe, key-name, record-line, op-name, summary";
+const char* kCommands = "keyset, op-table, dispatch-trace, usage, key-names, key-name, record-line, op-name, summary";
 
 // usage CMD: a user command's usage line, for the front ends' help.
 std::string runUsage(const std::vector<std::string>& words) {
@@ -76,9 +77,6 @@ std::string run(const dscope_target* target, const char* command_line) {
   }
   if (command == "usage") return runUsage(words);
   if (command == "key-names") return runKeyNames(words);
-  if (command == "dispatch-break-parse") return runBreakParse(session, words);
-  if (command == "dispatch-break-arm") return runBreakArm(session, words);
-  if (command == "dispatch-break-describe") return runBreakDescribe(session, words);
   if (command == "key-name") return runKeyName(session, words);
   if (command == "record-line") return runRecordLine(session, words);
   if (command == "op-name") return runOpName(session, words);
@@ -105,12 +103,17 @@ std::vector<std::string> Session::warnings() const {
 
 }  // namespace dscope::inspect
 
-DSCOPE_INSPECT_EXPORT char* dscope_inspect_run(const dscope_target* target, const char* command_line, int* is_error) {
-  using namespace dscope::inspect;
+namespace dscope::inspect {
+namespace {
+
+// Every entry point's answer: what `answer` returns, or, for anything it throws, exactly one
+// "dscope: " line with *is_error set. No exception crosses the ABI.
+template <class Answer>
+char* guarded(int* is_error, Answer answer) {
   std::string text;
   bool error = true;
   try {
-    text = run(target, command_line);
+    text = answer();
     error = false;
   } catch (const InspectError& e) {
     text = e.what();
@@ -127,6 +130,55 @@ DSCOPE_INSPECT_EXPORT char* dscope_inspect_run(const dscope_target* target, cons
   // The error contract: exactly one line.
   if (error && (text.empty() || text.back() != '\n')) text += '\n';
   return copyOut(text);
+}
+
+}  // namespace
+}  // namespace dscope::inspect
+
+// The handle of dscope_breaks_new: one debugger session's dispatch breakpoints.
+struct dscope_breaks {
+  dscope::inspect::BreakTable table;
+};
+
+DSCOPE_INSPECT_EXPORT char* dscope_inspect_run(const dscope_target* target, const char* command_line, int* is_error) {
+  return dscope::inspect::guarded(is_error, [&] { return dscope::inspect::run(target, command_line); });
+}
+
+DSCOPE_INSPECT_EXPORT dscope_breaks* dscope_breaks_new(void) { return new (std::nothrow) dscope_breaks; }
+
+DSCOPE_INSPECT_EXPORT void dscope_breaks_free(dscope_breaks* breaks) { delete breaks; }
+
+DSCOPE_INSPECT_EXPORT char* dscope_breaks_command(dscope_breaks* breaks, const dscope_target* target,
+                                                  const char* arguments, int* is_error) {
+  using namespace dscope::inspect;
+  return guarded(is_error, [&] {
+    if (!breaks) fail("no dispatch breakpoint table");
+    Session session(target);
+    return breaks->table.command(session, splitWords(arguments ? arguments : ""));
+  });
+}
+
+DSCOPE_INSPECT_EXPORT char* dscope_breaks_arm(dscope_breaks* breaks, const dscope_target* target, int* is_error) {
+  using namespace dscope::inspect;
+  return guarded(is_error, [&] {
+    if (!breaks) fail("no dispatch breakpoint table");
+    Session session(target);
+    breaks->table.armIfNew(session);
+    return std::string();
+  });
+}
+
+DSCOPE_INSPECT_EXPORT int dscope_breaks_count(const dscope_breaks* breaks) {
+  return breaks ? static_cast<int>(breaks->table.size()) : 0;
+}
+
+DSCOPE_INSPECT_EXPORT char* dscope_breaks_stop(const dscope_target* target, uint64_t op, uint64_t keyset, uint64_t key,
+                                               int* is_error) {
+  using namespace dscope::inspect;
+  return guarded(is_error, [&] {
+    Session session(target);
+    return describeBreakStop(session, op, keyset, key);
+  });
 }
 
 DSCOPE_INSPECT_EXPORT char* dscope_inspect_complete_ops(const dscope_target* target, const char* prefix, int limit) {

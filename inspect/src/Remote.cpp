@@ -108,6 +108,11 @@ void Remote::write(uint64_t addr, const void* data, uint64_t size, const char* w
     fail("cannot write memory at " + hex(addr) + " (" + what + "): a core file cannot be written; this needs a live process");
 }
 
+void Remote::placeBreakHook() const {
+  if (target_ && target_->place_break_hook && target_->place_break_hook(target_->ctx) != 0)
+    fail("cannot place the breakpoint on dscope_debug_break_hook");
+}
+
 std::optional<uint64_t> Remote::findSymbol(const char* name) const {
   if (!target_ || !target_->find_symbol) return std::nullopt;
   uint64_t addr = 0;

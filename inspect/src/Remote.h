@@ -85,6 +85,10 @@ class Remote {
 
   bool canWrite() const { return target_ && target_->write_memory; }
   void write(uint64_t addr, const void* data, uint64_t size, const char* what) const;
+  // A core file: nothing runs on, so nothing waits for the runtime to load.
+  bool isCore() const { return target_ && target_->is_core; }
+  // Asks the front end for its breakpoint on dscope_debug_break_hook (place_break_hook).
+  void placeBreakHook() const;
 
   std::optional<uint64_t> findSymbol(const char* name) const;
   // What is at a code address (describeCodeAddress, Symbolizer.h), or "" when no module file

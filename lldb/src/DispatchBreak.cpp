@@ -1,7 +1,8 @@
-// dispatch-break: the runtime's in-process break filter plus one breakpoint on its hook (as
-// gdb/dscope_gdb/commands.py DispatchBreakCommand). The runtime checks the operator name (and
-// key) itself and calls dscope_debug_break_hook only on a match, so the program runs at full
-// speed between stops. The breakpoints are C++ callbacks (SBBreakpoint::SetCallback).
+// dispatch-break in LLDB: the inspect library keeps the table of breakpoints, writes the runtime's
+// in-process break filter and says everything (dscope_breaks_*); this keeps LLDB's breakpoint on
+// dscope_debug_break_hook and tells the library when to arm. The runtime checks the operator name
+// (and key) itself and calls the hook only on a match, so the program runs at full speed between
+// stops. The breakpoints are C++ callbacks (SBBreakpoint::SetCallback).
 //
 // Arming: the filter lives in the runtime's memory, so it is written once the runtime is loaded
 // and relocated and before it dispatches anything. Breakpoints on
@@ -10,13 +11,8 @@
 // covers `dispatch-break` before `process launch`, re-runs, and a runtime loaded later with
 // dlopen. (LLDB 16 on Linux resolves breakpoints in the program's libraries only at its entry
 // point, after their static constructors ran: a dispatch made there cannot be caught.)
-#include <algorithm>
-#include <cinttypes>
-#include <cstdio>
-#include <sstream>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "LldbTarget.h"
 #include "Plugin.h"
@@ -30,32 +26,12 @@ constexpr const char* kFirstDispatchSymbol = "dscope::debug::registerCurrentThre
 // like GDB's internal breakpoints.
 constexpr const char* kBreakpointName = "dscope_dispatch_break";
 
-struct DispatchBreakpoint {
-  int number;
-  std::string op;
-  std::string key;  // "" for any key
-};
-
 // One per debugger (the baton of its breakpoints; never freed, as the debugger may outlive us).
 struct BreakState {
   lldb::SBDebugger debugger;
-  std::vector<DispatchBreakpoint> breaks;
-  int next = 1;
-  uint32_t armed_process = 0;  // SBProcess::GetUniqueID() of the process whose filter we wrote
+  dscope_breaks* breaks;
+  uint32_t protected_process = 0;  // SBProcess::GetUniqueID() of the last process whose copies were protected
 };
-
-std::string describe(const DispatchBreakpoint& b) { return b.op + (b.key.empty() ? "" : " at " + b.key); }
-
-// Writes the whole filter into the runtime. Returns "" on success, else the error line.
-std::string arm(BreakState& state, LldbTarget& target) {
-  InspectResult r = target.run("dispatch-break-arm --clear");
-  if (r.is_error) return r.text;
-  for (const DispatchBreakpoint& b : state.breaks) {
-    r = target.run("dispatch-break-arm " + b.op + (b.key.empty() ? "" : " --key " + b.key));
-    if (r.is_error) return r.text;
-  }
-  return "";
-}
 
 // Hides `target`'s breakpoints of our name from `breakpoint list` and keeps them from `breakpoint
 // delete`, like GDB's internal breakpoints. A name's permissions apply to a breakpoint when the
@@ -88,11 +64,10 @@ bool onHook(void* baton, lldb::SBProcess& process, lldb::SBThread& thread, lldb:
       args[i] = frame.FindRegister(registers[i]).GetValueAsUnsigned(error, 0);
       if (error.Fail()) throw std::runtime_error(std::string("cannot read register ") + registers[i]);
     }
-    char line[128];
-    std::snprintf(line, sizeof line, "dispatch-break-describe 0x%" PRIx64 " 0x%" PRIx64 " %" PRIu64, args[0], args[1],
-                  args[2] & 0xFFFF);
     LldbTarget target(process.GetTarget(), frame);
-    writeToDebugger(state->debugger, target.run(line).text);
+    writeToDebugger(state->debugger, target.answer([&](const dscope_target* t, int* is_error) {
+      return dscope_breaks_stop(t, args[0], args[1], args[2] & 0xFFFF, is_error);
+    }).text);
     // LLDB stops in the code inlined at the hook's first instruction; GDB shows the hook itself,
     // where its arguments (op, keyset, key) are variables. Select that frame, as GDB does.
     for (uint32_t i = 0; i < 8; ++i) {
@@ -112,13 +87,18 @@ bool onHook(void* baton, lldb::SBProcess& process, lldb::SBThread& thread, lldb:
 bool onFirstDispatch(void* baton, lldb::SBProcess& process, lldb::SBThread&, lldb::SBBreakpointLocation&) {
   auto* state = static_cast<BreakState*>(baton);
   try {
-    if (state->breaks.empty() || state->armed_process == process.GetUniqueID()) return false;
-    protectBreakpoints(process.GetTarget());  // copies from the dummy target, before any `breakpoint delete`
+    if (dscope_breaks_count(state->breaks) == 0) return false;
+    if (state->protected_process != process.GetUniqueID()) {
+      // The copies from the dummy target, before any `breakpoint delete`; once per process: protected
+      // again at the next arming stop (`main`), LLDB 16 listed them again (lldb_dispatch_break_live).
+      protectBreakpoints(process.GetTarget());
+      state->protected_process = process.GetUniqueID();
+    }
     LldbTarget target(process.GetTarget());
-    if (!target.hasRuntime()) return false;  // `main` of a program that loads the runtime later
-    std::string error = arm(*state, target);
-    if (!error.empty()) writeToDebugger(state->debugger, error);  // a bad name: said once
-    state->armed_process = process.GetUniqueID();
+    // Once per process: the library remembers which process it armed.
+    const InspectResult armed = target.answer(
+        [&](const dscope_target* t, int* is_error) { return dscope_breaks_arm(state->breaks, t, is_error); });
+    if (!armed.text.empty()) writeToDebugger(state->debugger, armed.text);
   } catch (const std::exception& e) {
     writeToDebugger(state->debugger, std::string("dscope: dispatch-break: ") + e.what());
   }
@@ -165,7 +145,7 @@ void ensureBreakpoints(BreakState& state, lldb::SBTarget target, bool dummy) {
 // Also run by every dispatch-break command, which so re-creates breakpoints that a `breakpoint
 // delete` removed from a copy not yet protected.
 void ensureAllBreakpoints(BreakState& state, LldbTarget& target) {
-  if (state.breaks.empty()) return;
+  if (dscope_breaks_count(state.breaks) == 0) return;
   if (target.target().IsValid() && !target.isCore()) ensureBreakpoints(state, target.target(), false);
   ensureBreakpoints(state, state.debugger.GetDummyTarget(), true);
 }
@@ -186,58 +166,13 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
   }
 
  private:
-  // The same texts as the GDB command; the library reads the command line (as for every command)
-  // and answers "list", "delete N", "add OP [KEY]" or "pend OP [KEY]" (no runtime loaded yet;
-  // name and key checked before one is kept, pending or not: a bad entry would keep the others
-  // from arming later, and so would one more than the runtime's filter holds), then, for add, a
-  // note on an operator not registered (yet).
   std::string execute(lldb::SBDebugger& debugger, const std::string& arguments) {
     LldbTarget target = LldbTarget::forSelected(debugger);
-    std::string out = apply(target, arguments);
+    const InspectResult r = target.answer([&](const dscope_target* t, int* is_error) {
+      return dscope_breaks_command(state_->breaks, t, arguments.c_str(), is_error);
+    });
     ensureAllBreakpoints(*state_, target);
-    return out;
-  }
-
-  std::string apply(LldbTarget& target, const std::string& arguments) {
-    BreakState& s = *state_;
-    const InspectResult parsed = target.run("dispatch-break-parse --kept " + std::to_string(s.breaks.size()) + " " + arguments);
-    if (parsed.is_error) return parsed.text;
-    const size_t end = parsed.text.find('\n');
-    std::istringstream action(parsed.text.substr(0, end));
-    const std::string note = parsed.text.substr(end + 1);
-    std::string verb;
-    action >> verb;
-    if (verb == "list") {
-      if (s.breaks.empty()) return "No dispatch breakpoints.\n";
-      std::string out;
-      for (const auto& b : s.breaks) out += std::to_string(b.number) + "  " + describe(b) + "\n";
-      return out;
-    }
-    if (verb == "delete") {
-      int number = 0;
-      action >> number;
-      auto it = std::find_if(s.breaks.begin(), s.breaks.end(), [&](const auto& b) { return b.number == number; });
-      if (it == s.breaks.end()) return "dscope: no dispatch breakpoint " + std::to_string(number) + "\n";
-      s.breaks.erase(it);
-      if (target.hasLiveProcess()) arm(s, target);  // as GDB: re-armed without a report
-      return "";
-    }
-    DispatchBreakpoint added{s.next, "", ""};
-    action >> added.op >> added.key;
-    s.breaks.push_back(added);
-    if (verb == "pend" && !target.isCore()) {
-      // Not started yet, or stopped before the runtime loads: armed when the runtime dispatches for
-      // the first time.
-      return "Dispatch breakpoint " + std::to_string(s.next++) + " (" + added.op +
-             ") pending: it arms when the runtime is loaded.\n" + note;
-    }
-    std::string error = arm(s, target);
-    if (!error.empty()) {
-      s.breaks.pop_back();  // a core file: nothing was armed
-      return error;
-    }
-    s.armed_process = target.target().GetProcess().GetUniqueID();
-    return "Dispatch breakpoint " + std::to_string(s.next++) + ": " + describe(s.breaks.back()) + "\n" + note;
+    return r.text;
   }
 
   BreakState* state_;
@@ -246,7 +181,7 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
 }  // namespace
 
 void registerDispatchBreak(lldb::SBDebugger debugger) {
-  auto* state = new BreakState{debugger, {}, 1, 0};
+  auto* state = new BreakState{debugger, dscope_breaks_new(), 0};
   lldb::SBCommand command = debugger.GetCommandInterpreter().AddCommand(
       "dispatch-break", new DispatchBreakCommand(state), "Stop when an operator is dispatched.",
       usageLine(debugger, "dispatch-break").c_str());

@@ -210,6 +210,7 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
   c_.thread_exists = &LldbTarget::threadExists;
   c_.mapping_starts = &LldbTarget::mappingStarts;
   c_.executable_build_id = &LldbTarget::executableBuildId;
+  c_.is_core = core_ ? 1 : 0;  // place_break_hook stays NULL: DispatchBreak.cpp places the hook pending
   c_.selected_tid = 0;
   if (live_ || core_) {
     lldb::SBThread thread = process_.GetSelectedThread();
@@ -229,6 +230,12 @@ LldbTarget LldbTarget::forSelected(lldb::SBDebugger& debugger) {
 }
 
 InspectResult LldbTarget::run(const std::string& command_line) {
+  // Only dispatch-trace --frames asks for it; reading a setting per summary would be waste.
+  if (command_line.rfind("dispatch-trace", 0) == 0) c_.frame_cap = frameCap();
+  return answer([&](const dscope_target* t, int* is_error) { return dscope_inspect_run(t, command_line.c_str(), is_error); });
+}
+
+InspectResult LldbTarget::answer(const std::function<char*(const dscope_target*, int*)>& call) {
   InspectResult result;
   const lldb::StateType state = process_.IsValid() ? process_.GetState() : lldb::eStateInvalid;
   if (state == lldb::eStateRunning || state == lldb::eStateStepping) {
@@ -236,10 +243,8 @@ InspectResult LldbTarget::run(const std::string& command_line) {
     result.is_error = true;
     return result;
   }
-  // Only dispatch-trace --frames asks for it; reading a setting per summary would be waste.
-  if (command_line.rfind("dispatch-trace", 0) == 0) c_.frame_cap = frameCap();
   int is_error = 0;
-  char* text = dscope_inspect_run(&c_, command_line.c_str(), &is_error);
+  char* text = call(&c_, &is_error);
   result.text = text ? text : "dscope: out of memory\n";
   result.is_error = is_error != 0 || !text;
   dscope_inspect_free(text);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 
@@ -43,15 +44,12 @@ class LldbTarget {
 
   // Runs "<command> <arguments>" through the inspect library.
   InspectResult run(const std::string& command_line);
+  // Any entry point of the library that answers a string: `call(target, is_error)` returns it.
+  InspectResult answer(const std::function<char*(const dscope_target*, int*)>& call);
 
   lldb::SBTarget& target() { return target_; }
   bool hasLiveProcess() const { return live_; }
   bool isCore() const { return core_; }
-  // The runtime's debug descriptor is among the loaded modules' symbols.
-  bool hasRuntime() {
-    uint64_t addr = 0;
-    return lookupSymbol("dscope_debug_descriptor", &addr);
-  }
 
  private:
   // The dscope_target callbacks: each answers a C caller and never throws.

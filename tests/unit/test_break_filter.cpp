@@ -1,7 +1,7 @@
 // The break filter's bloom word (docs/DEBUG-INTERFACE.md §6): a dispatch leaves its inline path
 // only when the descriptor's break_bloom meets its operator's mask, so the word must always
 // cover the armed entries. Checked in-process (debug::addBreak) and through libdscope_inspect's
-// dispatch-break-arm writing this process's memory, as a debugger writes a stopped one.
+// dispatch-break writing this process's memory, as a debugger writes a stopped one.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -13,7 +13,7 @@
 
 using namespace dscope;
 using K = DispatchKey;
-using testing::run;
+using testing::Breaks;
 using testing::TestTarget;
 
 namespace {
@@ -124,31 +124,36 @@ TEST_SUITE("break_filter") {
     CHECK(hooksFor("bloom::other") == 0);
   }
 
-  TEST_CASE("dispatch-break-arm writes the bloom word with the entries and --clear clears it") {
+  TEST_CASE("dispatch-break writes the bloom word with the entries, and deleting the last clears it") {
     const std::string twin = ops().twin;
     auto& d = dscope_debug_descriptor;
     TestTarget t;
+    Breaks breaks;
     debug::clearBreaks();
     d.break_bloom = ~uint64_t{0};  // stale bits from an earlier writer: arming rebuilds the word
-    REQUIRE(!run(t, "dispatch-break-arm bloom::watched --key CPU").error);
+    REQUIRE(!breaks.command(t, "bloom::watched --key CPU").error);
     CHECK(d.break_count == 1);
     CHECK(d.break_bloom == bitOf("bloom::watched"));
     CHECK(hooksFor("bloom::watched.Tensor") == 1);
     CHECK(hooksFor("bloom::other") == 0);
     CHECK(hooksFor(twin) == 0);
-    REQUIRE(!run(t, "dispatch-break-arm bloom::other").error);
+    REQUIRE(!breaks.command(t, "bloom::other").error);
     CHECK(d.break_count == 2);
     CHECK(d.break_bloom == (bitOf("bloom::watched") | bitOf("bloom::other")));
     CHECK(hooksFor("bloom::other") == 1);
     CHECK(hooksFor("bloom::watched.Tensor") == 1);
-    CHECK(run(t, "dispatch-break-arm --clear").text == "dispatch-break: cleared 2 filter entries\n");
+    REQUIRE(!breaks.command(t, "--delete 1").error);
+    CHECK(d.break_count == 1);
+    CHECK(d.break_bloom == bitOf("bloom::other"));
+    CHECK(hooksFor("bloom::watched.Tensor") == 0);
+    REQUIRE(!breaks.command(t, "--delete 2").error);
     CHECK(d.break_count == 0);
     CHECK(d.break_bloom == 0);
-    CHECK(hooksFor("bloom::watched.Tensor") == 0);
     CHECK(hooksFor("bloom::other") == 0);
     // The key filter through the debugger's path: armed at CUDA, a CPU dispatch does not stop.
-    REQUIRE(!run(t, "dispatch-break-arm bloom::watched.Tensor --key CUDA").error);
+    REQUIRE(!breaks.command(t, "bloom::watched.Tensor --key CUDA").error);
     CHECK(hooksFor("bloom::watched.Tensor") == 0);
-    REQUIRE(!run(t, "dispatch-break-arm --clear").error);
+    REQUIRE(!breaks.command(t, "--delete 3").error);
+    CHECK(d.break_count == 0);
   }
 }

@@ -32,6 +32,8 @@ namespace {
 
 // The in-process target and its helpers (TestTarget, run, checkOneLineError, JsonChecker) are
 // in test_util.h, shared with test_summary.cpp.
+using testing::breakStop;
+using testing::Breaks;
 using testing::checkOneLineError;
 using testing::JsonChecker;
 using testing::Result;
@@ -460,13 +462,14 @@ TEST_SUITE("inspect") {
       Result usage = run(nullptr, "usage " + command);
       CHECK(!usage.error);
       CHECK(usage.text == joined + "\n");
-      // The same line ends every usage error of the command (dispatch-break's line is read by
-      // dispatch-break-parse for the front ends).
-      Result error = run(nullptr, (command == "dispatch-break" ? "dispatch-break-parse" : command) + " --bogus");
+      // The same line ends every usage error of the command (dispatch-break's command line is
+      // read by dscope_breaks_command).
+      Breaks breaks;
+      Result error = command == "dispatch-break" ? breaks.command(nullptr, "--bogus") : run(nullptr, command + " --bogus");
       CHECK(error.text == "dscope: unknown option --bogus; usage: " + joined + "\n");
     }
     checkOneLineError(run(nullptr, "usage"));
-    checkOneLineError(run(nullptr, "usage dispatch-break-arm"));
+    checkOneLineError(run(nullptr, "usage dispatch-break-parse"));  // no user command
   }
 
   TEST_CASE("key-names: the runtime keys that --key and --missing take, for completion") {
@@ -489,28 +492,8 @@ TEST_SUITE("inspect") {
     checkOneLineError(run(nullptr, "key-names CPU CUDA"));
   }
 
-  TEST_CASE("dispatch-break-parse: the front ends' command line - checked before a breakpoint is kept") {
-    auto& t = liveTarget();
-    // No process (a breakpoint set before `run`) or no runtime loaded yet: "pend", to keep pending;
-    // with a runtime, "add", and an unknown name gets a note.
-    CHECK(run(nullptr, "dispatch-break-parse aten::mm --key CPU").text == "pend aten::mm CPU\n");
-    CHECK(run(nullptr, "dispatch-break-parse --key AutogradCPU 'aten::add'").text == "pend aten::add AutogradCPU\n");
-    TestTarget unloaded;
-    unloaded.t.find_symbol = [](void*, const char*, uint64_t*) { return 1; };
-    CHECK(run(unloaded, "dispatch-break-parse --kept 2 insp::probe").text == "pend insp::probe\n");
-    CHECK(run(t, "dispatch-break-parse insp::probe").text == "add insp::probe\n");
-    CHECK(run(t, "dispatch-break-parse insp::nope").text ==
-          "add insp::nope\ndispatch-break: no operator named insp::nope is registered yet; the entry matches once one is\n");
-    CHECK(run(nullptr, "dispatch-break-parse --list").text == "list\n");
-    CHECK(run(nullptr, "dispatch-break-parse --kept 3 --list").text == "list\n");
-    // The front ends say how many they keep: one more than the runtime's filter holds is refused.
-    CHECK(run(t, "dispatch-break-parse --kept " + std::to_string(DSCOPE_MAX_BREAKS - 1) + " insp::probe").text ==
-          "add insp::probe\n");
-    Result full = run(t, "dispatch-break-parse --kept " + std::to_string(DSCOPE_MAX_BREAKS) + " insp::probe");
-    checkOneLineError(full);
-    CHECK(full.text.find(std::to_string(DSCOPE_MAX_BREAKS) + " dispatch breakpoints are set") != std::string::npos);
-    CHECK(full.text.find("dispatch-break --delete N") != std::string::npos);
-    CHECK(run(nullptr, "dispatch-break-parse --delete 0x10").text == "delete 16\n");
+  TEST_CASE("dispatch-break: the command line, checked before a breakpoint is kept") {
+    Breaks breaks;
     const std::string usage = "; usage: dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N\n";
     for (auto [line, problem] : std::vector<std::pair<std::string, std::string>>{
              {"", "dispatch-break needs an operator name"},
@@ -522,35 +505,62 @@ TEST_SUITE("inspect") {
              {"--list --delete 1", "--list takes nothing else"},
              {"--delete 1 aten::mm", "--delete takes only a breakpoint number"},
              {"aten::mm --bogus", "unknown option --bogus"}}) {
-      Result r = run(nullptr, "dispatch-break-parse " + line);
+      Result r = breaks.command(nullptr, line);
       checkOneLineError(r);
       CHECK(r.text == "dscope: " + problem + usage);
     }
-    CHECK(run(nullptr, "dispatch-break-parse --delete abc").text == "dscope: --delete needs a breakpoint number, got 'abc'\n");
-    CHECK(run(nullptr, "dispatch-break-parse --delete -1").text == "dscope: --delete needs a breakpoint number, got '-1'\n");
+    CHECK(breaks.command(nullptr, "--delete abc").text == "dscope: --delete needs a breakpoint number, got 'abc'\n");
+    CHECK(breaks.command(nullptr, "--delete -1").text == "dscope: --delete needs a breakpoint number, got '-1'\n");
     // Past 64 bits is out of range like past the option's maximum; a long value is cut when echoed.
-    CHECK(run(nullptr, "dispatch-break-parse --delete 99999999999999999999999").text ==
+    CHECK(breaks.command(nullptr, "--delete 99999999999999999999999").text ==
           "dscope: --delete needs a breakpoint number, got '99999999999999999999999'\n");
-    CHECK(run(nullptr, "dispatch-break-parse --delete " + std::string(100, '7')).text ==
+    CHECK(breaks.command(nullptr, "--delete " + std::string(100, '7')).text ==
           "dscope: --delete needs a breakpoint number, got '" + std::string(61, '7') + "...'\n");
     for (const char* bad : {"::", "aten::", "::mm", "aten::mm.", "aten::.x", "'aten::m m'", "aten::mm --key Bogus",
                             "aten::mm --key Autograd", "aten::mm;x", "aten::mm#1", "a::b::c", "1ns::mm", "aten::mm.a.b",
                             "aten::1mm", "'aten::mm\nfoo'", "aten:mm"}) {
       CAPTURE(bad);
-      checkOneLineError(run(nullptr, std::string("dispatch-break-parse ") + bad));
+      checkOneLineError(breaks.command(nullptr, bad));
     }
+    CHECK(breaks.count() == 0);  // nothing refused was kept
+    CHECK(breaks.command(nullptr, "--list").text == "No dispatch breakpoints.\n");
+    int number = 0;
     for (const char* good : {"aten::__and__.Tensor", "aten::_foreach_add_.List", "my_ns2::op.1", "aten::pow.Scalar_out"})
-      CHECK(run(nullptr, std::string("dispatch-break-parse ") + good).text == std::string("pend ") + good + "\n");
+      CHECK(breaks.command(nullptr, good).text == "Dispatch breakpoint " + std::to_string(++number) + " (" + good +
+                                                      ") pending: it arms when the runtime is loaded.\n");
+    CHECK(breaks.command(nullptr, "--key AutogradCPU 'aten::add'").text ==
+          "Dispatch breakpoint 5 (aten::add) pending: it arms when the runtime is loaded.\n");
+    CHECK(breaks.command(nullptr, "--list").text ==
+          "1  aten::__and__.Tensor\n2  aten::_foreach_add_.List\n3  my_ns2::op.1\n4  aten::pow.Scalar_out\n"
+          "5  aten::add at AutogradCPU\n");
+    CHECK(breaks.command(nullptr, "--delete 0x2").text.empty());
+    CHECK(breaks.command(nullptr, "--delete 2").text == "dscope: no dispatch breakpoint 2\n");
+    CHECK(breaks.count() == 4);
+    // Numbers are never reused.
+    CHECK(breaks.command(nullptr, "aten::mm").text.rfind("Dispatch breakpoint 6 ", 0) == 0);
   }
 
-  TEST_CASE("dispatch-break-arm / --clear / dispatch-break-describe through the target's memory") {
+  TEST_CASE("dispatch-break: armed in the runtime's filter, pending without one, refused in a core") {
     auto& t = liveTarget();
     auto& d = dscope_debug_descriptor;
     debug::clearBreaks();
-    Result armed = run(t, "dispatch-break-arm insp::probe --key CPU");
-    REQUIRE(!armed.error);
-    CHECK(armed.text == "dispatch-break: armed insp::probe at CPU (filter entry 1 of 16; stops in dscope_debug_break_hook)\n");
-    CHECK(d.break_count == 1);
+    // The front end's breakpoint on the hook is asked for before any entry is written.
+    struct Placed {
+      int calls = 0;
+      uint32_t count_then = 99;
+    } static placed;
+    placed = {};
+    t.t.place_break_hook = [](void*) {
+      ++placed.calls;
+      placed.count_then = dscope_debug_descriptor.break_count;
+      return 0;
+    };
+    Breaks breaks;
+    Result armed = breaks.command(t, "insp::probe --key CPU");
+    CHECK(armed.text == "Dispatch breakpoint 1: insp::probe at CPU\n");
+    CHECK(placed.calls == 1);
+    CHECK(placed.count_then == 0);
+    REQUIRE(d.break_count == 1);
     CHECK(d.breaks[0].name_hash == dscope_fnv1a64("insp::probe"));
     CHECK(d.breaks[0].key == static_cast<uint16_t>(K::CPU));
     uint32_t hits = d.break_hits;
@@ -559,31 +569,58 @@ TEST_SUITE("inspect") {
       typedOp("insp::probe").call(cpuTensor());  // the runtime's own filter check fires
     }
     CHECK(d.break_hits == hits + 1);
-    Result again = run(t, "dispatch-break-arm insp::probe --key CPU");  // one entry serves both
-    CHECK(!again.error);
-    CHECK(again.text == "dispatch-break: insp::probe at CPU is armed already (filter entry 1)\n");
+    // Two breakpoints on one operator and key share one filter entry.
+    CHECK(breaks.command(t, "insp::probe --key CPU").text == "Dispatch breakpoint 2: insp::probe at CPU\n");
     CHECK(d.break_count == 1);
-    for (const char* bad : {"dispatch-break-arm ::", "dispatch-break-arm aten::", "dispatch-break-arm aten::mm --key Autograd"})
-      checkOneLineError(run(t, bad));
-    CHECK(d.break_count == 1);
-    CHECK(run(t, "dispatch-break-arm insp::nope").text.find("no operator named insp::nope is registered yet") != std::string::npos);
-    for (int i = 2; i < DSCOPE_MAX_BREAKS; ++i) REQUIRE(!run(t, "dispatch-break-arm insp::x" + std::to_string(i)).error);
-    CHECK(d.break_count == DSCOPE_MAX_BREAKS);
-    Result full = run(t, "dispatch-break-arm insp::one_too_many");
+    // A typo arms an entry that never matches: said.
+    CHECK(breaks.command(t, "insp::nope").text ==
+          "Dispatch breakpoint 3: insp::nope\n"
+          "dispatch-break: no operator named insp::nope is registered yet; the entry matches once one is\n");
+    CHECK(d.break_count == 2);
+    for (int i = 4; i <= DSCOPE_MAX_BREAKS; ++i) REQUIRE(!breaks.command(t, "insp::x" + std::to_string(i)).error);
+    Result full = breaks.command(t, "insp::one_too_many");
     checkOneLineError(full);
-    CHECK(full.text.find("full") != std::string::npos);
-    CHECK(run(t, "dispatch-break-arm --clear").text == "dispatch-break: cleared 16 filter entries\n");
+    CHECK(full.text.find(std::to_string(DSCOPE_MAX_BREAKS) + " dispatch breakpoints are set") != std::string::npos);
+    CHECK(full.text.find("dispatch-break --delete N") != std::string::npos);
+    CHECK(breaks.count() == DSCOPE_MAX_BREAKS);
+    CHECK(d.break_count == DSCOPE_MAX_BREAKS - 1);  // 1 and 2 share one
+    // --delete writes the rest again; the last one gone clears the filter and its bloom word.
+    CHECK(breaks.command(t, "--delete 3").text.empty());
+    CHECK(d.break_count == DSCOPE_MAX_BREAKS - 2);
+    for (int i = 1; i <= DSCOPE_MAX_BREAKS; ++i) breaks.command(t, "--delete " + std::to_string(i));
+    CHECK(breaks.count() == 0);
     CHECK(d.break_count == 0);
+    CHECK(d.break_bloom == 0);
+    // A target that cannot be written keeps nothing it could not arm.
     t.writable = false;
-    checkOneLineError(run(t, "dispatch-break-arm aten::mm"));
+    checkOneLineError(breaks.command(t, "aten::mm"));
     t.writable = true;
+    CHECK(breaks.count() == 0);
+    // Pending until the runtime is there; dscope_breaks_arm then writes it once per process.
+    TestTarget unloaded;
+    unloaded.t.find_symbol = [](void*, const char*, uint64_t*) { return 1; };
+    CHECK(breaks.command(unloaded, "insp::probe").text ==
+          "Dispatch breakpoint 17 (insp::probe) pending: it arms when the runtime is loaded.\n");
+    CHECK(breaks.arm(unloaded).text.empty());  // still nothing to arm
     CHECK(d.break_count == 0);
-    // describe: the hook's arguments, as a debugger reads them at the breakpoint.
-    const auto& probe = entryOf("insp::probe");
-    char line[128];
-    std::snprintf(line, sizeof line, "dispatch-break-describe %p 0x10001 %d", static_cast<const void*>(&probe), static_cast<int>(K::CPU));
-    CHECK(run(t, line).text == "dispatch-break: insp::probe at CPU (keyset DispatchKeySet(CPU))\n");
-    checkOneLineError(run(t, "dispatch-break-describe 0x10 0x10001 50"));  // not an operator
+    CHECK(breaks.arm(t).text.empty());
+    CHECK(d.break_count == 1);
+    debug::clearBreaks();  // what the table wrote into this process is not written twice
+    CHECK(breaks.arm(t).text.empty());
+    CHECK(d.break_count == 0);
+    // A core never loads anything: no breakpoint waits there.
+    TestTarget core;
+    core.t.find_symbol = [](void*, const char*, uint64_t*) { return 1; };
+    core.t.is_core = 1;
+    Breaks in_core;
+    checkOneLineError(in_core.command(core, "insp::probe"));
+    CHECK(in_core.count() == 0);
+    t.t.place_break_hook = nullptr;
+    // A stop: the hook's arguments as a debugger reads them at the breakpoint.
+    CHECK(breakStop(t.get(), &entryOf("insp::probe"), 0x10001, static_cast<uint64_t>(K::CPU)).text ==
+          "dispatch-break: insp::probe at CPU (keyset DispatchKeySet(CPU))\n");
+    checkOneLineError(breakStop(t.get(), reinterpret_cast<const void*>(0x10), 0x10001, 50));  // not an operator
+    checkOneLineError(breakStop(t.get(), &entryOf("insp::probe"), 0x10001, 1u << 20));  // no such key
   }
 
   TEST_CASE("bad input: one line each - never a crash") {
@@ -617,9 +654,10 @@ TEST_SUITE("inspect") {
   TEST_CASE("a target whose reads always fail") {
     TestTarget t;
     t.reads_fail = true;
-    for (const char* cmd : {"op-table aten::mm", "op-table --list", "keyset --tls", "dispatch-trace --all", "dispatch-break-arm aten::mm"}) {
+    Breaks breaks;
+    for (const char* cmd : {"op-table aten::mm", "op-table --list", "keyset --tls", "dispatch-trace --all", "dispatch-break aten::mm"}) {
       CAPTURE(cmd);
-      Result r = run(t, cmd);
+      Result r = std::string(cmd).rfind("dispatch-break ", 0) == 0 ? breaks.command(t, cmd + 15) : run(t, cmd);
       checkOneLineError(r);
       char want[128];
       std::snprintf(want, sizeof want, "dscope: cannot read memory at %p (dscope_debug_descriptor)", static_cast<void*>(&dscope_debug_descriptor));

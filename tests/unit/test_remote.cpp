@@ -13,7 +13,7 @@
 #include "test_util.h"
 
 using namespace dscope;
-using testing::run;
+using testing::breakStop;
 
 namespace {
 
@@ -49,10 +49,7 @@ struct PagedMemory {
   }
   void setName(const char* name) { std::strcpy(reinterpret_cast<char*>(bytes + 2048), name); }
   std::string describe() {
-    char line[96];
-    std::snprintf(line, sizeof line, "dispatch-break-describe %p 0x10001 %d", static_cast<void*>(bytes + 1024),
-                  static_cast<int>(DispatchKey::CPU));
-    return run(&t, line).text;
+    return breakStop(&t, bytes + 1024, 0x10001, static_cast<uint64_t>(DispatchKey::CPU)).text;
   }
 };
 

@@ -153,16 +153,51 @@ struct Result {
   bool error = false;
 };
 
-inline Result run(const dscope_target* target, const std::string& line) {
-  int is_error = -1;
-  char* out = dscope_inspect_run(target, line.c_str(), &is_error);
+// What an entry point of the ABI answered: its string (freed here) and its is_error.
+inline Result taken(char* out, int is_error) {
   REQUIRE(out);
   Result r{out, is_error == 1};
   dscope_inspect_free(out);
   REQUIRE((is_error == 0 || is_error == 1));
   return r;
 }
+
+inline Result run(const dscope_target* target, const std::string& line) {
+  int is_error = -1;
+  char* out = dscope_inspect_run(target, line.c_str(), &is_error);
+  return taken(out, is_error);
+}
 inline Result run(TestTarget& t, const std::string& line) { return run(t.get(), line); }
+
+// One debugger session's dispatch breakpoints (dscope_breaks_*), as a front end holds them.
+struct Breaks {
+  dscope_breaks* table = dscope_breaks_new();
+  Breaks() { REQUIRE(table); }
+  ~Breaks() { dscope_breaks_free(table); }
+  Breaks(const Breaks&) = delete;
+  Breaks& operator=(const Breaks&) = delete;
+
+  // The user's `dispatch-break ARGUMENTS`.
+  Result command(const dscope_target* target, const std::string& arguments) {
+    int is_error = -1;
+    char* out = dscope_breaks_command(table, target, arguments.c_str(), &is_error);
+    return taken(out, is_error);
+  }
+  Result command(TestTarget& t, const std::string& arguments) { return command(t.get(), arguments); }
+  Result arm(TestTarget& t) {
+    int is_error = -1;
+    char* out = dscope_breaks_arm(table, t.get(), &is_error);
+    return taken(out, is_error);
+  }
+  int count() const { return dscope_breaks_count(table); }
+};
+
+// The line of a stop at dscope_debug_break_hook(op, keyset, key).
+inline Result breakStop(const dscope_target* target, const void* op, uint64_t keyset, uint64_t key) {
+  int is_error = -1;
+  char* out = dscope_breaks_stop(target, reinterpret_cast<uint64_t>(op), keyset, key, &is_error);
+  return taken(out, is_error);
+}
 
 // The error contract: one line starting with "dscope: ".
 inline void checkOneLineError(const Result& r) {

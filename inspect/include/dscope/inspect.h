@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 5
+#define DSCOPE_INSPECT_ABI_VERSION 6
 
 typedef struct dscope_target {
   void* ctx; /* passed back to every callback */
@@ -84,6 +84,15 @@ typedef struct dscope_target {
   /* The GNU build-id, in hex, of the executable file the debugger opened for the target,
    * NUL-terminated into out; 0 on success, nonzero when it knows none. */
   int (*executable_build_id)(void* ctx, char* out, uint64_t out_size);
+
+  /* ---- dispatch-break (dscope_breaks_*) */
+  /* 1 when the target is a core file: a breakpoint cannot wait there for the runtime to load. */
+  int is_core;
+  /* Makes sure the front end's breakpoint on dscope_debug_break_hook exists; called before the
+   * library writes entries into the runtime's break filter (a dispatch may stop as soon as they
+   * are written). 0 on success. Optional (NULL: the front end places it by itself, e.g. pending
+   * in every target it debugs). */
+  int (*place_break_hook)(void* ctx);
 } dscope_target;
 
 enum dscope_frames_end {
@@ -97,15 +106,12 @@ enum dscope_frames_end {
                                    during the walk) */
 };
 
-/* Runs one command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",
+/* Runs one user command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",
  * "op-table aten::mm --computed", "op-table --list mm", "op-table --missing Meta",
  * "dispatch-trace --all", "dispatch-trace --json". The first word is the command
- * (keyset | op-table | dispatch-trace | usage | key-names | dispatch-break-parse | dispatch-break-arm
- * | dispatch-break-describe | key-name | record-line | op-name | summary; "usage CMD" is a user
- * command's usage line, for help; "key-names [PREFIX]" the runtime keys, for completion (operator
- * names: dscope_inspect_complete_ops); the dispatch-break-* three serve the front ends'
- * dispatch-break: its command line read and checked ("list", "delete N", "add OP [KEY]" or
- * "pend OP [KEY]"), the runtime's filter written, a stop described; the last four are decodes
+ * (keyset | op-table | dispatch-trace | usage | key-names | key-name | record-line | op-name |
+ * summary; "usage CMD" is a user command's usage line, for help; "key-names [PREFIX]" the runtime
+ * keys, for completion (operator names: dscope_inspect_complete_ops); the last four are decodes
  * for value printers and convenience functions: "key-name 135", "record-line OP KEYSET KIND",
  * "op-name ENTRY [--is NAME]", "summary TYPE WORD [--json]", see docs/DEBUG-INTERFACE.md).
  * Returns a malloc'd NUL-terminated string (free with dscope_inspect_free). On bad input,
@@ -117,6 +123,26 @@ char* dscope_inspect_run(const dscope_target* target, const char* command_line, 
 char* dscope_inspect_complete_ops(const dscope_target* target, const char* prefix, int limit);
 
 void dscope_inspect_free(char* s);
+
+/* ---- dispatch-break: the library keeps the table of a debugger session's dispatch breakpoints
+ * (numbers, operators, keys, pending ones) and writes it into the runtime's break filter; the
+ * front end keeps its one native breakpoint on dscope_debug_break_hook. Strings returned as
+ * dscope_inspect_run's, errors one "dscope: " line with *is_error set. */
+typedef struct dscope_breaks dscope_breaks;
+dscope_breaks* dscope_breaks_new(void);
+void dscope_breaks_free(dscope_breaks* breaks);
+/* The user's `dispatch-break ARGUMENTS` (list, delete, add; armed at once when the runtime is
+ * loaded, else kept pending): the text to print. */
+char* dscope_breaks_command(dscope_breaks* breaks, const dscope_target* target, const char* arguments, int* is_error);
+/* The runtime was loaded, or a thread is about to dispatch for the first time: writes every
+ * breakpoint into the runtime's filter, unless this table did so in this process already
+ * (dscope_debug_descriptor.instance) or no runtime is loaded yet (they stay pending). "" on
+ * success. */
+char* dscope_breaks_arm(dscope_breaks* breaks, const dscope_target* target, int* is_error);
+/* The breakpoints the table holds (0: the front end needs no breakpoint on the hook). */
+int dscope_breaks_count(const dscope_breaks* breaks);
+/* The line a stop at dscope_debug_break_hook prints, from the hook's arguments (op, keyset, key). */
+char* dscope_breaks_stop(const dscope_target* target, uint64_t op, uint64_t keyset, uint64_t key, int* is_error);
 
 #ifdef __cplusplus
 }
