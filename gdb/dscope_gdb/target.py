@@ -33,6 +33,11 @@ _MAPPING_STARTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER
                                    ctypes.POINTER(ctypes.c_uint64))
 
 
+class _ValueType(ctypes.Structure):
+    _fields_ = [("type_name", ctypes.c_char_p), ("summary_type", ctypes.c_char_p), ("word_size", ctypes.c_uint32),
+                ("flags", ctypes.c_uint32)]
+
+
 class _Target(ctypes.Structure):
     _fields_ = [
         ("ctx", ctypes.c_void_p),
@@ -513,6 +518,8 @@ class Inspect:
             getattr(self._lib, name).restype = ctypes.c_void_p
             getattr(self._lib, name).argtypes = argtypes
         self._lib.dscope_inspect_free.argtypes = [ctypes.c_void_p]
+        self._lib.dscope_value_type_at.restype = ctypes.POINTER(_ValueType)
+        self._lib.dscope_value_type_at.argtypes = [ctypes.c_uint64]
         self._lib.dscope_breaks_new.restype = ctypes.c_void_p
         self._lib.dscope_breaks_count.argtypes = [ctypes.c_void_p]
         self._breaks = self._lib.dscope_breaks_new()
@@ -571,6 +578,16 @@ class Inspect:
     def break_stop(self, op, keyset, key):
         """(text, is_error): the line of a stop at dscope_debug_break_hook(op, keyset, key)."""
         return self._answer(lambda target, is_error: self._lib.dscope_breaks_stop(target, op, keyset, key, is_error))
+
+    def value_types(self):
+        """The value printers' type table: [(type_name, summary_type, word_size, flags)]."""
+        rows = []
+        while True:
+            row = self._lib.dscope_value_type_at(len(rows))
+            if not row:
+                return rows
+            rows.append((row.contents.type_name.decode(), row.contents.summary_type.decode(),
+                         row.contents.word_size, row.contents.flags))
 
     def complete_ops(self, prefix, limit=200):
         text = self._take(self._lib.dscope_inspect_complete_ops(ctypes.byref(self._target), prefix.encode(), limit))

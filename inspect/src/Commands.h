@@ -45,6 +45,8 @@ std::string runRecordLine(Session& s, const std::vector<std::string>& words);
 std::string runOpName(Session& s, const std::vector<std::string>& words);
 // For value printers: a value's one-line summary and its children (SummaryCommand.cpp).
 std::string runSummary(Session& s, const std::vector<std::string>& words);
+// Row `index` of the value printers' type table (inspect.h dscope_value_type_at), else nullptr.
+const dscope_value_type* valueTypeAt(uint64_t index);
 
 // ---- shared by the commands ----
 

@@ -144,6 +144,10 @@ DSCOPE_INSPECT_EXPORT char* dscope_inspect_run(const dscope_target* target, cons
   return dscope::inspect::guarded(is_error, [&] { return dscope::inspect::run(target, command_line); });
 }
 
+DSCOPE_INSPECT_EXPORT const dscope_value_type* dscope_value_type_at(uint64_t index) {
+  return dscope::inspect::valueTypeAt(index);
+}
+
 DSCOPE_INSPECT_EXPORT dscope_breaks* dscope_breaks_new(void) { return new (std::nothrow) dscope_breaks; }
 
 DSCOPE_INSPECT_EXPORT void dscope_breaks_free(dscope_breaks* breaks) { delete breaks; }

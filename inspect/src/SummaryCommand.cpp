@@ -41,10 +41,11 @@ constexpr const char* kAmbiguousAutogradOtherSymbol =
     "_ZN6dscope6detail28ambiguousAutogradOtherKernelEPvRKNS_14OperatorHandleENS_14DispatchKeySetEPSt6vectorINS_6IValueESa"
     "IS7_EE";
 
-// One child an IDE shows under the value. `type` says how a front end makes a typed child:
-//   a value TYPE of this command (DispatchKey, DispatchKeySet, ScalarType, Device): `word` is
-//   its bits; "bool": word 0 or 1; "autograd::Node*": word is the node's address (0: none);
-//   "int64[]": `elements` are the values; "" (none): the child is its summary text.
+// One child an IDE shows under the value. `type` is the C++ type a front end makes the child of:
+//   a value type of the table (dscope::DispatchKey, dscope::DispatchKeySet, dscope::ScalarType,
+//   dscope::Device): `word` is its bits; "bool": word 0 or 1; "dscope::autograd::Node*": word is
+//   the node's address (0: none); "int64[]": `elements` are the values; "" (none): the child is
+//   its summary text.
 struct Child {
   std::string name;
   std::string summary;
@@ -59,10 +60,10 @@ struct Summary {
 };
 
 Child keyChild(std::string name, DispatchKey k) {
-  return {std::move(name), toString(k), "DispatchKey", static_cast<uint16_t>(k), {}};
+  return {std::move(name), toString(k), "dscope::DispatchKey", static_cast<uint16_t>(k), {}};
 }
 Child keySetChild(std::string name, DispatchKeySet ks) {
-  return {std::move(name), toString(ks), "DispatchKeySet", ks.raw_repr(), {}};
+  return {std::move(name), toString(ks), "dscope::DispatchKeySet", ks.raw_repr(), {}};
 }
 
 // ---------------------------------------------------------------- values (no memory read)
@@ -260,11 +261,11 @@ Summary tensorImplSummary(const RuntimeView& rt, uint64_t impl) {
   if (grad_fn) s.text += " grad_fn=<" + node + ">";
   s.children.push_back({"sizes", listText(sizes), "int64[]", 0, sizes});
   s.children.push_back({"strides", listText(strides), "int64[]", 0, strides});
-  s.children.push_back({"dtype", scalarTypeName(dtype_bits, false), "ScalarType", dtype_bits, {}});
-  s.children.push_back({"device", device.str(), "Device", deviceBits(device), {}});
+  s.children.push_back({"dtype", scalarTypeName(dtype_bits, false), "dscope::ScalarType", dtype_bits, {}});
+  s.children.push_back({"device", device.str(), "dscope::Device", deviceBits(device), {}});
   s.children.push_back(keySetChild("key_set", ks));
   s.children.push_back({"requires_grad", requires_grad ? "true" : "false", "bool", requires_grad ? 1u : 0u, {}});
-  s.children.push_back({"grad_fn", grad_fn ? node : "(none)", "autograd::Node*", grad_fn, {}});
+  s.children.push_back({"grad_fn", grad_fn ? node : "(none)", "dscope::autograd::Node*", grad_fn, {}});
   return s;
 }
 
@@ -298,7 +299,7 @@ struct TypeDecoder {
   Summary (*of_object)(const RuntimeView& rt, uint64_t addr);  // WORD: the object's address
 };
 
-constexpr TypeDecoder kTypes[] = {
+constexpr TypeDecoder kDecoders[] = {
     {"DispatchKey", dispatchKeySummary, nullptr},
     {"BackendComponent", backendComponentSummary, nullptr},
     {"DispatchKeySet", keySetSummary, nullptr},
@@ -314,11 +315,43 @@ constexpr TypeDecoder kTypes[] = {
     {"dscope_dispatch_record", nullptr, dispatchRecordSummary},
 };
 
+// The types debuggers print through `summary` (inspect.h: dscope_value_type). A value type's
+// word_size is its size (checked below); the expanding ones are those whose decoder lists children.
+constexpr uint32_t kExpands = DSCOPE_VALUE_EXPANDS, kElements = DSCOPE_VALUE_ELEMENTS;
+constexpr dscope_value_type kValueTypes[] = {
+    {"dscope::DispatchKey", "DispatchKey", sizeof(DispatchKey), 0},
+    {"dscope::BackendComponent", "BackendComponent", sizeof(BackendComponent), 0},
+    {"dscope::DispatchKeySet", "DispatchKeySet", sizeof(DispatchKeySet), kExpands | kElements},
+    {"dscope::ScalarType", "ScalarType", sizeof(ScalarType), 0},
+    {"dscope::Device", "Device", sizeof(Device), 0},
+    {"dscope::OperatorName", "OperatorName", 0, 0},
+    {"dscope::OperatorHandle", "OperatorHandle", 0, 0},
+    {"dscope::TypedOperatorHandle<", "OperatorHandle", 0, 0},
+    {"dscope::impl::OperatorEntry", "OperatorEntry", 0, kExpands | kElements},
+    {"dscope::KernelFunction", "KernelFunction", 0, 0},
+    {"dscope::Tensor", "Tensor", 0, kExpands},
+    {"dscope::TensorImpl", "TensorImpl", 0, kExpands},
+    {"dscope::impl::PODLocalDispatchKeySet", "PODLocalDispatchKeySet", 0, kExpands},
+    {"dscope_dispatch_record", "dscope_dispatch_record", 0, 0},
+};
+static_assert(sizeof(DispatchKeySet) == 8 && sizeof(Device) == 2 && sizeof(DispatchKey) == 2);
+
+// Whether a debugger's type name is the table row's (a template row: any of its instances).
+bool namesRow(const dscope_value_type& row, const std::string& type) {
+  const std::string name = row.type_name;
+  if (name.back() == '<') return type.size() > name.size() && type.compare(0, name.size(), name) == 0 && type.back() == '>';
+  return type == name;
+}
+
+// TYPE: a summary type, or a C++ type name of the table.
 const TypeDecoder& decoderFor(const std::string& type) {
-  for (const auto& t : kTypes)
-    if (type == t.name) return t;
+  std::string summary_type = type;
+  for (const auto& row : kValueTypes)
+    if (namesRow(row, type)) summary_type = row.summary_type;
+  for (const auto& t : kDecoders)
+    if (summary_type == t.name) return t;
   std::string names;
-  for (const auto& t : kTypes) names += (names.empty() ? "" : ", ") + std::string(t.name);
+  for (const auto& t : kDecoders) names += (names.empty() ? "" : ", ") + std::string(t.name);
   fail("unknown type '" + shown(type) + "' for summary; types: " + names);
 }
 
@@ -351,6 +384,10 @@ std::string runSummary(Session& s, const std::vector<std::string>& words) {
   const uint64_t word = numberOrExpression(s.mem(), args.positional[1]);
   const Summary summary = decoder.of_value ? decoder.of_value(word) : decoder.of_object(s.runtime(), word);
   return args.has("--json") ? json(summary) : summary.text + "\n";
+}
+
+const dscope_value_type* valueTypeAt(uint64_t index) {
+  return index < std::size(kValueTypes) ? &kValueTypes[index] : nullptr;
 }
 
 }  // namespace dscope::inspect

@@ -12,8 +12,10 @@ namespace dscope::lldb_plugin {
 void registerCommands(lldb::SBDebugger debugger);
 void registerDispatchBreak(lldb::SBDebugger debugger);
 
-// The `dscope` type category: one C++ summary per runtime type (Summaries.cpp).
+// The `dscope` type category: one C++ summary per row of the inspect library's value type table,
+// and one synthetic-children provider of the Python module `module` per row (Summaries.cpp).
 void registerSummaries(lldb::SBDebugger debugger);
+void registerSyntheticChildren(lldb::SBDebugger debugger, const std::string& module);
 
 // Imports pretty_printers' lldb_synthetic.py (the synthetic children), found from the plugin's
 // own location; one "dscope: " line when it is missing (SyntheticChildren.cpp).

@@ -1,7 +1,8 @@
-// The `dscope` type category: one C++ summary per runtime type the GDB printers cover
-// (pretty_printers/dscope_printers/gdb_printers.py), each the text of the inspect library's
-// `summary TYPE WORD`, so LLDB shows what GDB shows. Children (a key set's keys, a tensor's
-// sizes) come from the Python synthetic-children providers of pretty_printers/.
+// The `dscope` type category: one C++ summary per row of the inspect library's value type table
+// (dscope_value_type_at, which GDB's printers register from too), each the text of the
+// library's `summary TYPE WORD`, so LLDB shows what GDB shows. Children (a key set's keys, a
+// tensor's sizes) come from the Python synthetic-children providers of pretty_printers/, which
+// registerSyntheticChildren adds from the same table.
 #include <array>
 #include <cinttypes>
 #include <cstdio>
@@ -19,32 +20,16 @@ enum class Word {
   Address,  // the object's load address
 };
 
-struct SummaryType {
-  const char* type_name;  // LLDB's name of the type, or a regex
-  bool regex;
-  const char* inspect_type;  // TYPE of `summary TYPE WORD`
-  Word word;
-  bool has_children;  // GDB's printer has children(): keep LLDB's (synthetic) children visible
-};
+// The table's rows; at most kMaxTypes (summaries are one callback function per row).
+constexpr size_t kMaxTypes = 32;
+const dscope_value_type* row(size_t index) { return index < kMaxTypes ? dscope_value_type_at(index) : nullptr; }
 
-// As value_types.py BY_VALUE, BY_ADDRESS and BY_ADDRESS_PREFIXES.
-const SummaryType kTypes[] = {
-    {"dscope::DispatchKey", false, "DispatchKey", Word::Bits, false},
-    {"dscope::BackendComponent", false, "BackendComponent", Word::Bits, false},
-    {"dscope::DispatchKeySet", false, "DispatchKeySet", Word::Bits, true},
-    {"dscope::ScalarType", false, "ScalarType", Word::Bits, false},
-    {"dscope::Device", false, "Device", Word::Bits, false},
-    {"dscope::OperatorName", false, "OperatorName", Word::Address, false},
-    {"dscope::OperatorHandle", false, "OperatorHandle", Word::Address, false},
-    {"^dscope::TypedOperatorHandle<.+>$", true, "OperatorHandle", Word::Address, false},
-    {"dscope::impl::OperatorEntry", false, "OperatorEntry", Word::Address, true},
-    {"dscope::KernelFunction", false, "KernelFunction", Word::Address, false},
-    {"dscope::Tensor", false, "Tensor", Word::Address, true},
-    {"dscope::TensorImpl", false, "TensorImpl", Word::Address, true},
-    {"dscope::impl::PODLocalDispatchKeySet", false, "PODLocalDispatchKeySet", Word::Address, true},
-    {"dscope_dispatch_record", false, "dscope_dispatch_record", Word::Address, false},
-};
-constexpr size_t kNumTypes = sizeof kTypes / sizeof kTypes[0];
+// LLDB's type name specifier for a row: a template row matches its instances by regex.
+lldb::SBTypeNameSpecifier nameSpecifier(const dscope_value_type& t) {
+  const std::string name = t.type_name;
+  if (name.back() != '<') return lldb::SBTypeNameSpecifier(t.type_name, false);
+  return lldb::SBTypeNameSpecifier(("^" + name + ".+>$").c_str(), true);
+}
 
 std::string errorText(std::string text) {
   // As gdb_printers.py _error_text: "<error: REASON>", one line, without the "dscope: " prefix.
@@ -139,14 +124,14 @@ bool wordOf(lldb::SBValue value, Word word, uint64_t* out, std::string* error) {
 bool summarize(size_t index, lldb::SBValue value, lldb::SBStream& stream) {
   std::string text;
   try {
-    const SummaryType& t = kTypes[index];
+    const dscope_value_type& t = *row(index);
     uint64_t word = 0;
     std::string error;
-    if (!wordOf(value, t.word, &word, &error)) {
+    if (!wordOf(value, t.word_size ? Word::Bits : Word::Address, &word, &error)) {
       text = errorText(error);
     } else {
       char line[96];
-      std::snprintf(line, sizeof line, "summary %s 0x%" PRIx64, t.inspect_type, word);
+      std::snprintf(line, sizeof line, "summary %s 0x%" PRIx64, t.summary_type, word);
       LldbTarget target(value.GetTarget(), value.GetFrame());
       InspectResult r = target.run(line);
       text = r.is_error ? errorText(r.text) : r.text;
@@ -181,18 +166,30 @@ constexpr auto makeCallbacks(std::index_sequence<I...>) {
 }  // namespace
 
 void registerSummaries(lldb::SBDebugger debugger) {
-  static const auto callbacks = makeCallbacks(std::make_index_sequence<kNumTypes>());
+  static const auto callbacks = makeCallbacks(std::make_index_sequence<kMaxTypes>());
   lldb::SBTypeCategory category = debugger.GetCategory("dscope");
   if (!category.IsValid()) category = debugger.CreateCategory("dscope");
-  for (size_t i = 0; i < kNumTypes; ++i) {
-    const SummaryType& t = kTypes[i];
+  for (size_t i = 0; const dscope_value_type* t = row(i); ++i) {
     // The summary replaces the value (an enum's enumerator, a struct's braces) as GDB's printer
     // does; pointers keep printing as addresses, references show their referent.
     uint32_t options = lldb::eTypeOptionCascade | lldb::eTypeOptionSkipPointers | lldb::eTypeOptionHideValue;
-    if (!t.has_children) options |= lldb::eTypeOptionHideChildren;
-    std::string description = std::string("DispatchScope ") + t.inspect_type;
-    category.AddTypeSummary(lldb::SBTypeNameSpecifier(t.type_name, t.regex),
-                            lldb::SBTypeSummary::CreateWithCallback(callbacks[i], options, description.c_str()));
+    if (!(t->flags & DSCOPE_VALUE_EXPANDS)) options |= lldb::eTypeOptionHideChildren;
+    std::string description = std::string("DispatchScope ") + t->summary_type;
+    category.AddTypeSummary(nameSpecifier(*t), lldb::SBTypeSummary::CreateWithCallback(callbacks[i], options, description.c_str()));
+  }
+  category.SetEnabled(true);
+}
+
+// The providers of lldb_synthetic.py (imported as `module`), one per row: an expanding type's
+// children come from `summary --json` for its address or its bits; every other type has none,
+// as GDB's printer has no children() for it (LLDB would list its raw members).
+void registerSyntheticChildren(lldb::SBDebugger debugger, const std::string& module) {
+  lldb::SBTypeCategory category = debugger.GetCategory("dscope");
+  for (size_t i = 0; const dscope_value_type* t = row(i); ++i) {
+    const char* provider = !(t->flags & DSCOPE_VALUE_EXPANDS) ? "NoChildren" : t->word_size ? "ValueChildren" : "ObjectChildren";
+    lldb::SBTypeSynthetic synthetic = lldb::SBTypeSynthetic::CreateWithClassName((module + "." + provider).c_str(),
+                                                                                 lldb::eTypeOptionCascade | lldb::eTypeOptionSkipPointers);
+    category.AddTypeSynthetic(nameSpecifier(*t), synthetic);
   }
   category.SetEnabled(true);
 }

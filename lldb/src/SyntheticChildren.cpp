@@ -86,8 +86,11 @@ void importSyntheticChildren(lldb::SBDebugger debugger) {
   lldb::SBCommandReturnObject result;
   debugger.GetCommandInterpreter().HandleCommand(("command script import " + quoted(script)).c_str(), result,
                                                  false);
-  if (!result.Succeeded())
+  if (!result.Succeeded()) {
     writeToDebugger(debugger, "dscope: cannot import " + script + ": " + firstLine(result.GetError()));
+    return;
+  }
+  registerSyntheticChildren(debugger, "lldb_synthetic");  // the module `command script import` named after the file
 }
 
 }  // namespace dscope::lldb_plugin

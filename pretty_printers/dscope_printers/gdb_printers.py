@@ -37,9 +37,10 @@ import gdb.printing
 from . import value_types
 
 _inspect = None  # set by install()
+_types = None  # value_types.TypeTable, from the library, set by install()
 
 _CACHE_LIMIT = 4096
-_by_value_cache = {}  # (TYPE, WORD, json) -> answer: a value type's summary depends on its bits only
+_by_value_cache = {}  # (TYPE, WORD, json) -> answer
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 
 
@@ -60,8 +61,9 @@ def _error_text(e):
     return "<error: %s>" % text
 
 
-def summary(type_name, word, with_children=False):
-    """inspect's `summary TYPE WORD`: the line, or with_children the parsed --json answer."""
+def summary(type_name, word, with_children=False, by_value=False):
+    """inspect's `summary TYPE WORD`: the line, or with_children the parsed --json answer. A
+    value type's (by_value) depends on its bits only: kept."""
     if _inspect is None:
         raise _Failure("the DispatchScope inspect library is not loaded")
     key = (type_name, word, with_children)
@@ -71,7 +73,7 @@ def summary(type_name, word, with_children=False):
     if is_error:
         raise _Failure(text)
     answer = json.loads(text) if with_children else text.strip()
-    if type_name in value_types.VALUE_TYPES:
+    if by_value:
         if len(_by_value_cache) >= _CACHE_LIMIT:
             _by_value_cache.clear()
         _by_value_cache[key] = answer
@@ -90,51 +92,50 @@ def _lookup_type(name):
 def _child_value(child):
     """A typed gdb.Value for a summary child (printed by these printers), else its summary text."""
     kind = child.get("type")
-    if kind in value_types.CHILD_VALUE_TYPES:
-        cpp_type, size = value_types.CHILD_VALUE_TYPES[kind]
-        value_type = _lookup_type(cpp_type)
-        if value_type is not None and value_type.sizeof == size:
-            return gdb.Value(value_types.word_of(child).to_bytes(size, "little"), value_type)
-    elif kind == "bool":
+    if kind == value_types.BOOL:
         return gdb.Value(bool(value_types.word_of(child)))
-    elif kind == value_types.INT64_ARRAY and child["elements"]:
+    if kind == value_types.INT64_ARRAY:
         elements = child["elements"]
-        element = _lookup_type("int64_t") or gdb.lookup_type("long")
-        return gdb.Value(struct.pack("<%dq" % len(elements), *elements), element.array(len(elements) - 1))
-    elif kind == value_types.NODE_POINTER:
-        node_type = _lookup_type(value_types.NODE_TYPE)
-        if node_type is not None:
-            pointer = gdb.Value(value_types.word_of(child)).cast(node_type.pointer())
+        if elements:
+            element = _lookup_type("int64_t") or gdb.lookup_type("long")
+            return gdb.Value(struct.pack("<%dq" % len(elements), *elements), element.array(len(elements) - 1))
+    elif kind and kind.endswith("*"):
+        pointed = _lookup_type(kind[:-1])
+        if pointed is not None:
+            pointer = gdb.Value(value_types.word_of(child)).cast(pointed.pointer())
             if int(pointer) != 0:
                 try:
                     return pointer.cast(pointer.dynamic_type)  # the node's class: MmBackward0*
                 except gdb.error:
                     pass
             return pointer
+    elif kind:
+        value_type = _lookup_type(kind)
+        if value_type is not None and value_type.sizeof <= 8:
+            return gdb.Value(value_types.word_of(child).to_bytes(value_type.sizeof, "little"), value_type)
     return child["summary"]
 
 
 # ---------------------------------------------------------------- printers
 
 class _Printer:
-    """One value: its summary TYPE and WORD. to_string never raises into GDB."""
+    """One value and its row of the library's type table. to_string never raises into GDB."""
 
-    def __init__(self, value, type_name, by_address):
+    def __init__(self, value, row):
         self.value = value
-        self.type_name = type_name
-        self.by_address = by_address
+        self.type_name, self.word_size, self.flags = row[1], row[2], row[3]
 
     def word(self):
-        if self.by_address:
+        if not self.word_size:  # by address
             address = self.value.address
             if address is None:
                 raise _Failure("not in memory (no address to read the object at)")
             return int(address) & _MASK64
-        return _value_bits(self.type_name, self.value)
+        return _value_bits(self.value, self.word_size)
 
     def to_string(self):
         try:
-            return summary(self.type_name, self.word())
+            return summary(self.type_name, self.word(), by_value=bool(self.word_size))
         except Exception as e:  # gdb.error, _Failure
             return _error_text(e)
 
@@ -142,13 +143,13 @@ class _Printer:
 class _PrinterWithChildren(_Printer):
     """A value an IDE expands: one `summary --json` gives the line and the children."""
 
-    def __init__(self, value, type_name, by_address):
-        super().__init__(value, type_name, by_address)
+    def __init__(self, value, row):
+        super().__init__(value, row)
         self._answer = None
 
     def answer(self):
         if self._answer is None:
-            self._answer = summary(self.type_name, self.word(), with_children=True)
+            self._answer = summary(self.type_name, self.word(), with_children=True, by_value=bool(self.word_size))
         return self._answer
 
     def to_string(self):
@@ -164,16 +165,17 @@ class _PrinterWithChildren(_Printer):
             return iter([])
 
     def display_hint(self):
-        return "array" if self.type_name in value_types.ARRAY_LIKE else None
+        return "array" if self.flags & value_types.ELEMENTS else None
 
 
-def _value_bits(type_name, value):
-    """The bits of a value type, as summary's WORD (the value need not be in memory)."""
-    if type_name == "DispatchKeySet":
+def _value_bits(value, size):
+    """The bits of a value type, as summary's WORD (the value need not be in memory). GDB 13 has
+    no Value.bytes: a struct's bits come from its one word member or from its members."""
+    tag = value.type.strip_typedefs().tag
+    if tag == "dscope::DispatchKeySet":
         return int(value["repr_"]) & _MASK64
-    if type_name == "Device":
+    if tag == "dscope::Device":
         return (int(value["type"]) & 0xFF) | (int(value["index"]) & 0xFF) << 8
-    size = value_types.CHILD_VALUE_TYPES[type_name][1]
     return int(value) & ((1 << (8 * size)) - 1)
 
 
@@ -187,8 +189,7 @@ class DscopePrettyPrinter(gdb.printing.PrettyPrinter):
         pass
 
     def __init__(self):
-        names = list(value_types.BY_VALUE) + list(value_types.BY_ADDRESS) + list(value_types.BY_ADDRESS_PREFIXES)
-        super().__init__("dscope", [self._Sub(name) for name in names])
+        super().__init__("dscope", [self._Sub(row[0]) for row in _types.rows])
         self._enabled = {sub.name: sub for sub in self.subprinters}
 
     def __call__(self, value):
@@ -196,16 +197,11 @@ class DscopePrettyPrinter(gdb.printing.PrettyPrinter):
             tag = value.type.strip_typedefs().tag
         except Exception:
             return None
-        if not tag:
+        row = _types.lookup(tag) if tag else None
+        if row is None or not self._enabled[row[0]].enabled:
             return None
-        type_name, by_address = value_types.summary_type(tag)
-        if type_name is None:
-            return None
-        sub = tag if tag in self._enabled else next(p for p in value_types.BY_ADDRESS_PREFIXES if tag.startswith(p))
-        if not self._enabled[sub].enabled:
-            return None
-        printer = _PrinterWithChildren if type_name in value_types.WITH_CHILDREN else _Printer
-        return printer(value, type_name, by_address)
+        printer = _PrinterWithChildren if row[3] & value_types.EXPANDS else _Printer
+        return printer(value, row)
 
 
 def _register(progspace):
@@ -224,7 +220,8 @@ def _on_new_objfile(event):
 
 
 def install(inspect):
-    global _inspect
+    global _inspect, _types
     _inspect = inspect
+    _types = value_types.TypeTable(inspect.value_types())
     _register(gdb.current_progspace())
     gdb.events.new_objfile.connect(_on_new_objfile)

@@ -1,23 +1,19 @@
-"""LLDB synthetic-children providers for the runtime's types an IDE expands: DispatchKeySet (its
-keys), OperatorEntry (its registered kernels), Tensor and TensorImpl (sizes, strides, dtype,
-device, key_set, requires_grad, grad_fn), PODLocalDispatchKeySet (included, excluded).
+"""LLDB synthetic-children providers for the runtime's types an IDE expands (the rows of the
+inspect library's value type table with DSCOPE_VALUE_EXPANDS: a key set's keys, an operator's
+registered kernels, a tensor's sizes, strides, dtype, device, key_set, requires_grad, grad_fn,
+the TLS sets), and NoChildren for the others, as GDB's printers have no children() for them.
 
-No decoding here: a provider passes the value's bits (a key set) or the object's address to the
-LLDB plugin's `dscope-summary TYPE WORD --json` (libdscope_inspect's `summary`) and turns the
-children it answers into SBValues of the runtime's types (so they print with the plugin's
-summaries), a bool, an int64_t array, an autograd::Node*, or the child's text.
+No decoding here: a provider passes the object's address (ObjectChildren) or the value's bits
+(ValueChildren) with its C++ type name to the LLDB plugin's `dscope-summary TYPE WORD --json`
+(libdscope_inspect's `summary`) and turns the children it answers into SBValues of the C++ type
+each names (so they print with the plugin's summaries), a bool, an int64_t array, a pointer, or
+the child's text.
 
-The other runtime types have a provider with no children, as GDB's printers have no
-children() for them: a KernelFunction, an OperatorHandle, a Device show their summary alone, not
-their raw members.
-
-`plugin load` of the LLDB plugin imports this file itself (lldb/src/SyntheticChildren.cpp:
+`plugin load` of the LLDB plugin imports this file (lldb/src/SyntheticChildren.cpp:
 <datadir>/dscope/pretty_printers/dscope_printers/lldb_synthetic.py when installed, the source
-tree's for the build tree's plugin), after registering the summaries (the `dscope` category) and
-the dscope-summary command. Importing it again by hand is harmless:
-    command script import <prefix>/share/dscope/pretty_printers/dscope_printers/lldb_synthetic.py
-__lldb_init_module adds the providers to the `dscope` category. A provider never raises into
-LLDB: when the value cannot be decoded it has no children (the summary says why)."""
+tree's for the build tree's plugin) and adds one provider per row of the table to the `dscope`
+category. A provider never raises into LLDB: when the value cannot be decoded it has no children
+(the summary says why)."""
 
 import collections
 import json
@@ -29,9 +25,6 @@ try:
     from . import value_types
 except ImportError:  # imported as a file (command script import .../lldb_synthetic.py)
     import value_types
-
-CATEGORY = "dscope"
-
 
 class _Failure(Exception):
     """A value whose children cannot be listed."""
@@ -46,20 +39,29 @@ def summary_json(debugger, type_name, word):
     return json.loads(result.GetOutput())
 
 
-def _word(valobj, type_name, by_address):
+def _type_name(valobj):
+    """The C++ type the value is (a reference's referent), as the library's table names it."""
+    value_type = valobj.GetNonSyntheticValue().GetType().GetCanonicalType()
+    if value_type.IsReferenceType():
+        value_type = value_type.GetDereferencedType()
+    return value_type.GetUnqualifiedType().GetName()
+
+
+def _word(valobj, by_address):
     """summary's WORD for a value: its address, or its own bits (a key set need not be in memory).
     A reference is followed through its own value, the referent's address, wherever its DWARF
     puts it: where clang emits the referent's type as a declaration only (its definition is in
     another module), Dereference() gives a value with no address and no data."""
     value = valobj.GetNonSyntheticValue()
-    size = None if by_address else value_types.CHILD_VALUE_TYPES[type_name][1]
-    if value.GetType().GetCanonicalType().IsReferenceType():
+    value_type = value.GetType().GetCanonicalType()
+    if value_type.IsReferenceType():
         error = lldb.SBError()
         address = value.GetValueAsUnsigned(error, 0)
         if error.Fail() or address == 0:
             raise _Failure("null reference")
         if by_address:
             return address
+        size = value_type.GetDereferencedType().GetByteSize()
         data = valobj.GetProcess().ReadMemory(address, size, error)
         if error.Fail() or data is None:
             raise _Failure(error.GetCString() or "unreadable value")
@@ -70,16 +72,15 @@ def _word(valobj, type_name, by_address):
             raise _Failure("not in memory")
         return address
     error = lldb.SBError()
-    data = value.GetData().ReadRawData(error, 0, size)
+    data = value.GetData().ReadRawData(error, 0, value_type.GetByteSize())
     if error.Fail() or data is None:
         raise _Failure(error.GetCString() or "unreadable value")
     return int.from_bytes(data, "little")
 
 
-class SummaryChildren:
-    """The children of one value, as inspect's summary --json lists them."""
+class ObjectChildren:
+    """The children of one object, as inspect's summary --json lists them for its address."""
 
-    TYPE = None  # summary TYPE, set by the subclasses below
     BY_ADDRESS = True
 
     def __init__(self, valobj, _internal_dict):
@@ -90,7 +91,7 @@ class SummaryChildren:
         self.children = []
         try:
             target = self.valobj.GetTarget()
-            answer = summary_json(target.GetDebugger(), self.TYPE, _word(self.valobj, self.TYPE, self.BY_ADDRESS))
+            answer = summary_json(target.GetDebugger(), _type_name(self.valobj), _word(self.valobj, self.BY_ADDRESS))
             self.children = answer.get("children", [])
         except Exception:  # _Failure, bad JSON, no process: no children
             self.children = []
@@ -135,57 +136,43 @@ def _data(target, raw):
 
 
 def _child_value(parent, child):
-    """An SBValue for a summary child: typed where the child names a type, else its text."""
+    """An SBValue for a summary child: of the C++ type it names, else its text."""
     target = parent.GetTarget()
     name, kind = child["name"], child.get("type")
-    if kind in value_types.CHILD_VALUE_TYPES:
-        cpp_type, size = value_types.CHILD_VALUE_TYPES[kind]
-        value_type = target.FindFirstType(cpp_type)
-        if value_type.IsValid() and value_type.GetByteSize() == size:
-            word = value_types.word_of(child)
-            return parent.CreateValueFromData(name, _data(target, word.to_bytes(size, "little")), value_type)
-    elif kind == "bool":
+    if kind == value_types.BOOL:
         return parent.CreateValueFromData(name, _data(target, bytes([value_types.word_of(child) & 1])),
                                           target.GetBasicType(lldb.eBasicTypeBool))
-    elif kind == value_types.INT64_ARRAY and child["elements"]:
+    if kind == value_types.INT64_ARRAY:
         elements = child["elements"]
-        element = target.FindFirstType("int64_t")
-        if not element.IsValid():
-            element = target.GetBasicType(lldb.eBasicTypeLong)
-        return parent.CreateValueFromData(name, _data(target, struct.pack("<%dq" % len(elements), *elements)),
-                                          element.GetArrayType(len(elements)))
-    elif kind == value_types.NODE_POINTER:
-        node_type = target.FindFirstType(value_types.NODE_TYPE)
-        if node_type.IsValid():
-            pointer = node_type.GetPointerType()
+        if elements:
+            element = target.FindFirstType("int64_t")
+            if not element.IsValid():
+                element = target.GetBasicType(lldb.eBasicTypeLong)
+            return parent.CreateValueFromData(name, _data(target, struct.pack("<%dq" % len(elements), *elements)),
+                                              element.GetArrayType(len(elements)))
+    elif kind and kind.endswith("*"):
+        pointed = target.FindFirstType(kind[:-1])
+        if pointed.IsValid():
+            pointer = pointed.GetPointerType()
             word = value_types.word_of(child)
             return parent.CreateValueFromData(name, _data(target, word.to_bytes(pointer.GetByteSize(), "little")),
                                               pointer)
+    elif kind:
+        value_type = target.FindFirstType(kind)
+        if value_type.IsValid() and 0 < value_type.GetByteSize() <= 8:
+            word = value_types.word_of(child)
+            return parent.CreateValueFromData(name, _data(target, word.to_bytes(value_type.GetByteSize(), "little")),
+                                              value_type)
     # Text: a char array holding the child's summary (LLDB shows it as a string).
     text = child["summary"].encode() + b"\0"
     return parent.CreateValueFromData(name, _data(target, text),
                                       target.GetBasicType(lldb.eBasicTypeChar).GetArrayType(len(text)))
 
 
-class DispatchKeySetChildren(SummaryChildren):
-    TYPE = "DispatchKeySet"
+class ValueChildren(ObjectChildren):
+    """The children of a value type (a key set), from its bits."""
+
     BY_ADDRESS = False
-
-
-class OperatorEntryChildren(SummaryChildren):
-    TYPE = "OperatorEntry"
-
-
-class TensorChildren(SummaryChildren):
-    TYPE = "Tensor"
-
-
-class TensorImplChildren(SummaryChildren):
-    TYPE = "TensorImpl"
-
-
-class LocalDispatchKeySetChildren(SummaryChildren):
-    TYPE = "PODLocalDispatchKeySet"
 
 
 class NoChildren:
@@ -210,29 +197,3 @@ class NoChildren:
 
     def get_child_at_index(self, _index):
         return None
-
-
-# C++ type -> provider class (exact names; -p: not for pointers to them).
-PROVIDERS = {
-    "dscope::DispatchKeySet": DispatchKeySetChildren,
-    "dscope::impl::OperatorEntry": OperatorEntryChildren,
-    "dscope::Tensor": TensorChildren,
-    "dscope::TensorImpl": TensorImplChildren,
-    "dscope::impl::PODLocalDispatchKeySet": LocalDispatchKeySetChildren,
-}
-# Every other type the printers cover, as GDB prints it: no children.
-for _cpp_type, _summary_type in {**value_types.BY_VALUE, **value_types.BY_ADDRESS}.items():
-    if _summary_type not in value_types.WITH_CHILDREN:
-        PROVIDERS.setdefault(_cpp_type, NoChildren)
-# Template instances, by regex (TypedOperatorHandle<Sig>).
-REGEX_PROVIDERS = {"^%s.+>$" % prefix: NoChildren for prefix in value_types.BY_ADDRESS_PREFIXES}
-
-
-def __lldb_init_module(debugger, _internal_dict):
-    for cpp_type, provider in PROVIDERS.items():
-        debugger.HandleCommand('type synthetic add -w %s -p -l %s.%s "%s"' % (CATEGORY, __name__, provider.__name__,
-                                                                              cpp_type))
-    for regex, provider in REGEX_PROVIDERS.items():
-        debugger.HandleCommand("type synthetic add -w %s -p -l %s.%s -x '%s'" % (CATEGORY, __name__,
-                                                                                provider.__name__, regex))
-    debugger.HandleCommand("type category enable %s" % CATEGORY)

@@ -1,58 +1,32 @@
-"""The runtime types the printers handle and what inspect's `summary` calls them; how a summary
-child's "type" maps to a debugger type. No debugger imports: both front ends use it."""
+"""The value printers' vocabulary, debugger-neutral: the type table the inspect library serves
+(inspect.h dscope_value_type: which C++ types it prints, by address or by their bits, which expand
+into children), and how a `summary --json` child names the C++ type a front end makes it of."""
 
-# C++ type (as the debugger names it, typedefs stripped) -> summary TYPE, and whether WORD is
-# the object's address (else the value's own bits).
-BY_VALUE = {
-    "dscope::DispatchKey": "DispatchKey",
-    "dscope::BackendComponent": "BackendComponent",
-    "dscope::DispatchKeySet": "DispatchKeySet",
-    "dscope::ScalarType": "ScalarType",
-    "dscope::Device": "Device",
-}
-VALUE_TYPES = frozenset(BY_VALUE.values())
-BY_ADDRESS = {
-    "dscope::OperatorName": "OperatorName",
-    "dscope::OperatorHandle": "OperatorHandle",
-    "dscope::impl::OperatorEntry": "OperatorEntry",
-    "dscope::KernelFunction": "KernelFunction",
-    "dscope::Tensor": "Tensor",
-    "dscope::TensorImpl": "TensorImpl",
-    "dscope::impl::PODLocalDispatchKeySet": "PODLocalDispatchKeySet",
-    "dscope_dispatch_record": "dscope_dispatch_record",
-}
-# Template instances that print as their base: TypedOperatorHandle<Sig> is an OperatorHandle.
-BY_ADDRESS_PREFIXES = {"dscope::TypedOperatorHandle<": "OperatorHandle"}
+# dscope_value_type.flags
+EXPANDS = 1   # summary --json lists children an IDE expands
+ELEMENTS = 2  # the children are elements [0], [1], ... (an array, not members)
 
-# The types whose value an IDE expands (summary --json gives children), and how it lists them.
-WITH_CHILDREN = {"DispatchKeySet", "OperatorEntry", "Tensor", "TensorImpl", "PODLocalDispatchKeySet"}
-ARRAY_LIKE = {"DispatchKeySet", "OperatorEntry"}  # children named [0], [1], ...
-
-# A child's "type" -> (C++ type, bytes of its WORD) for the value types a front end builds from
-# the word; "bool" is the language's bool; "autograd::Node*" is a pointer to NODE_TYPE whose WORD
-# is the address; "int64[]" has "elements" instead of a word; no "type": the summary text.
-CHILD_VALUE_TYPES = {
-    "DispatchKey": ("dscope::DispatchKey", 2),
-    "BackendComponent": ("dscope::BackendComponent", 1),
-    "DispatchKeySet": ("dscope::DispatchKeySet", 8),
-    "ScalarType": ("dscope::ScalarType", 1),
-    "Device": ("dscope::Device", 2),
-}
-NODE_POINTER = "autograd::Node*"
-NODE_TYPE = "dscope::autograd::Node"
+# A child's "type": a C++ type of the table (word: its bits), "bool" (word 0 or 1), a pointer type
+# "T*" (word: the address), "int64[]" ("elements" instead of a word), none (the summary text).
+BOOL = "bool"
 INT64_ARRAY = "int64[]"
 
 
-def summary_type(cpp_type):
-    """(summary TYPE, by_address) for a C++ type name, or (None, False)."""
-    if cpp_type in BY_VALUE:
-        return BY_VALUE[cpp_type], False
-    if cpp_type in BY_ADDRESS:
-        return BY_ADDRESS[cpp_type], True
-    for prefix, name in BY_ADDRESS_PREFIXES.items():
-        if cpp_type.startswith(prefix):
-            return name, True
-    return None, False
+class TypeTable:
+    """The library's rows [(type_name, summary_type, word_size, flags)]; a type_name ending in
+    '<' stands for every instance of that template."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        self._exact = {row[0]: row for row in rows if not row[0].endswith("<")}
+        self._templates = [row for row in rows if row[0].endswith("<")]
+
+    def lookup(self, cpp_type):
+        """The row printing cpp_type (typedefs stripped), or None."""
+        row = self._exact.get(cpp_type)
+        if row is None:
+            row = next((r for r in self._templates if cpp_type.startswith(r[0]) and cpp_type.endswith(">")), None)
+        return row
 
 
 def word_of(child):

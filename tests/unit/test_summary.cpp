@@ -120,15 +120,15 @@ TEST_SUITE("summary") {
   TEST_CASE("DispatchKeySet: PyTorch's repr, one DispatchKey child per key, with its value") {
     auto& t = target();
     const DispatchKeySet ks = computeTensorKeySet(DeviceType::CPU);
-    auto b = summary(t, "DispatchKeySet", ks.raw_repr());
+    auto b = summary(t, "dscope::DispatchKeySet", ks.raw_repr());
     CHECK(b.text == toString(ks));
     std::string children;
     int i = 0;
     for (K k : ks)
-      children += (i ? "," : "") + typedChild("[" + std::to_string(i) + "]", toString(k), "DispatchKey", static_cast<uint16_t>(k)), ++i;
+      children += (i ? "," : "") + typedChild("[" + std::to_string(i) + "]", toString(k), "dscope::DispatchKey", static_cast<uint16_t>(k)), ++i;
     CHECK(i == 4);
     CHECK(b.json == "{\"summary\":\"" + toString(ks) + "\",\"children\":[" + children + "]}\n");
-    CHECK(summary(t, "DispatchKeySet", 0).json == "{\"summary\":\"DispatchKeySet()\",\"children\":[]}\n");
+    CHECK(summary(t, "dscope::DispatchKeySet", 0).json == "{\"summary\":\"DispatchKeySet()\",\"children\":[]}\n");
   }
 
   TEST_CASE("Tensor and TensorImpl: Tensor::toString, the key set, grad_fn from the node's vtable, children") {
@@ -146,11 +146,11 @@ TEST_SUITE("summary") {
     std::memcpy(&device_bits, &device, sizeof device_bits);
     CHECK(bx.json == "{\"summary\":\"" + bx.text + "\",\"children\":[" + arrayChild("sizes", x.sizes()) + "," +
                          arrayChild("strides", x.strides()) + "," +
-                         typedChild("dtype", toString(x.dtype()), "ScalarType", static_cast<uint8_t>(x.dtype())) + "," +
-                         typedChild("device", x.device().str(), "Device", device_bits) + "," +
-                         typedChild("key_set", toString(x.key_set()), "DispatchKeySet", x.key_set().raw_repr()) + "," +
+                         typedChild("dtype", toString(x.dtype()), "dscope::ScalarType", static_cast<uint8_t>(x.dtype())) + "," +
+                         typedChild("device", x.device().str(), "dscope::Device", device_bits) + "," +
+                         typedChild("key_set", toString(x.key_set()), "dscope::DispatchKeySet", x.key_set().raw_repr()) + "," +
                          typedChild("requires_grad", "true", "bool", 1) + "," +
-                         typedChild("grad_fn", "(none)", "autograd::Node*", 0) + "]}\n");
+                         typedChild("grad_fn", "(none)", "dscope::autograd::Node*", 0) + "]}\n");
 
     // The node's class comes from the ELF symbol of its vtable pointer ("vtable for
     // dscope::autograd::(anonymous namespace)::MmBackward0 + 16").
@@ -158,7 +158,7 @@ TEST_SUITE("summary") {
     const std::string expected = c.toString() + " keys=" + toString(c.key_set()) + " grad_fn=<" + node->name() + ">";
     auto bc = summary(t, "Tensor", addr(&c));
     CHECK(bc.text == expected);
-    CHECK(bc.json.find(typedChild("grad_fn", node->name(), "autograd::Node*", addr(node))) != std::string::npos);
+    CHECK(bc.json.find(typedChild("grad_fn", node->name(), "dscope::autograd::Node*", addr(node))) != std::string::npos);
     CHECK(bc.json.find(arrayChild("sizes", c.sizes())) != std::string::npos);
     // No module files to read symbols from (a front end without module_at): the node is still
     // shown, by address.
@@ -263,9 +263,9 @@ TEST_SUITE("summary") {
     CHECK(b.text.find("AutogradCPU") != std::string::npos);
     auto local = impl::tls_local_dispatch_key_set();
     CHECK(b.json == "{\"summary\":\"" + b.text + "\",\"children\":[" +
-                        typedChild("included", toString(local.included_), "DispatchKeySet", local.included_.raw_repr()) +
+                        typedChild("included", toString(local.included_), "dscope::DispatchKeySet", local.included_.raw_repr()) +
                         "," +
-                        typedChild("excluded", toString(local.excluded_), "DispatchKeySet", local.excluded_.raw_repr()) +
+                        typedChild("excluded", toString(local.excluded_), "dscope::DispatchKeySet", local.excluded_.raw_repr()) +
                         "]}\n");
   }
 
@@ -302,6 +302,41 @@ TEST_SUITE("summary") {
     CHECK(word(&x, debug::Layout::Tensor_impl) == addr(x.unsafeGetTensorImpl()));
     OperatorHandle mm = Dispatcher::singleton().findSchemaOrThrow("aten::mm", "");
     CHECK(word(&mm, debug::Layout::OperatorHandle_entry) == addr(&mm.entry()));
+  }
+
+  TEST_CASE("the value printers' type table: every row decodes, by its C++ name too") {
+    auto& t = target();
+    std::vector<std::string> names;
+    for (uint64_t i = 0; const dscope_value_type* row = dscope_value_type_at(i); ++i) {
+      CAPTURE(row->type_name);
+      names.push_back(row->type_name);
+      CHECK((row->flags & ~uint32_t{DSCOPE_VALUE_EXPANDS | DSCOPE_VALUE_ELEMENTS}) == 0);
+      CHECK((!(row->flags & DSCOPE_VALUE_ELEMENTS) || (row->flags & DSCOPE_VALUE_EXPANDS)));
+      CHECK(row->word_size <= 8);
+    }
+    CHECK(names.size() == 14);
+    // The value types' sizes, from the runtime's own types.
+    auto row = [&](const std::string& name) {
+      for (uint64_t i = 0; const dscope_value_type* r = dscope_value_type_at(i); ++i)
+        if (name == r->type_name) return r;
+      FAIL("no row " << name);
+      return static_cast<const dscope_value_type*>(nullptr);
+    };
+    CHECK(row("dscope::DispatchKey")->word_size == sizeof(DispatchKey));
+    CHECK(row("dscope::DispatchKeySet")->word_size == sizeof(DispatchKeySet));
+    CHECK(row("dscope::Device")->word_size == sizeof(Device));
+    CHECK(row("dscope::ScalarType")->word_size == sizeof(ScalarType));
+    CHECK(row("dscope::BackendComponent")->word_size == sizeof(BackendComponent));
+    CHECK(row("dscope::Tensor")->word_size == 0);
+    CHECK(row("dscope::impl::OperatorEntry")->flags == (DSCOPE_VALUE_EXPANDS | DSCOPE_VALUE_ELEMENTS));
+    // A C++ name (a template's instance too) decodes as its summary type.
+    Tensor x = at::ones({1});
+    CHECK(run(t, "summary dscope::Tensor " + hex(addr(&x))).text == run(t, "summary Tensor " + hex(addr(&x))).text);
+    OperatorHandle mm = Dispatcher::singleton().findSchemaOrThrow("aten::mm", "");
+    CHECK(run(t, "summary 'dscope::TypedOperatorHandle<dscope::Tensor (dscope::Tensor const&, dscope::Tensor const&)>' " +
+                     hex(addr(&mm))).text == run(t, "summary OperatorHandle " + hex(addr(&mm))).text);
+    CHECK(run(t, "summary dscope::DispatchKey 1").text == run(t, "summary DispatchKey 1").text);
+    checkOneLineError(run(t, "summary dscope::TypedOperatorHandle< 1"));  // the row's prefix alone names no type
   }
 
   TEST_CASE("summary: bad input, one line each") {

@@ -124,6 +124,21 @@ char* dscope_inspect_complete_ops(const dscope_target* target, const char* prefi
 
 void dscope_inspect_free(char* s);
 
+/* ---- value printers: the runtime types debuggers print through `summary TYPE WORD`, one table for
+ * every front end (GDB's pretty-printers, LLDB's summaries and synthetic children register from it). */
+typedef struct dscope_value_type {
+  const char* type_name;    /* the C++ type as debuggers name it, typedefs stripped; a name ending
+                               in '<' stands for every instance of that template */
+  const char* summary_type; /* TYPE of `summary TYPE WORD` (type_name is accepted too) */
+  uint32_t word_size;       /* 0: WORD is the object's address; else WORD is the value's own bits,
+                               this many bytes, little endian (no process needed) */
+  uint32_t flags;           /* DSCOPE_VALUE_* */
+} dscope_value_type;
+#define DSCOPE_VALUE_EXPANDS 1u  /* `summary --json` lists children an IDE expands */
+#define DSCOPE_VALUE_ELEMENTS 2u /* those children are elements ([0], [1], ...), not members */
+/* Row `index` of the table (from 0); NULL past the last. Static: never freed. */
+const dscope_value_type* dscope_value_type_at(uint64_t index);
+
 /* ---- dispatch-break: the library keeps the table of a debugger session's dispatch breakpoints
  * (numbers, operators, keys, pending ones) and writes it into the runtime's break filter; the
  * front end keeps its one native breakpoint on dscope_debug_break_hook. Strings returned as
