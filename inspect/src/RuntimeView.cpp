@@ -15,13 +15,6 @@ using debug::Layout;
 
 namespace {
 
-// The sentinels KernelFunction::isFallthrough()/isMissing() compare boxed_fn_ with, by their
-// dynamic-symbol names (tests check these against dlsym of the real functions).
-constexpr const char* kFallthroughKernelSymbol =
-    "_ZN6dscope6detail17fallthroughKernelEPvRKNS_14OperatorHandleENS_14DispatchKeySetEPSt6vectorINS_6IValueESaIS7_EE";
-constexpr const char* kMissingKernelSymbol =
-    "_ZN6dscope6detail13missingKernelEPvRKNS_14OperatorHandleENS_14DispatchKeySetEPSt6vectorINS_6IValueESaIS7_EE";
-
 // Undefined (slot 0), then the runtime keys in slot order: OperatorEntry::snapshot()'s order.
 std::vector<DispatchKey> tableKeysInSlotOrder() {
   std::vector<DispatchKey> keys{DispatchKey::Undefined};
@@ -126,6 +119,10 @@ RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
   if (descriptor_.layout_hash != Layout::hash())
     fail("the runtime in this process was built with a different layout (hash " + hex(descriptor_.layout_hash) +
          ", expected " + hex(Layout::hash()) + "); rebuild the tools from the same source");
+  // Every offset below comes from the profile: it must be the one the hash was made of.
+  if (const uint64_t profile_hash = Layout::hashOf(descriptor_.profile); profile_hash != descriptor_.layout_hash)
+    fail("the layout profile in dscope_debug_descriptor at " + hex(*addr) + " hashes to " + hex(profile_hash) +
+         ", not to its layout hash " + hex(descriptor_.layout_hash) + " (corrupt memory)");
 }
 
 uint64_t RuntimeView::dispatcher() const {
@@ -165,10 +162,10 @@ OperatorListCache& operatorListCache() {
 const std::vector<RemoteOperator>& RuntimeView::operators() const {
   if (operators_) return operators_->ops;
   const uint64_t d = dispatcher();
-  const uint32_t count = mem_.read<uint32_t>(d + Layout::Dispatcher_num_operators, "operator count");
+  const uint32_t count = mem_.read<uint32_t>(d + layout().Dispatcher_num_operators, "operator count");
   if (count > kMaxOperators)
     fail("the dispatcher claims " + std::to_string(count) + " operators (corrupt memory?)");
-  const uint64_t head = mem_.readPointer(d + Layout::Dispatcher_operators_head, "operator list");
+  const uint64_t head = mem_.readPointer(d + layout().Dispatcher_operators_head, "operator list");
   const uint64_t instance = descriptor_.instance;  // 0: the runtime never said which process this is
   auto& cache = operatorListCache();
   std::lock_guard lock(cache.mutex);
@@ -201,7 +198,7 @@ const std::vector<RemoteOperator>& RuntimeView::operators() const {
       } else {
         list->warnings.push_back("the operator at " + hex(op) + " has no operator name (corrupt memory): left out");
       }
-      op = mem_.readPointer(op + Layout::OperatorEntry_next, "operator list");
+      op = mem_.readPointer(op + layout().OperatorEntry_next, "operator list");
     } catch (const InspectError& e) {
       broken = std::string(e.what()).substr(8);  // without "dscope: "
       break;
@@ -261,7 +258,7 @@ std::optional<std::string> RuntimeView::tryOperatorName(uint64_t op) const {
   if (auto it = names_.find(op); it != names_.end()) return it->second;
   std::string name;
   try {
-    name = mem_.readString(mem_.readPointer(op + Layout::OperatorEntry_full_name, "operator name"), "operator name");
+    name = mem_.readString(mem_.readPointer(op + layout().OperatorEntry_full_name, "operator name"), "operator name");
   } catch (const InspectError&) {
     return std::nullopt;
   }
@@ -273,21 +270,22 @@ std::optional<std::string> RuntimeView::tryOperatorName(uint64_t op) const {
 format::OperatorSnapshot RuntimeView::snapshot(uint64_t op) const {
   format::OperatorSnapshot s;
   s.name = operatorName(op);
-  if (uint64_t schema = mem_.readPointer(op + Layout::OperatorEntry_schema, "operator schema")) {
+  if (uint64_t schema = mem_.readPointer(op + layout().OperatorEntry_schema, "operator schema")) {
     s.has_schema = true;
-    s.schema = readText(mem_.readPointer(schema + Layout::RegisteredSchema_text, "schema"), "schema text");
-    s.debug = readText(mem_.readPointer(schema + Layout::RegisteredSchema_debug, "schema"), "schema debug string");
-    auto alias = mem_.read<uint8_t>(schema + Layout::RegisteredSchema_alias_analysis, "alias analysis kind");
+    s.schema = readText(mem_.readPointer(schema + layout().RegisteredSchema_text, "schema"), "schema text");
+    s.debug = readText(mem_.readPointer(schema + layout().RegisteredSchema_debug, "schema"), "schema debug string");
+    auto alias = mem_.read<uint8_t>(schema + layout().RegisteredSchema_schema + layout().FunctionSchema_alias_analysis,
+                                    "alias analysis kind");
     if (alias > static_cast<uint8_t>(AliasAnalysisKind::PURE_FUNCTION))
       fail("operator " + s.name + " has alias analysis kind " + std::to_string(alias) + " (corrupt memory?)");
     s.alias_analysis = toString(static_cast<AliasAnalysisKind>(alias));
   }
   // Registered kernels, newest first: bounded by num_kernels_ and by a hard cap.
-  const uint32_t count = mem_.read<uint32_t>(op + Layout::OperatorEntry_num_kernels, "kernel count");
+  const uint32_t count = mem_.read<uint32_t>(op + layout().OperatorEntry_num_kernels, "kernel count");
   if (count > kMaxKernelsPerOperator)
     fail("operator " + s.name + " claims " + std::to_string(count) + " kernels (corrupt memory?)");
   std::unordered_set<uint64_t> seen;
-  for (uint64_t k = mem_.readPointer(op + Layout::OperatorEntry_kernels, "kernel list"); k && s.kernels.size() < count;) {
+  for (uint64_t k = mem_.readPointer(op + layout().OperatorEntry_kernels, "kernel list"); k && s.kernels.size() < count;) {
     if (!seen.insert(k).second) fail("the kernel list of " + s.name + " loops back to " + hex(k) + " (corrupt memory?)");
     RemoteKernel rk = kernel(k);
     s.kernels.push_back({rk.key, rk.debug, rk.inferred_schema.value_or(""), isFallthrough(rk), rk.boxed_fn != 0,
@@ -314,8 +312,8 @@ std::vector<TableEntry> RuntimeView::validTableEntries(uint64_t op) const {
 const RuntimeView::RemoteTable& RuntimeView::table(uint64_t op) const {
   if (auto it = tables_.find(op); it != tables_.end()) return it->second;
   RemoteTable t;
-  mem_.read(op + Layout::OperatorEntry_dispatchTable, t.kernels, sizeof t.kernels, "dispatch table");
-  mem_.read(op + Layout::OperatorEntry_dispatchTableSource, t.sources, sizeof t.sources, "dispatch table source");
+  mem_.read(op + layout().OperatorEntry_dispatchTable, t.kernels, sizeof t.kernels, "dispatch table");
+  mem_.read(op + layout().OperatorEntry_dispatchTableSource, t.sources, sizeof t.sources, "dispatch table source");
   return tables_.emplace(op, t).first->second;
 }
 
@@ -339,16 +337,17 @@ RemoteKernel RuntimeView::kernel(uint64_t addr) const {
   if (auto it = kernels_.find(addr); it != kernels_.end()) return it->second;
   RemoteKernel k;
   k.addr = addr;
-  k.functor = mem_.readPointer(addr + Layout::AnnotatedKernel_functor, "kernel");
-  k.boxed_fn = mem_.readPointer(addr + Layout::AnnotatedKernel_boxed_fn, "kernel");
-  k.unboxed_fn = mem_.readPointer(addr + Layout::AnnotatedKernel_unboxed_fn, "kernel");
-  k.debug = readText(mem_.readPointer(addr + Layout::AnnotatedKernel_debug, "kernel"), "kernel debug string");
-  if (uint64_t schema = mem_.readPointer(addr + Layout::AnnotatedKernel_inferred_schema, "kernel"))
+  k.functor = mem_.readPointer(addr + layout().AnnotatedKernel_kernel + layout().KernelFunction_functor, "kernel");
+  k.boxed_fn = mem_.readPointer(addr + layout().AnnotatedKernel_kernel + layout().KernelFunction_boxed_fn, "kernel");
+  k.unboxed_fn =
+      mem_.readPointer(addr + layout().AnnotatedKernel_kernel + layout().KernelFunction_unboxed_fn, "kernel");
+  k.debug = readText(mem_.readPointer(addr + layout().AnnotatedKernel_debug, "kernel"), "kernel debug string");
+  if (uint64_t schema = mem_.readPointer(addr + layout().AnnotatedKernel_inferred_schema, "kernel"))
     k.inferred_schema = readText(schema, "inferred schema");
-  auto key = mem_.read<uint16_t>(addr + Layout::AnnotatedKernel_key, "kernel");
+  auto key = mem_.read<uint16_t>(addr + layout().AnnotatedKernel_key, "kernel");
   if (key >= num_all_dispatch_keys) fail("kernel at " + hex(addr) + " has dispatch key " + std::to_string(key) + " (corrupt memory?)");
   k.key = static_cast<DispatchKey>(key);
-  k.next = mem_.readPointer(addr + Layout::AnnotatedKernel_next, "kernel list");
+  k.next = mem_.readPointer(addr + layout().AnnotatedKernel_next, "kernel list");
   kernels_[addr] = k;
   return k;
 }
@@ -363,23 +362,24 @@ std::string RuntimeView::kernelSymbol(const RemoteKernel& k) const {
   return hex(k.functor ? k.functor : k.boxed_fn);
 }
 
-uint64_t RuntimeView::sentinel(const char* mangled, const char* readable, std::optional<uint64_t>& cache) const {
-  if (!cache) {
-    cache = mem_.findSymbol(mangled);
-    // The descriptor can be found in the executable (a COPY relocation) while the debugger has
-    // loaded no shared library: a core whose shared-library list is lost (truncated) is like that.
-    if (!cache)
-      fail(std::string("cannot find ") + readable +
-           " in the runtime's dynamic symbols (needed to decode kernels): is libdscope_runtime loaded? (GDB: info "
-           "sharedlibrary, LLDB: image list; a truncated core loses the shared-library list)");
+uint64_t RuntimeView::sentinel(const void* address, const char* field) const {
+  // Set by the descriptor's static initializer: a null one is no runtime's.
+  if (!address)
+    fail(std::string("dscope_debug_descriptor at ") + hex(descriptor_addr_) + " holds no " + field +
+         " address (corrupt memory)");
+  // Kernels are decoded from the runtime library's memory too (the sentinels' AnnotatedKernels
+  // are its static data), which a debugger that has not loaded the library does not serve as
+  // the process had it: GDB reads the file's unrelocated bytes, LLDB nothing. The descriptor
+  // alone is no proof: an executable can hold it (a COPY relocation), and a core whose
+  // shared-library list is lost (truncated) is read that way. The hook is the library's own.
+  if (!runtime_library_found_) {
+    if (!mem_.findSymbol("dscope_debug_break_hook"))
+      fail("cannot find dscope_debug_break_hook in the runtime's dynamic symbols, and kernels are decoded from the "
+           "runtime library's memory: is libdscope_runtime loaded? (GDB: info sharedlibrary, LLDB: image list; a "
+           "truncated core loses the shared-library list)");
+    runtime_library_found_ = true;
   }
-  return *cache;
-}
-uint64_t RuntimeView::fallthroughFn() const {
-  return sentinel(kFallthroughKernelSymbol, "dscope::detail::fallthroughKernel", fallthrough_fn_);
-}
-uint64_t RuntimeView::missingFn() const {
-  return sentinel(kMissingKernelSymbol, "dscope::detail::missingKernel", missing_fn_);
+  return reinterpret_cast<uint64_t>(address);
 }
 
 // ---------------------------------------------------------------- threads
@@ -447,8 +447,8 @@ std::pair<DispatchKeySet, DispatchKeySet> RuntimeView::threadTls(const ThreadBlo
   if (own_block != b.addr)
     fail(who + ": the TLS pointer " + hex(tls) + " of its record block is not that thread's TLS (corrupt memory)");
   impl::PODLocalDispatchKeySet raw{};
-  raw.included_ = mem_.read<uint64_t>(tls + Layout::PODLocalDispatchKeySet_included, "thread-local key sets");
-  raw.excluded_ = mem_.read<uint64_t>(tls + Layout::PODLocalDispatchKeySet_excluded, "thread-local key sets");
+  raw.included_ = mem_.read<uint64_t>(tls + layout().PODLocalDispatchKeySet_included, "thread-local key sets");
+  raw.excluded_ = mem_.read<uint64_t>(tls + layout().PODLocalDispatchKeySet_excluded, "thread-local key sets");
   const uint64_t keys = DispatchKeySet(DispatchKeySet::FULL).raw_repr();
   for (DispatchKeySet ks : {raw.included(), raw.excluded()})
     if (ks.raw_repr() & ~keys)

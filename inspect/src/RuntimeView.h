@@ -1,7 +1,8 @@
 // The runtime's state as read out of a target: the validated descriptor, the operator list,
 // operator snapshots for the shared formatter, kernels, thread record blocks and their TLS.
-// Layouts come from the runtime's own headers (dscope::debug::Layout); the layout hash check in
-// the constructor guarantees they describe the process being read.
+// Offsets and sizes come from the layout profile the runtime's descriptor carries (layout()):
+// the constructor checks that it hashes to the descriptor's layout hash, and that this is the hash
+// of the headers this library was built from.
 #pragma once
 
 #include <cstdint>
@@ -69,12 +70,14 @@ struct ThreadBlock {
 class RuntimeView {
  public:
   // Finds dscope_debug_descriptor and refuses (InspectError) unless magic, version, pointer
-  // size and layout hash are this library's.
+  // size and layout hash are this library's, and the profile it carries has that hash.
   explicit RuntimeView(const Remote& mem);
 
   const Remote& mem() const { return mem_; }
   const struct dscope_debug_descriptor_t& descriptor() const { return descriptor_; }
   uint64_t descriptorAddress() const { return descriptor_addr_; }
+  // The offsets and sizes of the runtime being read (its descriptor's profile).
+  const dscope_layout_profile& layout() const { return descriptor_.profile; }
 
   // ---- operators ----
   // Registration order; names read once per view.
@@ -98,8 +101,15 @@ class RuntimeView {
 
   // ---- kernels ----
   RemoteKernel kernel(uint64_t addr) const;
-  bool isFallthrough(const RemoteKernel& k) const { return k.boxed_fn == fallthroughFn(); }
-  bool isMissing(const RemoteKernel& k) const { return k.boxed_fn == missingFn(); }
+  // The runtime's sentinel kernels (KernelFunction::isFallthrough() and the like compare boxed_fn_
+  // with them), by the addresses its descriptor holds.
+  bool isFallthrough(const RemoteKernel& k) const {
+    return k.boxed_fn == sentinel(descriptor_.fallthrough_kernel, "fallthrough_kernel");
+  }
+  bool isMissing(const RemoteKernel& k) const { return k.boxed_fn == sentinel(descriptor_.missing_kernel, "missing_kernel"); }
+  bool isAmbiguousAutogradOther(const RemoteKernel& k) const {
+    return k.boxed_fn == sentinel(descriptor_.ambiguous_autograd_other_kernel, "ambiguous_autograd_other_kernel");
+  }
   // The user's function when the debugger can name it (else the trampoline's name or an address).
   std::string kernelSymbol(const RemoteKernel& k) const;
 
@@ -127,9 +137,10 @@ class RuntimeView {
 
  private:
   uint64_t dispatcher() const;
-  uint64_t fallthroughFn() const;
-  uint64_t missingFn() const;
-  uint64_t sentinel(const char* mangled, const char* readable, std::optional<uint64_t>& cache) const;
+  // A sentinel kernel's address (a descriptor field); InspectError when the descriptor holds none
+  // (corrupt memory) or the debugger has not loaded the runtime library, whose memory kernels are
+  // decoded from.
+  uint64_t sentinel(const void* address, const char* field) const;
 
   std::string readText(uint64_t addr, const char* what) const;
 
@@ -149,7 +160,7 @@ class RuntimeView {
   };
   const RemoteTable& table(uint64_t op) const;
   mutable std::unordered_map<uint64_t, RemoteTable> tables_;
-  mutable std::optional<uint64_t> fallthrough_fn_, missing_fn_;
+  mutable bool runtime_library_found_ = false;
 };
 
 // Close operator names for "did you mean" (at most `limit`, best first).

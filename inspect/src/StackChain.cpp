@@ -5,11 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "dscope/debug/Layout.h"
-
 namespace dscope::inspect {
-
-using debug::Layout;
 
 namespace {
 
@@ -136,13 +132,16 @@ std::optional<DispatchKey> recoverKey(Session& s, const Stack& stack, uint64_t l
   try {
     const Remote& mem = s.mem();
     const RuntimeView& rt = s.runtime();
+    const dscope_layout_profile& layout = rt.layout();
+    const uint64_t extractor = entry + layout.OperatorEntry_extractor;
     auto impls = d.rec.kind == DSCOPE_RECORD_CALL ? stack.tensors(level) : std::nullopt;
-    if (impls && !mem.read<bool>(entry + Layout::OperatorEntry_requiresBitsetPerBackend, "operator's key extractor")) {
+    if (impls && !mem.read<bool>(extractor + layout.DispatchKeyExtractor_requiresBitsetPerBackend,
+                                 "operator's key extractor")) {
       const uint64_t mask =
-          mem.read<uint64_t>(entry + Layout::OperatorEntry_nonFallthroughKeys, "operator's key extractor");
+          mem.read<uint64_t>(extractor + layout.DispatchKeyExtractor_nonFallthroughKeys, "operator's key extractor");
       uint64_t keys = included.raw_repr();
       for (uint64_t impl : *impls)
-        if (impl) keys |= mem.read<uint64_t>(impl + Layout::TensorImpl_key_set, "tensor's key set");
+        if (impl) keys |= mem.read<uint64_t>(impl + layout.TensorImpl_key_set, "tensor's key set");
       std::vector<DispatchKey> candidates;
       for (DispatchKey k : DispatchKeySet(DispatchKeySet::RAW, keys & mask)) candidates.push_back(k);
       for (auto k = candidates.rbegin(); k != candidates.rend(); ++k)  // highest priority first

@@ -12,8 +12,8 @@
 //   ScalarType         int8 (as unsigned) PODLocalDispatchKeySet, dscope_dispatch_record
 //   Device             2 bytes, little endian: type | index << 8
 //
-// Objects are read through dscope::debug::Layout's named offsets, every read bounded; names come
-// from the runtime's own toString and formatters (dscope_common).
+// Objects are read through the named offsets of the runtime's layout profile (its descriptor's),
+// every read bounded; names come from the runtime's own toString and formatters (dscope_common).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -25,21 +25,14 @@
 #include "Json.h"
 
 #include "dscope/LocalDispatchKeySet.h"
-#include "dscope/debug/Layout.h"
 #include "dscope/format/DispatchRecord.h"
 #include "dscope/format/Tensor.h"
 
 namespace dscope::inspect {
 
-using debug::Layout;
-
 namespace {
 
 const char* kUsage = "summary TYPE WORD [--json]";
-
-constexpr const char* kAmbiguousAutogradOtherSymbol =
-    "_ZN6dscope6detail28ambiguousAutogradOtherKernelEPvRKNS_14OperatorHandleENS_14DispatchKeySetEPSt6vectorINS_6IValueESa"
-    "IS7_EE";
 
 // One child an IDE shows under the value. `type` is the C++ type a front end makes the child of:
 //   a value type of the table (dscope::DispatchKey, dscope::DispatchKeySet, dscope::ScalarType,
@@ -117,38 +110,39 @@ Summary deviceSummary(uint64_t word) {
 // ---------------------------------------------------------------- objects in the target
 
 // A libstdc++ std::string member, at most kMaxStringLength bytes.
-std::string readStdString(const Remote& mem, uint64_t addr, const char* what) {
-  const uint64_t length = mem.read<uint64_t>(addr + Layout::StdString_length, what);
+std::string readStdString(const RuntimeView& rt, uint64_t addr, const char* what) {
+  const Remote& mem = rt.mem();
+  const uint64_t length = mem.read<uint64_t>(addr + rt.layout().StdString_length, what);
   if (length > kMaxStringLength)
     fail(std::string(what) + " at " + hex(addr) + " claims " + std::to_string(length) + " bytes (corrupt memory?)");
   std::string s(length, '\0');
-  if (length) mem.read(mem.readPointer(addr + Layout::StdString_data, what), s.data(), length, what);
+  if (length) mem.read(mem.readPointer(addr + rt.layout().StdString_data, what), s.data(), length, what);
   return s;
 }
 
 Summary operatorNameSummary(const RuntimeView& rt, uint64_t addr) {
-  std::string name = readStdString(rt.mem(), addr + Layout::OperatorName_name, "operator name");
-  std::string overload = readStdString(rt.mem(), addr + Layout::OperatorName_overload_name, "overload name");
+  std::string name = readStdString(rt, addr + rt.layout().OperatorName_name, "operator name");
+  std::string overload = readStdString(rt, addr + rt.layout().OperatorName_overload_name, "overload name");
   return {overload.empty() ? name : name + "." + overload, {}};
 }
 
 // "schema: aten::mm(Tensor self, Tensor mat2) -> Tensor", or why there is none.
 std::string schemaText(const RuntimeView& rt, uint64_t op) {
-  const uint64_t schema = rt.mem().readPointer(op + Layout::OperatorEntry_schema, "operator schema");
+  const uint64_t schema = rt.mem().readPointer(op + rt.layout().OperatorEntry_schema, "operator schema");
   if (!schema) return "no schema (no def() registered)";
-  return "schema: " + rt.mem().readString(rt.mem().readPointer(schema + Layout::RegisteredSchema_text, "schema"),
+  return "schema: " + rt.mem().readString(rt.mem().readPointer(schema + rt.layout().RegisteredSchema_text, "schema"),
                                           "schema text");
 }
 
 Summary operatorHandleSummary(const RuntimeView& rt, uint64_t addr) {
-  const uint64_t op = rt.mem().readPointer(addr + Layout::OperatorHandle_entry, "operator handle");
+  const uint64_t op = rt.mem().readPointer(addr + rt.layout().OperatorHandle_entry, "operator handle");
   if (!op) return {"OperatorHandle(null)", {}};
   const std::string name = rt.operatorName(op);
   return {"OperatorHandle(" + name + ", " + schemaText(rt, op) + ")", {}};
 }
 
 uint32_t kernelCount(const RuntimeView& rt, uint64_t op) {
-  const uint32_t count = rt.mem().read<uint32_t>(op + Layout::OperatorEntry_num_kernels, "kernel count");
+  const uint32_t count = rt.mem().read<uint32_t>(op + rt.layout().OperatorEntry_num_kernels, "kernel count");
   if (count > kMaxKernelsPerOperator)
     fail("operator " + rt.operatorName(op) + " claims " + std::to_string(count) + " kernels (corrupt memory?)");
   return count;
@@ -162,7 +156,8 @@ Summary operatorEntrySummary(const RuntimeView& rt, uint64_t op) {
             {}};
   // The registered kernels, newest first ("CPU: registered at FILE:LINE"): bounded by the count.
   std::unordered_set<uint64_t> seen;
-  for (uint64_t k = rt.mem().readPointer(op + Layout::OperatorEntry_kernels, "kernel list"); k && s.children.size() < count;) {
+  for (uint64_t k = rt.mem().readPointer(op + rt.layout().OperatorEntry_kernels, "kernel list");
+       k && s.children.size() < count;) {
     if (!seen.insert(k).second) fail("the kernel list of " + name + " loops back to " + hex(k) + " (corrupt memory?)");
     RemoteKernel rk = rt.kernel(k);
     s.children.push_back({"[" + std::to_string(s.children.size()) + "]", std::string(toString(rk.key)) + ": " + rk.debug,
@@ -179,18 +174,18 @@ std::string symbolOr(const Remote& mem, uint64_t pc) {
 
 Summary kernelFunctionSummary(const RuntimeView& rt, uint64_t addr) {
   const Remote& mem = rt.mem();
+  const dscope_layout_profile& layout = rt.layout();
   RemoteKernel k;
-  k.functor = mem.readPointer(addr + Layout::KernelFunction_functor, "kernel function");
-  k.boxed_fn = mem.readPointer(addr + Layout::KernelFunction_boxed_fn, "kernel function");
-  k.unboxed_fn = mem.readPointer(addr + Layout::KernelFunction_unboxed_fn, "kernel function");
+  k.functor = mem.readPointer(addr + layout.KernelFunction_functor, "kernel function");
+  k.boxed_fn = mem.readPointer(addr + layout.KernelFunction_boxed_fn, "kernel function");
+  k.unboxed_fn = mem.readPointer(addr + layout.KernelFunction_unboxed_fn, "kernel function");
   if (!k.boxed_fn) return {"invalid (no kernel)", {}};
   if (rt.isFallthrough(k)) return {"fallthrough", {}};
   if (rt.isMissing(k)) return {"missing", {}};
-  if (auto ambiguous = mem.findSymbol(kAmbiguousAutogradOtherSymbol); ambiguous && *ambiguous == k.boxed_fn)
-    return {"ambiguous autogradother", {}};
+  if (rt.isAmbiguousAutogradOther(k)) return {"ambiguous autogradother", {}};
   if (!k.unboxed_fn) return {"boxed " + symbolOr(mem, k.functor), {}};  // functor_: the user's boxed function
-  const uint64_t owned =
-      mem.readPointer(addr + Layout::KernelFunction_owned_functor + Layout::SharedPtr_pointer, "kernel function");
+  const uint64_t owned = mem.readPointer(addr + layout.KernelFunction_owned_functor + layout.SharedPtr_pointer,
+                                         "kernel function");
   // A stateful functor lives on the heap: the typed trampoline's name names its type.
   if (owned) return {"functor at " + hex(k.functor) + " via " + symbolOr(mem, k.unboxed_fn), {}};
   return {symbolOr(mem, k.functor), {}};
@@ -233,26 +228,27 @@ std::string listText(const std::vector<int64_t>& values) {
 
 Summary tensorImplSummary(const RuntimeView& rt, uint64_t impl) {
   const Remote& mem = rt.mem();
-  const auto ks = DispatchKeySet::from_raw_repr(mem.read<uint64_t>(impl + Layout::TensorImpl_key_set, "tensor"));
-  const auto dtype_bits = mem.read<uint8_t>(impl + Layout::TensorImpl_dtype, "tensor");
-  const auto device_type = mem.read<uint8_t>(impl + Layout::TensorImpl_device + Layout::Device_type, "tensor");
-  const auto device_index = mem.read<uint8_t>(impl + Layout::TensorImpl_device + Layout::Device_index, "tensor");
+  const dscope_layout_profile& layout = rt.layout();
+  const auto ks = DispatchKeySet::from_raw_repr(mem.read<uint64_t>(impl + layout.TensorImpl_key_set, "tensor"));
+  const auto dtype_bits = mem.read<uint8_t>(impl + layout.TensorImpl_dtype, "tensor");
+  const auto device_type = mem.read<uint8_t>(impl + layout.TensorImpl_device + layout.Device_type, "tensor");
+  const auto device_index = mem.read<uint8_t>(impl + layout.TensorImpl_device + layout.Device_index, "tensor");
   const auto device_bits = static_cast<uint16_t>(device_type | device_index << 8);
-  const auto dim = mem.read<uint8_t>(impl + Layout::TensorImpl_dim, "tensor");
+  const auto dim = mem.read<uint8_t>(impl + layout.TensorImpl_dim, "tensor");
   if (dim > TensorImpl::kMaxDim)
     fail("tensor of " + std::to_string(dim) + " dimensions (at most " + std::to_string(TensorImpl::kMaxDim) +
          "; corrupt memory?)");
   std::vector<int64_t> sizes(dim), strides(dim);
   if (dim) {
-    mem.read(impl + Layout::TensorImpl_sizes, sizes.data(), dim * sizeof(int64_t), "tensor sizes");
-    mem.read(impl + Layout::TensorImpl_strides, strides.data(), dim * sizeof(int64_t), "tensor strides");
+    mem.read(impl + layout.TensorImpl_sizes, sizes.data(), dim * sizeof(int64_t), "tensor sizes");
+    mem.read(impl + layout.TensorImpl_strides, strides.data(), dim * sizeof(int64_t), "tensor strides");
   }
   // Tensor::requires_grad(): set by the user on a leaf, or implied by a grad_fn.
   bool requires_grad = false;
   uint64_t grad_fn = 0;
-  if (uint64_t meta = mem.readPointer(impl + Layout::TensorImpl_autograd_meta + Layout::UniquePtr_pointer, "tensor")) {
-    grad_fn = mem.readPointer(meta + Layout::AutogradMeta_grad_fn + Layout::SharedPtr_pointer, "autograd meta");
-    requires_grad = mem.read<uint8_t>(meta + Layout::AutogradMeta_requires_grad, "autograd meta") != 0 || grad_fn;
+  if (uint64_t meta = mem.readPointer(impl + layout.TensorImpl_autograd_meta + layout.UniquePtr_pointer, "tensor")) {
+    grad_fn = mem.readPointer(meta + layout.AutogradMeta_grad_fn + layout.SharedPtr_pointer, "autograd meta");
+    requires_grad = mem.read<uint8_t>(meta + layout.AutogradMeta_requires_grad, "autograd meta") != 0 || grad_fn;
   }
   const auto dtype = static_cast<ScalarType>(static_cast<int8_t>(dtype_bits));
   const Device device = deviceOf(device_bits);
@@ -270,7 +266,7 @@ Summary tensorImplSummary(const RuntimeView& rt, uint64_t impl) {
 }
 
 Summary tensorSummary(const RuntimeView& rt, uint64_t addr) {
-  const uint64_t impl = rt.mem().readPointer(addr + Layout::Tensor_impl, "tensor");
+  const uint64_t impl = rt.mem().readPointer(addr + rt.layout().Tensor_impl, "tensor");
   if (!impl) return {"Tensor(undefined)", {}};
   return tensorImplSummary(rt, impl);
 }
@@ -278,18 +274,21 @@ Summary tensorSummary(const RuntimeView& rt, uint64_t addr) {
 Summary localKeySetSummary(const RuntimeView& rt, uint64_t addr) {
   // Stored XOR the defaults (docs/DEBUG-INTERFACE.md): the runtime's own accessors decode them.
   impl::PODLocalDispatchKeySet raw{};
-  raw.included_ = rt.mem().read<uint64_t>(addr + Layout::PODLocalDispatchKeySet_included, "thread-local key sets");
-  raw.excluded_ = rt.mem().read<uint64_t>(addr + Layout::PODLocalDispatchKeySet_excluded, "thread-local key sets");
+  const dscope_layout_profile& layout = rt.layout();
+  raw.included_ = rt.mem().read<uint64_t>(addr + layout.PODLocalDispatchKeySet_included, "thread-local key sets");
+  raw.excluded_ = rt.mem().read<uint64_t>(addr + layout.PODLocalDispatchKeySet_excluded, "thread-local key sets");
   return {"included=" + toString(raw.included()) + ", excluded=" + toString(raw.excluded()),
           {keySetChild("included", raw.included()), keySetChild("excluded", raw.excluded())}};
 }
 
 Summary dispatchRecordSummary(const RuntimeView& rt, uint64_t addr) {
   const Remote& mem = rt.mem();
-  const uint64_t op = mem.readPointer(addr + Layout::DispatchRecord_op, "dispatch record");
+  const dscope_layout_profile& layout = rt.layout();
+  const uint64_t op = mem.readPointer(addr + layout.DispatchRecord_op, "dispatch record");
   if (!op) return {"(empty record)", {}};
-  const auto ks = DispatchKeySet::from_raw_repr(mem.read<uint64_t>(addr + Layout::DispatchRecord_keyset, "dispatch record"));
-  const auto kind = mem.read<uint8_t>(addr + Layout::DispatchRecord_kind, "dispatch record");
+  const auto ks =
+      DispatchKeySet::from_raw_repr(mem.read<uint64_t>(addr + layout.DispatchRecord_keyset, "dispatch record"));
+  const auto kind = mem.read<uint8_t>(addr + layout.DispatchRecord_kind, "dispatch record");
   return {format::recordLine(kind, rt.operatorName(op), ks.highestPriorityTypeId()), {}};
 }
 

@@ -14,27 +14,36 @@
 
 #include "dscope/DebugInterface.h"
 #include "dscope/DispatchRecords.h"
+#include "dscope/KernelFunction.h"
 #include "dscope/debug/Layout.h"
 
 extern "C" {
 
+// Statically initialized (in the library's data, relocated by the dynamic linker): a reader finds
+// every constant field, the sentinels' addresses included, before any constructor has run.
 __attribute__((visibility("default"))) struct dscope_debug_descriptor_t dscope_debug_descriptor = {
-    {'D', 'S', 'C', 'O', 'P', 'E', 'D', 'D'},
-    DSCOPE_DEBUG_INTERFACE_VERSION,
-    sizeof(void*),
-    dscope::debug::Layout::hash(),
-    nullptr,
-    nullptr,
-    0,
-    DSCOPE_RECORDS_FIRST,
-    DSCOPE_RECORDS_RING,
-    DSCOPE_DISPATCH_RECORDS,
-    0,
-    {0, 0},
-    0,
-    0,
-    0,
-    {},
+    .magic = {'D', 'S', 'C', 'O', 'P', 'E', 'D', 'D'},
+    .version = DSCOPE_DEBUG_INTERFACE_VERSION,
+    .pointer_size = sizeof(void*),
+    .layout_hash = dscope::debug::Layout::hash(),
+    .dispatcher = nullptr,
+    .thread_records = nullptr,
+    .thread_records_count = 0,
+    .records_first = DSCOPE_RECORDS_FIRST,
+    .records_ring = DSCOPE_RECORDS_RING,
+    .records_enabled = DSCOPE_DISPATCH_RECORDS,
+    .trace_enabled = 0,
+    .reserved = {0, 0},
+    .break_count = 0,
+    .break_hits = 0,
+    .break_bloom = 0,
+    .breaks = {},
+    .instance = 0,
+    .tls_records_offset = 0,
+    .fallthrough_kernel = reinterpret_cast<const void*>(&dscope::detail::fallthroughKernel),
+    .missing_kernel = reinterpret_cast<const void*>(&dscope::detail::missingKernel),
+    .ambiguous_autograd_other_kernel = reinterpret_cast<const void*>(&dscope::detail::ambiguousAutogradOtherKernel),
+    .profile = dscope::debug::Layout::profile(),
 };
 
 // Optimized even in -O0 builds (GCC): its arguments then stay in their registers, where every

@@ -2,6 +2,7 @@
 // records, the registry, the break filter, the max-depth guard and the cycle finder.
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -66,6 +67,48 @@ TEST_SUITE("debug_interface") {
     CHECK(mine->magic == DSCOPE_THREAD_RECORDS_MAGIC);
     CHECK(mine->state == DSCOPE_THREAD_ALIVE);
     CHECK(mine->tls == &impl::raw_local_dispatch_key_set);
+  }
+
+  TEST_CASE("the descriptor's layout profile (Layout::profile(), entry by entry, all hashed) and sentinel kernels") {
+    const auto& d = dscope_debug_descriptor;
+    constexpr dscope_layout_profile expected = debug::Layout::profile();
+    size_t entries = 0;
+#define CHECK_PROFILE_ENTRY(name, expression) \
+  ++entries;                                  \
+  CHECK_MESSAGE(d.profile.name == expected.name, #name);
+    DSCOPE_LAYOUT_PROFILE(CHECK_PROFILE_ENTRY)
+#undef CHECK_PROFILE_ENTRY
+    CHECK(std::memcmp(&d.profile, &expected, sizeof expected) == 0);
+    // One uint64_t per entry and nothing else; the profile knows its own size and place.
+    CHECK(sizeof(dscope_layout_profile) == entries * sizeof(uint64_t));
+    CHECK(d.profile.sizeof_LayoutProfile == sizeof(dscope_layout_profile));
+    CHECK(d.profile.Descriptor_profile == offsetof(dscope_debug_descriptor_t, profile));
+    CHECK(d.profile.sizeof_Descriptor == sizeof(dscope_debug_descriptor_t));
+    CHECK(d.profile.count_table_slots == static_cast<uint64_t>(num_runtime_entries));
+    // The layout hash is the profile's, and every entry is part of it: changing any one changes it.
+    CHECK(debug::Layout::hashOf(d.profile) == d.layout_hash);
+    CHECK(debug::Layout::hash() == debug::Layout::hashOf(expected));
+#define CHECK_ENTRY_HASHED(name, expression)                        \
+  {                                                                 \
+    dscope_layout_profile changed = expected;                       \
+    changed.name += 8;                                              \
+    CHECK_MESSAGE(debug::Layout::hashOf(changed) != d.layout_hash, #name); \
+  }
+    DSCOPE_LAYOUT_PROFILE(CHECK_ENTRY_HASHED)
+#undef CHECK_ENTRY_HASHED
+    // The sentinel kernels by address: the functions KernelFunction::isFallthrough() and the
+    // like compare boxed_fn_ with, as a sentinel KernelFunction holds them.
+    CHECK(d.fallthrough_kernel == reinterpret_cast<const void*>(&detail::fallthroughKernel));
+    CHECK(d.missing_kernel == reinterpret_cast<const void*>(&detail::missingKernel));
+    CHECK(d.ambiguous_autograd_other_kernel == reinterpret_cast<const void*>(&detail::ambiguousAutogradOtherKernel));
+    auto boxedFn = [&](const KernelFunction& k) {
+      const void* fn = nullptr;
+      std::memcpy(&fn, reinterpret_cast<const char*>(&k) + d.profile.KernelFunction_boxed_fn, sizeof fn);
+      return fn;
+    };
+    CHECK(boxedFn(KernelFunction::makeFallthrough()) == d.fallthrough_kernel);
+    CHECK(boxedFn(KernelFunction::makeMissing()) == d.missing_kernel);
+    CHECK(boxedFn(KernelFunction::makeAmbiguousAutogradOther()) == d.ambiguous_autograd_other_kernel);
   }
 
   TEST_CASE("records: the live chain inside nested redispatch, popped after return and after exceptions") {

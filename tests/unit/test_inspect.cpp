@@ -765,7 +765,44 @@ TEST_SUITE("inspect") {
                   "rebuild the tools from the same source\n",
                   static_cast<unsigned long long>(fake.layout_hash), static_cast<unsigned long long>(debug::Layout::hash()));
     CHECK(run(t, "keyset --tls").text == want);
+    // The profile the offsets come from must be the one the layout hash was made of.
+    std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    fake.profile.OperatorEntry_next += 8;
+    Result profile = run(t, "op-table --list");
+    checkOneLineError(profile);
+    std::snprintf(want, sizeof want, ", not to its layout hash 0x%llx (corrupt memory)\n",
+                  static_cast<unsigned long long>(fake.layout_hash));
+    CHECK(profile.text.find("dscope: the layout profile in dscope_debug_descriptor at ") == 0);
+    CHECK(profile.text.find(want) != std::string::npos);
+    // The sentinel kernels come from the descriptor, not from their symbols: a null one is corrupt.
+    std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    fake.missing_kernel = nullptr;
+    Result sentinel = run(t, "op-table aten::mm");
+    checkOneLineError(sentinel);
+    CHECK(sentinel.text.find("holds no missing_kernel address (corrupt memory)") != std::string::npos);
+    // Which kernels are sentinels is what the descriptor says: swapped, the table reads otherwise.
+    std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    const Result pristine = run(t, "op-table aten::mm");
+    std::swap(fake.fallthrough_kernel, fake.missing_kernel);
+    const Result swapped = run(t, "op-table aten::mm");
+    CHECK(!pristine.error);
+    CHECK(!swapped.error);
+    CHECK(swapped.text != pristine.text);
     t.symbol_overrides.clear();
+    // A debugger that has not loaded the runtime library (a truncated core's lost library list)
+    // finds the descriptor (an executable's copy) but not the library's hook: no kernel is decoded
+    // from memory it does not serve, and the line says why; operator names need no kernel.
+    dscope_target descriptor_only = *t.get();
+    descriptor_only.find_symbol = [](void*, const char* name, uint64_t* addr) {
+      if (std::strcmp(name, "dscope_debug_descriptor") != 0) return 1;
+      *addr = reinterpret_cast<uint64_t>(&dscope_debug_descriptor);
+      return 0;
+    };
+    Result unloaded = run(&descriptor_only, "op-table aten::mm");
+    checkOneLineError(unloaded);
+    CHECK(unloaded.text.rfind("dscope: cannot find dscope_debug_break_hook in the runtime's dynamic symbols", 0) == 0);
+    CHECK(unloaded.text.find("is libdscope_runtime loaded?") != std::string::npos);
+    CHECK(run(&descriptor_only, "op-table --list aten::mm").text.find("aten::mm\n") == 0);
     dscope_target no_symbols = *t.get();
     no_symbols.find_symbol = [](void*, const char*, uint64_t*) { return 1; };
     checkOneLineError(run(&no_symbols, "op-table aten::mm"));

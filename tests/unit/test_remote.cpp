@@ -19,7 +19,7 @@ namespace {
 
 constexpr size_t kPage = 4096;
 
-// Page 0: a copy of the descriptor at 0, an operator entry's name pointer at 1024, its name at 2048.
+// Page 0: a copy of the descriptor at 0, an operator entry's name pointer at 2048, its name at 3072.
 struct PagedMemory {
   alignas(kPage) unsigned char bytes[2 * kPage] = {};
   bool whole_pages_fail = false;  // as at the end of a mapping: only smaller reads succeed
@@ -27,9 +27,10 @@ struct PagedMemory {
   dscope_target t{};
 
   PagedMemory() {
+    static_assert(sizeof dscope_debug_descriptor <= 2048);
     std::memcpy(bytes, &dscope_debug_descriptor, sizeof dscope_debug_descriptor);
-    const char* name = reinterpret_cast<const char*>(bytes + 2048);
-    std::memcpy(bytes + 1024 + debug::Layout::OperatorEntry_full_name, &name, sizeof name);
+    const char* name = reinterpret_cast<const char*>(bytes + 3072);
+    std::memcpy(bytes + 2048 + debug::Layout::OperatorEntry_full_name, &name, sizeof name);
     setName("fake::op");
     t.ctx = this;
     t.read_memory = [](void* ctx, uint64_t addr, void* out, uint64_t size) {
@@ -47,9 +48,9 @@ struct PagedMemory {
       return 0;
     };
   }
-  void setName(const char* name) { std::strcpy(reinterpret_cast<char*>(bytes + 2048), name); }
+  void setName(const char* name) { std::strcpy(reinterpret_cast<char*>(bytes + 3072), name); }
   std::string describe() {
-    return breakStop(&t, bytes + 1024, 0x10001, static_cast<uint64_t>(DispatchKey::CPU)).text;
+    return breakStop(&t, bytes + 2048, 0x10001, static_cast<uint64_t>(DispatchKey::CPU)).text;
   }
 };
 

@@ -18,14 +18,17 @@
 
 #include <stdint.h>
 
+#include "dscope/debug/LayoutProfile.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Bump DSCOPE_DEBUG_INTERFACE_VERSION whenever the meaning of a field changes or a field is
- * added/removed here; the layout hash additionally changes by itself whenever the size or an
- * offset of any struct the tools read changes (runtime C++ classes included). */
-#define DSCOPE_DEBUG_INTERFACE_VERSION 3u
+/* Bump DSCOPE_DEBUG_INTERFACE_VERSION whenever the meaning of a field changes, a field is
+ * added/removed here, or an entry of the layout profile's list (debug/LayoutProfile.h) is; the
+ * layout hash additionally changes by itself whenever a value of that list changes (the size or
+ * an offset of any struct the tools read, runtime C++ classes included). */
+#define DSCOPE_DEBUG_INTERFACE_VERSION 4u
 #define DSCOPE_DEBUG_MAGIC "DSCOPEDD"
 #define DSCOPE_THREAD_RECORDS_MAGIC 0x5344524f43455244ull /* "DRECORDS" little endian */
 
@@ -86,7 +89,8 @@ struct dscope_debug_descriptor_t {
   char magic[8];        /* DSCOPE_DEBUG_MAGIC, not NUL-terminated */
   uint32_t version;     /* DSCOPE_DEBUG_INTERFACE_VERSION */
   uint32_t pointer_size;
-  uint64_t layout_hash; /* dscope::debug::Layout::hash() of the build that wrote it */
+  uint64_t layout_hash; /* the hash of `profile` (dscope::debug::Layout::hash() of the build that
+                           wrote it) */
   const void* dispatcher;                        /* dscope::Dispatcher* (set when created) */
   struct dscope_thread_records* thread_records;  /* registry head (lock-free push) */
   uint32_t thread_records_count;                 /* blocks in the registry */
@@ -109,6 +113,14 @@ struct dscope_debug_descriptor_t {
   int64_t tls_records_offset; /* where this thread's records pointer lies relative to its key
                                  sets, the same in every thread (one static TLS block): a block's
                                  `tls` is that thread's iff *(tls + offset) is the block */
+  /* Constant, set by the static initializer (a reader needs no symbol lookup): */
+  const void* fallthrough_kernel; /* &dscope::detail::fallthroughKernel, the boxed_fn_ of a fallthrough */
+  const void* missing_kernel;     /* &dscope::detail::missingKernel, the boxed_fn_ of a missing kernel */
+  const void* ambiguous_autograd_other_kernel; /* &dscope::detail::ambiguousAutogradOtherKernel */
+  /* Every offset, size and count the tools read the runtime with (debug/LayoutProfile.h), as
+   * this build computed them: dscope::debug::Layout::profile(). layout_hash is its hash. Last,
+   * so that a longer list moves no other field. */
+  struct dscope_layout_profile profile;
 };
 
 /* The exported, never-stripped entry point for tools. Writable: debuggers arm the break filter. */
