@@ -2,7 +2,6 @@
 // into (docs/DEBUG-INTERFACE.md §6), and the line a stop prints. Every message of the command in
 // both debuggers is here.
 #include <algorithm>
-#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,10 +16,6 @@ const char* const kDispatchBreakUsage = "dispatch-break OP [--key K] | dispatch-
 
 namespace {
 
-constexpr uint64_t kBreakCountOffset = offsetof(struct dscope_debug_descriptor_t, break_count);
-constexpr uint64_t kBreakBloomOffset = offsetof(struct dscope_debug_descriptor_t, break_bloom);
-constexpr uint64_t kBreaksOffset = offsetof(struct dscope_debug_descriptor_t, breaks);
-
 // Whether any operator is named `name` in full or as its base name (what the filter matches).
 bool operatorExists(const RuntimeView& rt, const std::string& name) {
   if (!rt.descriptor().dispatcher) return false;
@@ -31,22 +26,24 @@ bool operatorExists(const RuntimeView& rt, const std::string& name) {
 
 // The filter entry's key for an optional --key K: DSCOPE_BREAK_ANY_KEY without one; a key no
 // dispatch can select is the user's mistake.
-uint16_t filterKey(const std::string& key_name) {
-  if (key_name.empty()) return DSCOPE_BREAK_ANY_KEY;
-  const DispatchKey key = parseKeyOrFail(key_name);
+uint16_t filterKey(const std::optional<std::string>& key_name) {
+  if (!key_name) return DSCOPE_BREAK_ANY_KEY;
+  const DispatchKey key = parseKeyOrFail(*key_name);
   if (isAliasDispatchKey(key))
-    fail(key_name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
+    fail(*key_name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
   return static_cast<uint16_t>(key);
 }
 
-std::string described(const DispatchBreakpoint& b) { return b.op + (b.key.empty() ? "" : " at " + b.key); }
+std::string described(const DispatchBreakpoint& b) {
+  return b.op + (b.key == DSCOPE_BREAK_ANY_KEY ? "" : std::string(" at ") + toString(static_cast<DispatchKey>(b.key)));
+}
 
 // The filter's entries for a list of breakpoints: one per operator and key (two breakpoints on
 // the same operator and key share one).
 std::vector<dscope_break_entry> filterEntries(const std::vector<DispatchBreakpoint>& breaks) {
   std::vector<dscope_break_entry> entries;
   for (const auto& b : breaks) {
-    const dscope_break_entry entry{dscope_fnv1a64(b.op.c_str()), filterKey(b.key), {}};
+    const dscope_break_entry entry{dscope_fnv1a64(b.op.c_str()), b.key, {}};
     if (std::none_of(entries.begin(), entries.end(),
                      [&](const auto& e) { return e.name_hash == entry.name_hash && e.key == entry.key; }))
       entries.push_back(entry);
@@ -73,9 +70,7 @@ std::string BreakTable::command(Session& s, const std::vector<std::string>& word
   // the others from arming later, and so would one more than the runtime's filter holds.
   const std::string& op = args.positional.front();
   checkOperatorName(op);
-  const std::string key = args.value("--key").value_or("");
-  const uint16_t k = filterKey(key);
-  return add(s, op, k == DSCOPE_BREAK_ANY_KEY ? "" : toString(static_cast<DispatchKey>(k)));
+  return add(s, op, filterKey(args.value("--key")));
 }
 
 std::string BreakTable::list() const {
@@ -96,7 +91,7 @@ std::string BreakTable::remove(Session& s, int64_t number) {
   return "";
 }
 
-std::string BreakTable::add(Session& s, const std::string& op, const std::string& key) {
+std::string BreakTable::add(Session& s, const std::string& op, uint16_t key) {
   if (breaks_.size() >= DSCOPE_MAX_BREAKS)
     fail(std::to_string(breaks_.size()) + " dispatch breakpoints are set, as many as the runtime's break filter holds: "
          "delete one first (dispatch-break --delete N)");
@@ -137,24 +132,26 @@ void BreakTable::arm(Session& s) {
   uint64_t bloom = 0;
   for (const auto& e : entries) bloom |= dscope_break_bloom_bit(e.name_hash);
   const uint64_t base = rt.descriptorAddress();
+  const dscope_layout_profile& layout = rt.layout();
   // The bloom word first, then the entries, the count, and the bloom word that arms them: while
   // the word is 0 no dispatch looks at the entries, so none sees a half-written one.
   const uint64_t no_bloom = 0;
-  rt.mem().write(base + kBreakBloomOffset, &no_bloom, sizeof no_bloom, "the break filter bloom word");
+  rt.mem().write(base + layout.Descriptor_break_bloom, &no_bloom, sizeof no_bloom, "the break filter bloom word");
   const uint32_t count = static_cast<uint32_t>(entries.size());
   if (count) {
     s.mem().placeBreakHook();  // before the entries: a dispatch may stop as soon as they are armed
-    rt.mem().write(base + kBreaksOffset, entries.data(), count * sizeof(dscope_break_entry), "the break filter entries");
+    rt.mem().write(base + layout.Descriptor_breaks, entries.data(), count * sizeof(dscope_break_entry), "the break filter entries");
   }
-  rt.mem().write(base + kBreakCountOffset, &count, sizeof count, "the break filter count");
-  if (count) rt.mem().write(base + kBreakBloomOffset, &bloom, sizeof bloom, "the break filter bloom word");
+  rt.mem().write(base + layout.Descriptor_break_count, &count, sizeof count, "the break filter count");
+  if (count) rt.mem().write(base + layout.Descriptor_break_bloom, &bloom, sizeof bloom, "the break filter bloom word");
   armed_instance_ = rt.descriptor().instance;
 }
 
 void BreakTable::armIfNew(Session& s) {
   if (breaks_.empty()) return;
   try {
-    if (s.runtime().descriptor().instance != 0 && s.runtime().descriptor().instance == armed_instance_) return;
+    const uint64_t instance = s.runtime().descriptor().instance;
+    if (instance != 0 && instance == armed_instance_) return;
   } catch (const RuntimeNotLoaded&) {
     return;  // still pending (e.g. `main` of a program that loads the runtime later)
   }

@@ -15,7 +15,7 @@ namespace dscope::inspect {
 struct DispatchBreakpoint {
   int number;
   std::string op;   // a full name or a base name (every overload), checked
-  std::string key;  // a runtime key's name, "" for any key
+  uint16_t key;     // the DispatchKey a dispatch must go to, or DSCOPE_BREAK_ANY_KEY
 };
 
 class BreakTable {
@@ -32,7 +32,7 @@ class BreakTable {
   size_t size() const { return breaks_.size(); }
 
  private:
-  std::string add(Session& s, const std::string& op, const std::string& key);
+  std::string add(Session& s, const std::string& op, uint16_t key);
   std::string remove(Session& s, int64_t number);
   std::string list() const;
 

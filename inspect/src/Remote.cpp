@@ -1,6 +1,5 @@
 #include "Remote.h"
 
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
