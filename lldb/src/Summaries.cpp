@@ -185,6 +185,12 @@ void registerSummaries(lldb::SBDebugger debugger) {
 // as GDB's printer has no children() for it (LLDB would list its raw members).
 void registerSyntheticChildren(lldb::SBDebugger debugger, const std::string& module) {
   lldb::SBTypeCategory category = debugger.GetCategory("dscope");
+  // The value types' sizes, which a child of such a type must have (the module's WORD_SIZES).
+  std::string sizes;
+  for (size_t i = 0; const dscope_value_type* t = row(i); ++i)
+    if (t->word_size) sizes += (sizes.empty() ? "" : ", ") + std::string("'") + t->type_name + "': " + std::to_string(t->word_size);
+  lldb::SBCommandReturnObject result;
+  debugger.GetCommandInterpreter().HandleCommand(("script " + module + ".WORD_SIZES = {" + sizes + "}").c_str(), result, false);
   for (size_t i = 0; const dscope_value_type* t = row(i); ++i) {
     const char* provider = !(t->flags & DSCOPE_VALUE_EXPANDS) ? "NoChildren" : t->word_size ? "ValueChildren" : "ObjectChildren";
     lldb::SBTypeSynthetic synthetic = lldb::SBTypeSynthetic::CreateWithClassName((module + "." + provider).c_str(),

@@ -109,10 +109,10 @@ def _child_value(child):
                 except gdb.error:
                     pass
             return pointer
-    elif kind:
-        value_type = _lookup_type(kind)
-        if value_type is not None and value_type.sizeof <= 8:
-            return gdb.Value(value_types.word_of(child).to_bytes(value_type.sizeof, "little"), value_type)
+    elif kind and (row := _types.lookup(kind)) and row[2]:  # a value type of the table: its bits
+        value_type, size = _lookup_type(kind), row[2]
+        if value_type is not None and value_type.sizeof == size:
+            return gdb.Value(value_types.word_of(child).to_bytes(size, "little"), value_type)
     return child["summary"]
 
 

@@ -26,6 +26,11 @@ try:
 except ImportError:  # imported as a file (command script import .../lldb_synthetic.py)
     import value_types
 
+# The value types of the library's table and their sizes, {C++ type: bytes}: set by the plugin
+# when it imports this module (lldb/src/Summaries.cpp registerSyntheticChildren).
+WORD_SIZES = {}
+
+
 class _Failure(Exception):
     """A value whose children cannot be listed."""
 
@@ -157,12 +162,11 @@ def _child_value(parent, child):
             word = value_types.word_of(child)
             return parent.CreateValueFromData(name, _data(target, word.to_bytes(pointer.GetByteSize(), "little")),
                                               pointer)
-    elif kind:
-        value_type = target.FindFirstType(kind)
-        if value_type.IsValid() and 0 < value_type.GetByteSize() <= 8:
+    elif kind in WORD_SIZES:
+        value_type, size = target.FindFirstType(kind), WORD_SIZES[kind]
+        if value_type.IsValid() and value_type.GetByteSize() == size:
             word = value_types.word_of(child)
-            return parent.CreateValueFromData(name, _data(target, word.to_bytes(value_type.GetByteSize(), "little")),
-                                              value_type)
+            return parent.CreateValueFromData(name, _data(target, word.to_bytes(size, "little")), value_type)
     # Text: a char array holding the child's summary (LLDB shows it as a string).
     text = child["summary"].encode() + b"\0"
     return parent.CreateValueFromData(name, _data(target, text),
