@@ -17,8 +17,6 @@ import json
 
 import gdb
 
-from .target import frame_symbol
-
 _inspect = None  # set by install()
 
 _FRAMES = ("break on dscope::TypedOperatorHandle<...>::dispatch or dscope::dispatchBoxed, "
@@ -36,10 +34,22 @@ def _frame_name(frame):
         return "??"
 
 
+def _frame_symbols(frame):
+    """The frame's own variables and parameters, innermost block first: never a global
+    (frame.read_var(name) goes on through every objfile's globals for a name the frame lacks).
+    RuntimeError for a frame without debug information."""
+    block = frame.block()
+    while block is not None:
+        yield from block
+        if block.function is not None:  # the function's outermost block: its parameters
+            return
+        block = block.superblock
+
+
 def _read(frame, name, argument=False):
     """The variable `name` of frame (with argument=True: its parameter, not a local of that name),
     or None when the frame has no such variable."""
-    symbol = frame_symbol(frame, name, argument)
+    symbol = next((s for s in _frame_symbols(frame) if s.name == name and (s.is_argument or not argument)), None)
     return None if symbol is None else frame.read_var(symbol)
 
 

@@ -5,7 +5,6 @@ adapts GDB to it, so GDB and LLDB print the same text."""
 
 import contextlib
 import ctypes
-import re
 import sys
 
 import gdb
@@ -18,14 +17,9 @@ _MODULE_AT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ct
 _EVALUATE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64),
                              ctypes.c_void_p, ctypes.c_uint64)
 _THREAD_TID = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64))
-_FRAME_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_void_p,
-                                   ctypes.c_uint64)
-_FRAME_VALUE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64, ctypes.c_char_p,
-                                ctypes.POINTER(ctypes.c_uint64))
-_FRAME_INLINED = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64)
+_STACK_FRAME = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64,
+                                ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64))
 _FRAME_WALK_END = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64)
-_FRAME_TENSORS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64,
-                                  ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64))
 _THREAD_EXISTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64)
 _EXECUTABLE_BUILD_ID = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64)
 _PLACE_BREAK_HOOK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
@@ -48,11 +42,8 @@ class _Target(ctypes.Structure):
         ("evaluate", _EVALUATE),
         ("thread_tid", _THREAD_TID),
         ("selected_tid", ctypes.c_int64),
-        ("frame_function", _FRAME_FUNCTION),
-        ("frame_value", _FRAME_VALUE),
-        ("frame_tensors", _FRAME_TENSORS),
+        ("stack_frame", _STACK_FRAME),
         ("frame_cap", ctypes.c_uint64),
-        ("frame_inlined", _FRAME_INLINED),
         ("frame_walk_end", _FRAME_WALK_END),
         ("thread_exists", _THREAD_EXISTS),
         ("mapping_starts", _MAPPING_STARTS),
@@ -62,7 +53,7 @@ class _Target(ctypes.Structure):
     ]
 
 # dscope_frames_end (inspect.h)
-_FRAMES_OUTERMOST, _FRAMES_UNREADABLE, _FRAMES_CORRUPT, _FRAMES_GONE = range(4)
+_FRAMES_OUTERMOST, _FRAMES_UNREADABLE, _FRAMES_CORRUPT, _FRAMES_GONE, _FRAMES_CAP = range(5)
 
 
 def _copy_out(text, out, size):
@@ -280,8 +271,13 @@ def _executable_build_id(_ctx, out, size):
     return 1
 
 
-# ---- the native stack, for dispatch-trace --frames: the library asks for frame after frame of
-# one thread, outwards; the frames walked are kept for the command (one walk per command).
+# ---- the native stack, for dispatch-trace --frames: the library asks for stack frame after stack
+# frame of one thread, outwards; the frames walked are kept for the command (one walk per command).
+
+# Frames of GDB's that are no stack frame of their own: a call inlined into the next outer frame,
+# and a tail call GDB rebuilds from DWARF call sites (its stack frame was reused by its callee).
+_NOT_STACK_FRAMES = (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME)
+
 
 class _StackWalk:
     def __init__(self):
@@ -289,22 +285,26 @@ class _StackWalk:
 
     def reset(self):
         self.tid = None
-        self.frames = []
+        self.frames = []  # the stack frames walked, innermost first
+        self.last = None  # the outermost frame GDB listed (any type)
         self.complete = False
         self.previous = None  # (thread, frame) selected before the walk switched thread
 
     def frame(self, tid, level):
-        """GDB's frame `level` of the thread whose LWP is tid, or None past the outermost."""
+        """GDB's stack frame `level` (inlined and tail calls skipped) of the thread whose LWP is
+        tid, or None past the outermost."""
         if tid != self.tid:
             self._start(tid)
         while len(self.frames) <= level and not self.complete:
             try:
-                older = self.frames[-1].older() if self.frames else gdb.newest_frame()
+                older = self.last.older() if self.last else gdb.newest_frame()
             except gdb.error:  # the unwinder gave up (corrupt stack): what we have is the stack
                 older = None
             if older is None:
                 self.complete = True
-            else:
+                break
+            self.last = older
+            if older.type() not in _NOT_STACK_FRAMES:
                 self.frames.append(older)
         return self.frames[level] if level < len(self.frames) else None
 
@@ -312,9 +312,12 @@ class _StackWalk:
         """Why GDB lists no frame past the ones walked of thread tid (dscope_frames_end)."""
         if _process_gone():
             return _FRAMES_GONE
-        if tid != self.tid or not self.frames:
+        if tid != self.tid or self.last is None:
             return _FRAMES_OUTERMOST
-        reason = self.frames[-1].unwind_stop_reason()
+        limit = gdb.parameter("backtrace limit")
+        if limit and self.last.level() + 1 >= limit:
+            return _FRAMES_CAP
+        reason = self.last.unwind_stop_reason()
         # Below UNAVAILABLE (GDB's UNWIND_FIRST_ERROR) no error: `backtrace` says nothing either.
         if reason in (gdb.FRAME_UNWIND_NO_REASON, gdb.FRAME_UNWIND_NULL_ID, gdb.FRAME_UNWIND_OUTERMOST):
             return _FRAMES_OUTERMOST
@@ -329,7 +332,7 @@ class _StackWalk:
         if self.previous is None and gdb.selected_thread() is not None:
             self.previous = (gdb.selected_thread(), gdb.selected_frame())
         thread.switch()
-        self.tid, self.frames, self.complete = tid, [], False
+        self.tid, self.frames, self.last, self.complete = tid, [], None, False
 
     def restore(self):
         if self.previous is not None:
@@ -360,116 +363,19 @@ def _process_gone():
     return state in ("Z", "X", "x")  # a zombie: dead, not yet reaped by GDB
 
 
-def _frame_callback(prototype, failed=1):
-    """Makes fn(frame, *rest) a dscope_target frame callback (_callback): it runs on GDB's frame
-    `level` of the thread whose LWP is `tid`; status `failed` past the outermost frame too."""
-    def wrap(fn):
-        @_callback(prototype, failed)
-        def callback(_ctx, tid, level, *rest):
-            frame = _walk.frame(tid, level)
-            return failed if frame is None else fn(frame, *rest)
-        return callback
-    return wrap
-
-
-@_frame_callback(_FRAME_FUNCTION)
-def _frame_function(frame, out, size):
-    try:
-        name = frame.name() or ""
-    except gdb.error:
-        name = ""
-    _copy_out(name, out, size)
+@_callback(_STACK_FRAME)
+def _stack_frame(_ctx, tid, level, pc, sp):
+    frame = _walk.frame(tid, level)
+    if frame is None:
+        return 1
+    pc[0] = frame.pc()
+    sp[0] = int(frame.read_register("sp")) & 0xFFFFFFFFFFFFFFFF
     return 0
-
-
-@_frame_callback(_FRAME_INLINED, failed=0)
-def _frame_inlined(frame):
-    # A tail-call frame is one GDB rebuilds from DWARF call sites (LLDB 16 does not): no more a
-    # stack frame of its own than an inlined call.
-    return int(frame.type() in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME))
 
 
 @_callback(_FRAME_WALK_END, failed=_FRAMES_OUTERMOST)
 def _frame_walk_end(_ctx, tid, _level):
     return _walk.end(tid)
-
-
-def _scalar(value):
-    """A frame variable as the library wants it: a reference's referent address, a key set's
-    repr_, else the value's integer bits."""
-    if value.is_optimized_out:
-        raise gdb.error("optimized out")
-    target_type = value.type.strip_typedefs()
-    if target_type.code == gdb.TYPE_CODE_REF:
-        return int(value.referenced_value().address)
-    if target_type.code == gdb.TYPE_CODE_STRUCT:
-        value = value["repr_"]
-    return int(value) & 0xFFFFFFFFFFFFFFFF
-
-
-@_frame_callback(_FRAME_VALUE)
-def _frame_value(frame, path, out):
-    # Only what the DWARF says at the frame's pc (not GDB's ks@entry values), so that GDB and
-    # LLDB see the same variables. (GDB still resolves a DW_OP_entry_value inside a location,
-    # which LLDB 16 does not: in -O2 code GDB can find a `ks` that LLDB cannot.)
-    out[0] = _scalar(_frame_variable(frame, path.decode()))
-    return 0
-
-
-def _frame_variable(frame, path):
-    """A frame's variable, or a member path from one ("this->entry_", "op.entry_"), read as LLDB's
-    front end reads it: no expression parser, and the selected frame stays as it is."""
-    parts = re.split(r"(->|\.)", path)
-    symbol = frame_symbol(frame, parts[0])
-    if symbol is None:
-        raise ValueError("no variable %s in this frame" % parts[0])
-    value = frame.read_var(symbol)
-    for operator, member in zip(parts[1::2], parts[2::2]):
-        value = (value.dereference() if operator == "->" else value)[member]  # [] searches base classes
-    return value
-
-
-def frame_symbols(frame):
-    """The frame's own variables and parameters, innermost block first, as LLDB's
-    SBFrame::FindVariable sees them: never a global. (frame.read_var(name) goes on through every
-    objfile's globals for a name the frame lacks: 60-90 us a miss against 5 us a hit.)
-    RuntimeError for a frame without debug information."""
-    block = frame.block()
-    while block is not None:
-        yield from block
-        if block.function is not None:  # the function's outermost block: its parameters
-            return
-        block = block.superblock
-
-
-def frame_symbol(frame, name, argument=False):
-    """The frame's variable `name` (with argument=True: its parameter, even where a local of that
-    name hides it), or None."""
-    return next((s for s in frame_symbols(frame) if s.name == name and (s.is_argument or not argument)), None)
-
-
-@_frame_callback(_FRAME_TENSORS)
-def _frame_tensors(frame, impls, limit, count):
-    """The TensorImpl pointers of the frame's `args` pack (GDB names its elements args#0, args#1...)."""
-    n = 0
-    for symbol in frame_symbols(frame):
-        if not symbol.is_argument or not symbol.name.startswith("args#"):
-            continue
-        arg = frame.read_var(symbol)
-        if arg.is_optimized_out:
-            return 1
-        if arg.type.strip_typedefs().code == gdb.TYPE_CODE_REF:
-            arg = arg.referenced_value()
-        tag = arg.type.strip_typedefs().tag or ""
-        if tag == "dscope::Tensor":
-            if n == limit:
-                return 1
-            impls[n] = int(arg["impl_"]["p_"])
-            n += 1
-        elif "Tensor" in tag:
-            return 1  # an optional or a list of tensors: the set would be incomplete
-    count[0] = n
-    return 0
 
 
 # Symbol addresses stay valid while the loaded objfiles stay the same.
@@ -524,9 +430,8 @@ class Inspect:
         self._lib.dscope_breaks_count.argtypes = [ctypes.c_void_p]
         self._breaks = self._lib.dscope_breaks_new()
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _module_at, _evaluate,
-                               _thread_tid, 0, _frame_function, _frame_value, _frame_tensors, 0,
-                               _frame_inlined, _frame_walk_end, _thread_exists, _mapping_starts, _executable_build_id,
-                               0, _place_break_hook)
+                               _thread_tid, 0, _stack_frame, 0, _frame_walk_end, _thread_exists, _mapping_starts,
+                               _executable_build_id, 0, _place_break_hook)
 
     def _take(self, pointer):
         try:

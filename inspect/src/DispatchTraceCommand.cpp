@@ -77,6 +77,11 @@ struct Trace {
   uint64_t depth() const { return chain.depth; }
   const dscope_dispatch_record* at(uint64_t d) const { return chain.at(d); }
   bool isCorrupt(uint64_t d) const { return corrupt.count(d) != 0; }
+  // A record that says what it dispatched: not corrupt, and (from the stack) known in full.
+  bool isSound(uint64_t d) const {
+    if (isCorrupt(d)) return false;
+    return !chain.stack || (chain.stack->dispatches[d].keyKnown() && chain.stack->dispatches[d].rec.kind);
+  }
 };
 
 // A block may hold this many corrupt records (a record caught being written, a flipped byte)
@@ -93,15 +98,16 @@ class TracePrinter {
     const uint64_t depth = t.depth();
     if (depth == 0) return t;
     if (t.chain.stack) {
-      t.cycle = debug::findDispatchCycle(depth, t.chain.at);
+      // What the stack did not show (a dispatch caught before it entered a kernel, the kind of one
+      // whose entry point was past the frames walked) may be anything the loop needs.
+      auto same = [](const dscope_dispatch_record& a, const dscope_dispatch_record& b) {
+        auto fits = [](auto x, auto y) { return !x || !y || x == y; };
+        return fits(a.op, b.op) && fits(a.kernel, b.kernel) && fits(a.keyset, b.keyset) && fits(a.kind, b.kind);
+      };
+      t.cycle = debug::findDispatchCycle(depth, t.chain.at, DSCOPE_RECORDS_RING, DSCOPE_RECORDS_RING / 3, same);
     } else {
       findCorruptRecords(t);
       findLoopAroundCorruptRecords(t);
-    }
-    if (!t.cycle.period && t.chain.stack && depth > 3) {
-      // The innermost dispatch may have been caught half-way, before its key set existed
-      // (optimized out at -O2, uninitialized at -O0): fold below it.
-      t.cycle = debug::findDispatchCycle(depth - 1, t.chain.at);
     }
     // Every phase of the loop is shown by a sound record; a loop made of corrupt ones is none.
     for (uint64_t i = 0; t.cycle.period && i < t.cycle.period; ++i)
@@ -117,14 +123,17 @@ class TracePrinter {
     return t;
   }
 
-  // --frames may lack an operator or a key set (optimized out); a record that lacks one is corrupt
-  // and never printed as a dispatch.
+  // --frames may not know a dispatch's operator or key (StackDispatch): it says how many it could be.
   std::string opName(const Trace& t, uint64_t d) const {
     if (const void* op = t.at(d)->op) return rt_.operatorName(reinterpret_cast<uint64_t>(op));
-    return "<optimized out>";
+    const uint32_t ops = t.chain.stack->dispatches[d].ops;
+    return ops ? "<one of " + std::to_string(ops) + " operators>" : "<no kernel entered>";
   }
   std::string keyName(const Trace& t, uint64_t d) const {
-    if (t.chain.stack && !t.chain.stack->dispatches[d].keyset_known) return "<key set optimized out>";
+    if (t.chain.stack && !t.chain.stack->dispatches[d].keyKnown()) {
+      const StackDispatch& sd = t.chain.stack->dispatches[d];
+      return sd.ops == 1 ? "<one of " + std::to_string(sd.keys) + " keys>" : "?";
+    }
     return toString(debug::recordKey(*t.at(d)));
   }
   std::string line(const Trace& t, uint64_t d) const {
@@ -133,10 +142,7 @@ class TracePrinter {
   std::string numbered(const Trace& t, uint64_t d) const {
     if (t.isCorrupt(d)) return "#" + std::to_string(d) + " (corrupt record: " + t.corrupt.at(d) + ")";
     std::string out = "#" + std::to_string(d) + " " + line(t, d);
-    if (t.chain.stack) {
-      const StackDispatch& sd = t.chain.stack->dispatches[d];
-      out += "  (frame #" + std::to_string(sd.frame) + (sd.key_recovered ? "; key from the kernel that ran)" : ")");
-    }
+    if (t.chain.stack) out += "  (stack frame #" + std::to_string(t.chain.stack->dispatches[d].frame) + ")";
     return out;
   }
 
@@ -196,17 +202,11 @@ class TracePrinter {
     out += ": dispatch depth " + groupThousands(t.depth()) + " on the stack" +
            (sc.end == StackChain::End::Outermost ? "" : " walked (the chain's start was not reached)") + "\n";
     out += body(t, full);
-    uint64_t recovered = 0, missing = 0;
-    for (const auto& d : sc.dispatches) {
-      recovered += d.key_recovered;
-      missing += !d.keyset_known || !d.rec.op;
-    }
-    if (recovered)
-      out += "  note: the optimizer dropped the key set of " + counted(recovered, "dispatch frame") +
-             ": the key is the one whose table slot holds the kernel that ran\n";
-    if (missing)
-      out += "  note: " + counted(missing, "dispatch frame") + " had values optimized out (an -O0 build keeps "
-             "them; the records-based dispatch-trace does not need them)\n";
+    uint64_t unknown = 0;
+    for (const auto& d : sc.dispatches) unknown += !d.keyKnown();
+    if (unknown)
+      out += "  note: " + counted(unknown, "dispatch") + " on the stack did not show which kernel it entered (it had not "
+             "entered one yet, or entered one several operators or keys share): its operator or key is not known\n";
     return out;
   }
 
@@ -265,7 +265,7 @@ class TracePrinter {
     // The last whole repetitions are in the ring (findDispatchCycle compared them).
     for (uint64_t r = t.cycle.repeats; r-- > 0 && r + 4 > t.cycle.repeats;) {
       const uint64_t d = t.cycle.start_depth + r * t.cycle.period + i;
-      if (t.at(d) && !t.isCorrupt(d)) return d;
+      if (t.at(d) && t.isSound(d)) return d;
     }
     return std::nullopt;
   }
@@ -361,13 +361,24 @@ class TracePrinter {
       return;
     }
     j.beginObject().field("depth", d).field("kind", format::recordKindName(rec.kind));
-    j.field("op", opName(t, d)).field("key", keyName(t, d));
-    j.field("keyset", hex(rec.keyset)).field("slot", static_cast<uint32_t>(rec.slot));
-    if (t.chain.stack) {
-      const StackDispatch& sd = t.chain.stack->dispatches[d];
-      j.field("frame", sd.frame).field("key_from_kernel", sd.key_recovered);
+    if (!t.chain.stack) {
+      j.field("op", opName(t, d)).field("key", keyName(t, d));
+      j.field("keyset", hex(rec.keyset)).field("slot", static_cast<uint32_t>(rec.slot));
+      j.endObject();
+      return;
     }
-    j.endObject();
+    // From the stack: no key set (the kernel tells the key alone); null for what it does not tell,
+    // with the number of operators / keys it could be.
+    const StackDispatch& sd = t.chain.stack->dispatches[d];
+    j.key("op");
+    if (rec.op) j.value(opName(t, d));
+    else j.null();
+    j.key("key");
+    if (sd.keyKnown()) j.value(keyName(t, d));
+    else j.null();
+    if (sd.keyKnown()) j.field("slot", static_cast<uint32_t>(rec.slot));
+    if (!sd.keyKnown()) j.field("candidate_ops", static_cast<uint64_t>(sd.ops)).field("candidate_keys", static_cast<uint64_t>(sd.keys));
+    j.field("stack_frame", sd.frame).endObject();
   }
 
   // The kernel of the last record of a repetition is the one that dispatches the first record
@@ -420,13 +431,6 @@ std::string framesTrace(Session& s, const ParsedArgs& args) {
   if (!tid) fail("no process or core file: dispatch-trace --frames reads a thread's stack");
   const RuntimeView& rt = s.runtime();
   StackChain chain = readStackChain(s, tid, max_frames);
-  if (!chain.dispatches.empty()) {
-    bool any_value = false;
-    for (const auto& d : chain.dispatches) any_value = any_value || d.rec.op || d.keyset_known;
-    if (!any_value)
-      fail("the dispatch frames have no readable variables (libdscope_runtime without DWARF, e.g. stripped?): "
-           "--frames needs the runtime's debug info; dispatch-trace without --frames reads the dispatch records");
-  }
   TracePrinter printer(rt);
   Trace t = printer.analyze(Chain::of(chain));
   if (args.has("--json")) {

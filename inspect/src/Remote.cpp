@@ -126,6 +126,13 @@ std::string Remote::symbolize(uint64_t addr) const {
   return symbols_[addr] = describeCodeAddress(modules(), addr);
 }
 
+const FramePc& Remote::functionsAt(uint64_t addr, bool return_address) const {
+  // A deep stack repeats a few pcs thousands of times.
+  auto& answers = functions_[return_address];
+  if (auto it = answers.find(addr); it != answers.end()) return it->second;
+  return answers[addr] = inspect::functionsAt(modules(), addr, return_address);
+}
+
 const std::vector<ModuleMapping>& Remote::modules() const {
   if (modules_) return *modules_;
   modules_.emplace();

@@ -94,6 +94,9 @@ class Remote {
   // What is at a code address (describeCodeAddress, Symbolizer.h), or "" when no module file
   // the target maps says.
   std::string symbolize(uint64_t addr) const;
+  // The functions running at a code address, or before a return address (functionsAt,
+  // Symbolizer.h).
+  const FramePc& functionsAt(uint64_t addr, bool return_address) const;
   // Evaluates a debugger expression; nullopt with the reason in *error when it cannot.
   std::optional<uint64_t> evaluate(const std::string& expr, std::string* error) const;
   std::optional<int64_t> threadTid(int64_t n) const;
@@ -121,6 +124,7 @@ class Remote {
   const dscope_target* target_;
   mutable std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;  // by page number
   mutable std::unordered_map<uint64_t, std::string> symbols_;          // symbolize() answers
+  mutable std::unordered_map<uint64_t, FramePc> functions_[2];         // functionsAt() answers
   mutable std::optional<std::vector<ModuleMapping>> modules_;          // asked once per command
 };
 

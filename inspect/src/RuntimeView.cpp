@@ -300,12 +300,15 @@ format::OperatorSnapshot RuntimeView::snapshot(uint64_t op) const {
   return s;
 }
 
-std::vector<TableEntry> RuntimeView::validTableEntries(uint64_t op) const {
+std::vector<TableEntry> RuntimeView::tableEntries(uint64_t op) const {
   std::vector<TableEntry> entries;
-  for (DispatchKey key : tableKeysInSlotOrder()) {
-    TableEntry e = tableEntry(op, key);
-    if (!isMissing(e.kernel)) entries.push_back(std::move(e));
-  }
+  for (DispatchKey key : tableKeysInSlotOrder()) entries.push_back(tableEntry(op, key));
+  return entries;
+}
+
+std::vector<TableEntry> RuntimeView::validTableEntries(uint64_t op) const {
+  std::vector<TableEntry> entries = tableEntries(op);
+  std::erase_if(entries, [this](const TableEntry& e) { return isMissing(e.kernel); });
   return entries;
 }
 

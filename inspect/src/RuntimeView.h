@@ -95,6 +95,8 @@ class RuntimeView {
   TableEntry tableEntry(uint64_t op, DispatchKey key) const;
   // The AnnotatedKernel address an operator's table holds at a slot (0..num_runtime_entries-1).
   uint64_t tableKernel(uint64_t op, int slot) const { return table(op).kernels[slot]; }
+  // Every entry, Undefined first then slot order.
+  std::vector<TableEntry> tableEntries(uint64_t op) const;
   // The entries that hold a kernel (not the missing sentinel), Undefined first then slot order:
   // the rows of _dispatch_dump_table.
   std::vector<TableEntry> validTableEntries(uint64_t op) const;

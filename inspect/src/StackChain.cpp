@@ -4,12 +4,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <iterator>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace dscope::inspect {
 
 namespace {
 
-// What a frame is, by its function's name. The dispatcher's own frames (runtime/include/dscope/
+// What a function on the stack is, by its name. The dispatcher's own frames (runtime/include/dscope/
 // Dispatcher.h, runtime/src/Dispatcher.cpp): TypedOperatorHandle<Sig>::dispatch holds kind, ks
 // and k; call/redispatch are its entry points (inlined or not); dispatchBoxed and the boxed entry
 // points are the boxed twins; an op struct's TypedOp<...>::call/redispatch only passes ks through.
@@ -62,119 +65,167 @@ uint8_t entryKind(FrameKind k) {
   }
 }
 
-// Frames between a dispatch and its kernel that carry the same ks (KernelFunction::call, the
-// unboxed/boxed trampolines, invokeKernel).
-bool isKernelPlumbing(std::string_view name) {
-  return startsWith(name, "dscope::KernelFunction::") || startsWith(name, "dscope::detail::");
-}
-
-struct Frame {
-  std::string name;
-  FrameKind kind = FrameKind::Other;
-};
-
-// The front end's frame callbacks for one thread.
-class Stack {
- public:
-  Stack(const dscope_target& t, int64_t tid) : t_(t), tid_(tid) {}
-
-  std::optional<std::string> function(uint64_t level) const {
-    char name[1024] = "";
-    if (t_.frame_function(t_.ctx, tid_, level, name, sizeof name) != 0) return std::nullopt;
-    name[sizeof name - 1] = '\0';
-    return std::string(name);
-  }
-  bool inlined(uint64_t level) const { return t_.frame_inlined && t_.frame_inlined(t_.ctx, tid_, level) == 1; }
-  std::optional<uint64_t> value(uint64_t level, const char* path) const {
-    uint64_t v = 0;
-    if (!t_.frame_value || t_.frame_value(t_.ctx, tid_, level, path, &v) != 0) return std::nullopt;
-    return v;
-  }
-  // Why no frame `level` is listed (dscope_frames_end); the outermost frame when the front end
-  // cannot tell.
-  int walkEnd(uint64_t level) const {
-    if (!t_.frame_walk_end) return DSCOPE_FRAMES_OUTERMOST;
-    const int end = t_.frame_walk_end(t_.ctx, tid_, level);
-    return end >= DSCOPE_FRAMES_OUTERMOST && end <= DSCOPE_FRAMES_GONE ? end : DSCOPE_FRAMES_OUTERMOST;
-  }
-  std::optional<std::vector<uint64_t>> tensors(uint64_t level) const {
-    constexpr uint64_t kMaxTensorArgs = 64;
-    std::vector<uint64_t> impls(kMaxTensorArgs);
-    uint64_t count = 0;
-    if (!t_.frame_tensors || t_.frame_tensors(t_.ctx, tid_, level, impls.data(), impls.size(), &count) != 0 ||
-        count > impls.size())
-      return std::nullopt;
-    impls.resize(count);
-    return impls;
-  }
-
- private:
-  const dscope_target& t_;
-  int64_t tid_;
-};
-
 // The table slot of a key set, or 0 for one whose top bit is the bit-63 sentinel (no slot).
 uint16_t slotOf(DispatchKeySet ks) {
   if (ks.raw_repr() >> 63) return 0;
   return static_cast<uint16_t>(ks.getDispatchTableIndexForDispatchKeySet());
 }
 
-// The key a dispatch went to, for when the optimizer dropped its key set: the kernel that ran
-// decides. For a [call], the candidates are the arguments' tensors' keys plus the thread's included
-// keys under the operator's fallthrough mask (OperatorEntry.h: getDispatchKeySetUnboxed), and the
-// answer is the highest-priority candidate whose table slot holds that kernel (excluded keys are
-// not needed: the kernel tells). Otherwise (a redispatch's key set is the caller's to choose, or
-// the candidates are unknown), the answer is the one key whose slot holds that kernel, if only
-// one does. Nullopt when anything is unreadable or the kernel does not decide.
-std::optional<DispatchKey> recoverKey(Session& s, const Stack& stack, uint64_t level, const StackDispatch& d,
-                                      DispatchKeySet included) {
-  const uint64_t entry = reinterpret_cast<uint64_t>(d.rec.op), kernel = reinterpret_cast<uint64_t>(d.rec.kernel);
-  try {
-    const Remote& mem = s.mem();
-    const RuntimeView& rt = s.runtime();
-    const dscope_layout_profile& layout = rt.layout();
-    const uint64_t extractor = entry + layout.OperatorEntry_extractor;
-    auto impls = d.rec.kind == DSCOPE_RECORD_CALL ? stack.tensors(level) : std::nullopt;
-    if (impls && !mem.read<bool>(extractor + layout.DispatchKeyExtractor_requiresBitsetPerBackend,
-                                 "operator's key extractor")) {
-      const uint64_t mask =
-          mem.read<uint64_t>(extractor + layout.DispatchKeyExtractor_nonFallthroughKeys, "operator's key extractor");
-      uint64_t keys = included.raw_repr();
-      for (uint64_t impl : *impls)
-        if (impl) keys |= mem.read<uint64_t>(impl + layout.TensorImpl_key_set, "tensor's key set");
-      std::vector<DispatchKey> candidates;
-      for (DispatchKey k : DispatchKeySet(DispatchKeySet::RAW, keys & mask)) candidates.push_back(k);
-      for (auto k = candidates.rbegin(); k != candidates.rend(); ++k)  // highest priority first
-        if (rt.tableEntry(entry, *k).kernel.addr == kernel) return *k;
+// A function on the stack: a stack frame's own function, or a call inlined into it (listed first).
+struct Frame {
+  std::string name;  // "" when no module names it
+  FrameKind kind = FrameKind::Other;
+  uint64_t stack_frame = 0;
+  uint64_t entry = 0;  // a stack frame's own function: the address it is entered at; 0 for an inlined call
+};
+
+// A stack frame as the front end gives it.
+struct StackFrame {
+  uint64_t pc = 0, sp = 0;
+};
+
+// Where a table entry's kernel was entered from: its operator and key, and the AnnotatedKernel.
+struct KernelUse {
+  uint64_t op = 0;
+  DispatchKey key = DispatchKey::Undefined;
+  uint64_t kernel = 0;
+  bool operator==(const KernelUse& o) const { return op == o.op && key == o.key; }
+};
+
+// The registry's computed tables by the functions a dispatch enters their kernels through: each
+// entry's functor (a function kernel's own function), unboxed and boxed function. Fallthrough
+// entries are left out: the dispatcher never enters them. An operator whose table cannot be read
+// is left out too (its kernels are then not recognized; the other operators' still are).
+class KernelIndex {
+ public:
+  explicit KernelIndex(const RuntimeView& rt) {
+    for (const RemoteOperator& op : rt.operators()) {
+      try {
+        for (const TableEntry& e : rt.tableEntries(op.addr)) {
+          if (rt.isFallthrough(e.kernel)) continue;
+          for (uint64_t fn : {e.kernel.functor, e.kernel.unboxed_fn, e.kernel.boxed_fn}) {
+            auto& uses = by_entry_[fn];
+            if (fn && (uses.empty() || !(uses.back() == KernelUse{op.addr, e.key, 0})))
+              uses.push_back({op.addr, e.key, e.kernel.addr});
+          }
+        }
+      } catch (const InspectError&) {
+      }
     }
-    std::optional<DispatchKey> only;
-    for (const TableEntry& e : rt.validTableEntries(entry)) {
-      if (e.kernel.addr != kernel) continue;
-      if (only) return std::nullopt;  // several slots hold it: the kernel does not decide
-      only = e.key;
-    }
-    return only;
-  } catch (const InspectError&) {
   }
-  return std::nullopt;
+  const std::vector<KernelUse>* at(uint64_t entry) const {
+    auto it = by_entry_.find(entry);
+    return it == by_entry_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::unordered_map<uint64_t, std::vector<KernelUse>> by_entry_;
+};
+
+std::vector<KernelUse> common(const std::vector<KernelUse>& a, const std::vector<KernelUse>& b) {
+  std::vector<KernelUse> both;
+  for (const KernelUse& u : a)
+    if (std::find(b.begin(), b.end(), u) != b.end()) both.push_back(u);
+  return both;
 }
 
-DispatchKeySet includedKeysOf(Session& s, int64_t tid) {
+std::vector<uint64_t> opsOf(const std::vector<KernelUse>& uses) {
+  std::vector<uint64_t> ops;
+  for (const KernelUse& u : uses)
+    if (std::find(ops.begin(), ops.end(), u.op) == ops.end()) ops.push_back(u.op);
+  return ops;
+}
+
+// The uses that the words of stack memory [low, high) point at, which a dispatch keeps in
+// registers its callees save on the stack: first by operator (a word holding its entry, or a
+// handle to it: a pointer to stack memory holding the entry at OperatorHandle_entry), then by
+// kernel (its AnnotatedKernel, or its KernelFunction: the `this` of KernelFunction::call). A
+// fallback kernel is one object every operator's table shares: only the operator's own words tell.
+// `uses` unchanged when no word points at any of them (or the memory cannot be read).
+std::vector<KernelUse> heldOnStack(Session& s, std::vector<KernelUse> uses, uint64_t low, uint64_t high) {
+  constexpr uint64_t kMaxScan = 16384, kMaxHandleDistance = 1 << 16;
+  const Remote& mem = s.mem();
+  const dscope_layout_profile& layout = s.runtime().layout();
+  if (high <= low) return uses;
+  low = std::max(low, high - std::min(high, kMaxScan)) & ~uint64_t{7};  // the part next to the dispatch
+  std::vector<uint64_t> words((high - low) / 8);
   try {
-    for (const auto& b : s.runtime().threadBlocks())
-      if (b.records.tid == tid) return s.runtime().threadTls(b).first;
+    mem.read(low, words.data(), words.size() * 8, "stack");
   } catch (const InspectError&) {
+    return uses;
   }
-  return DispatchKeySet();
+  std::unordered_set<uint64_t> held(words.begin(), words.end());
+  for (uint64_t w : words) {
+    if (w < low || w - low > kMaxHandleDistance) continue;
+    try {
+      held.insert(mem.readPointer(w + layout.OperatorHandle_entry, "handle"));
+    } catch (const InspectError&) {
+    }
+  }
+  auto narrow = [&](auto points_at) {
+    std::vector<KernelUse> kept;
+    std::copy_if(uses.begin(), uses.end(), std::back_inserter(kept), points_at);
+    if (!kept.empty()) uses = std::move(kept);
+  };
+  narrow([&](const KernelUse& u) { return held.count(u.op) != 0; });
+  narrow([&](const KernelUse& u) { return held.count(u.kernel) || held.count(u.kernel + layout.AnnotatedKernel_kernel); });
+  return uses;
+}
+
+// What the dispatch that stack frame `frame` ran: the kernel it entered, from the functions entered
+// inside it, frames [inside, body) (outermost first: a trampoline several kernels share, then a
+// kernel's own function); where that leaves several operators, those whose entry or kernel its
+// stack frames hold; where it leaves several keys of one operator (a kernel registered for an
+// alias), the one of the backend the dispatch inside it went to.
+void resolve(Session& s, const KernelIndex& index, const std::vector<Frame>& frames, const std::vector<StackFrame>& stack,
+             size_t inside, size_t body, const StackDispatch* inner, StackDispatch& d) {
+  std::vector<KernelUse> uses;
+  for (size_t f = body; f-- > inside;) {
+    const auto* entered = frames[f].entry ? index.at(frames[f].entry) : nullptr;
+    if (!entered) continue;
+    if (uses.empty()) {
+      uses = *entered;
+      continue;
+    }
+    std::vector<KernelUse> both = common(uses, *entered);
+    if (both.empty()) break;  // the kernel called that function itself, not through the dispatcher
+    uses = std::move(both);
+  }
+  if (uses.empty()) return;
+  if (opsOf(uses).size() > 1) {
+    // The stack frames from the kernel's out to the dispatch's own (where its callees saved its
+    // registers, and where it keeps its locals).
+    const uint64_t own = frames[body].stack_frame;
+    const uint64_t low = stack[frames[inside].stack_frame].sp;
+    const uint64_t high = own + 1 < stack.size() ? stack[own + 1].sp : stack[own].sp + 1024;
+    uses = heldOnStack(s, std::move(uses), low, high);
+  }
+  const std::vector<uint64_t> ops = opsOf(uses);
+  d.ops = static_cast<uint32_t>(ops.size());
+  if (ops.size() != 1) return;
+  d.rec.op = reinterpret_cast<const void*>(ops.front());
+  if (uses.size() > 1 && inner && inner->keyKnown()) {
+    const BackendComponent backend = toBackendComponent(debug::recordKey(inner->rec));
+    std::vector<KernelUse> same;
+    for (const KernelUse& u : uses)
+      if (backend != BackendComponent::InvalidBit && toBackendComponent(u.key) == backend) same.push_back(u);
+    if (same.size() == 1) uses = std::move(same);
+  }
+  d.keys = static_cast<uint32_t>(uses.size());
+  if (uses.size() != 1) return;
+  d.rec.kernel = reinterpret_cast<const void*>(uses.front().kernel);
+  d.rec.keyset = DispatchKeySet(uses.front().key).raw_repr();
+  d.rec.slot = slotOf(DispatchKeySet::from_raw_repr(d.rec.keyset));
 }
 
 // The dispatches on the walked stack, innermost first. A dispatch is a `dispatch` (or
 // `dispatchBoxed`) frame; a call/redispatch frame without one just inside it counts on its own
-// (the dispatch body was not described as an inlined frame).
-std::vector<StackDispatch> findDispatches(Session& s, const Stack& stack, const std::vector<Frame>& frames, int64_t tid) {
+// (the dispatch body was not described as an inlined call).
+std::vector<StackDispatch> findDispatches(Session& s, const std::vector<Frame>& frames, const std::vector<StackFrame>& stack) {
   std::vector<StackDispatch> found;
-  std::optional<DispatchKeySet> included;  // read once, only if a key must be recovered
+  std::optional<KernelIndex> index;  // built once, when the first dispatch is found
   const size_t n = frames.size();
+  size_t inside = 0;  // the first frame past the dispatch found before (inside this one)
   for (size_t i = 0; i < n;) {
     const FrameKind kind = frames[i].kind;
     if (!holdsDispatch(kind)) {
@@ -182,54 +233,25 @@ std::vector<StackDispatch> findDispatches(Session& s, const Stack& stack, const 
       continue;
     }
     const bool boxed = isBoxed(kind);
-    const bool body = kind == FrameKind::Dispatch || kind == FrameKind::Boxed;  // holds kind, ks and k
+    const bool body = kind == FrameKind::Dispatch || kind == FrameKind::Boxed;
     // The entry point just outside the body (call/redispatch or the boxed twins), then op wrappers.
-    std::vector<size_t> outer;
+    std::vector<size_t> own{i};
     size_t j = i + 1;
     if (body) {
       while (j < n && (boxed ? frames[j].kind == FrameKind::CallBoxed || frames[j].kind == FrameKind::RedispatchBoxed
                              : frames[j].kind == FrameKind::Call || frames[j].kind == FrameKind::Redispatch))
-        outer.push_back(j++);
+        own.push_back(j++);
     }
-    while (j < n && frames[j].kind == FrameKind::Wrapper) outer.push_back(j++);
-    std::vector<size_t> own{i};
-    own.insert(own.end(), outer.begin(), outer.end());
+    while (j < n && frames[j].kind == FrameKind::Wrapper) own.push_back(j++);
 
     StackDispatch d;
-    d.frame = i;
-    uint8_t record_kind = 0;
-    if (body) {
-      auto v = stack.value(i, "kind");
-      if (v && *v >= DSCOPE_RECORD_CALL && *v <= DSCOPE_RECORD_REDISPATCH_BOXED) record_kind = static_cast<uint8_t>(*v);
-    }
+    d.frame = frames[i].stack_frame;
     for (size_t f : own)
-      if (!record_kind) record_kind = entryKind(frames[f].kind);
-    d.rec.kind = record_kind;
-    for (size_t f : own) {
-      if (frames[f].kind == FrameKind::Wrapper || d.rec.op) continue;
-      if (auto entry = stack.value(f, boxed ? "op.entry_" : "this->entry_")) d.rec.op = reinterpret_cast<const void*>(*entry);
-    }
-    if (body)
-      if (auto k = stack.value(i, "k")) d.rec.kernel = reinterpret_cast<const void*>(*k);
-    auto keyset = stack.value(i, "ks");
-    for (size_t f : outer) {  // ks is computed inside call(): only the other outer frames pass it in
-      if (keyset) break;
-      if (frames[f].kind != FrameKind::Call && frames[f].kind != FrameKind::CallBoxed) keyset = stack.value(f, "ks");
-    }
-    for (size_t k = i; !keyset && k-- > 0 && isKernelPlumbing(frames[k].name);) keyset = stack.value(k, "ks");
-    if (keyset) {
-      d.rec.keyset = *keyset;
-      d.keyset_known = true;
-    } else if (d.rec.op && d.rec.kernel) {
-      if (!included) included = includedKeysOf(s, tid);
-      if (auto key = recoverKey(s, stack, i, d, *included)) {
-        d.rec.keyset = DispatchKeySet(*key).raw_repr();
-        d.keyset_known = d.key_recovered = true;
-      }
-    }
-    if (d.keyset_known) d.rec.slot = slotOf(DispatchKeySet::from_raw_repr(d.rec.keyset));
+      if (!d.rec.kind) d.rec.kind = entryKind(frames[f].kind);
+    if (!index) index.emplace(s.runtime());
+    resolve(s, *index, frames, stack, inside, i, found.empty() ? nullptr : &found.back(), d);
     found.push_back(d);
-    i = j;
+    inside = i = j;
   }
   return found;
 }
@@ -238,61 +260,51 @@ std::vector<StackDispatch> findDispatches(Session& s, const Stack& stack, const 
 
 StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
   const dscope_target* t = s.mem().target();
-  if (!t || !t->frame_function) fail("this debugger front end does not provide stack frames: dispatch-trace --frames is not available");
+  if (!t || !t->stack_frame) fail("this debugger front end does not provide stack frames: dispatch-trace --frames is not available");
   StackChain chain;
   chain.tid = tid;
   chain.debugger_cap = t->frame_cap;
-  Stack stack(*t, tid);
+  std::vector<StackFrame> stack;
   std::vector<Frame> frames;
-  // Inlined calls are listed before (inside) the stack frame they were inlined into, so a stack
-  // frame is complete, with its inlined calls, when a frame that is not inlined is read (GDB's
-  // tail-call frames, listed outside the frame that reused their stack, join the next one). A longer
-  // run of inlined frames than any real nesting counts as a stack frame: the bound always holds.
-  constexpr uint64_t kMaxInlinedRun = 256;
-  uint64_t inlined_run = 0;
-  bool unwinder_ended = false;  // frame_function found no frame at frames.size()
+  bool interrupted = false;  // the frame inside was a signal's: this one stopped at its pc, not in a call
   for (uint64_t level = 0;; ++level) {
-    if (chain.frames_walked == max_frames) {
+    if (level == max_frames) {
       chain.end = StackChain::End::Bound;
       break;
     }
-    auto name = stack.function(level);
-    if (!name) {
-      chain.frames_walked += inlined_run > 0;  // inlined calls with no outer frame listed
-      // GDB's limit counts inlined calls, LLDB's does not: reaching either count is the cap.
-      const bool capped = t->frame_cap && (chain.frames_walked >= t->frame_cap || level >= t->frame_cap);
-      chain.end = capped ? StackChain::End::DebuggerCap : StackChain::End::Outermost;
-      unwinder_ended = !capped;
-      break;
-    }
-    frames.push_back({*name, classify(*name)});
-    if (!stack.inlined(level) || ++inlined_run == kMaxInlinedRun) {
-      ++chain.frames_walked;
-      inlined_run = 0;
-    }
-    // The walk ends at main, as GDB's backtrace does (LLDB's goes on into libc): nothing below it
-    // dispatches, and both debuggers then count the same frames.
-    if (inlined_run == 0 && baseName(*name) == "main") break;
-  }
-  chain.dispatches = findDispatches(s, stack, frames, tid);
-  bool unread = false;  // a dispatch frame's values could not be read: optimized out, or the process died
-  for (const auto& d : chain.dispatches) unread = unread || !d.rec.op || !d.keyset_known;
-  if (unwinder_ended || unread) {
-    // Asked after the values were read: a process that dies during the walk fails them too.
-    switch (stack.walkEnd(frames.size())) {
-      case DSCOPE_FRAMES_GONE:
+    StackFrame sf;
+    if (t->stack_frame(t->ctx, tid, level, &sf.pc, &sf.sp) != 0) {
+      const int end = t->frame_walk_end ? t->frame_walk_end(t->ctx, tid, level) : DSCOPE_FRAMES_OUTERMOST;
+      if (end == DSCOPE_FRAMES_GONE)
         fail("the process exited during the walk: its stack can no longer be read (" + counted(chain.frames_walked, "frame") +
              " walked)");
-      case DSCOPE_FRAMES_UNREADABLE:
-        if (unwinder_ended) chain.end = StackChain::End::Unreadable;
-        break;
-      case DSCOPE_FRAMES_CORRUPT:
-        if (unwinder_ended) chain.end = StackChain::End::Corrupt;
-        break;
-      default:
-        break;
+      chain.end = end == DSCOPE_FRAMES_UNREADABLE ? StackChain::End::Unreadable
+                  : end == DSCOPE_FRAMES_CORRUPT  ? StackChain::End::Corrupt
+                  : end == DSCOPE_FRAMES_CAP      ? StackChain::End::DebuggerCap
+                                                  : StackChain::End::Outermost;
+      break;
     }
+    stack.push_back(sf);
+    ++chain.frames_walked;
+    // An outer frame's pc is where its call returns to: the call is the instruction before it.
+    const bool returns = level > 0 && !interrupted;
+    const FramePc& code = s.mem().functionsAt(returns ? sf.pc - 1 : sf.pc, returns);
+    // What that call called, when it is not the function inside (which it jumped to, a tail call
+    // that reused its stack frame): GDB's tail-call frame, listed with the frame inside.
+    if (!code.called.empty() && !frames.empty() && frames.back().name != code.called)
+      frames.push_back({code.called, classify(code.called), level - 1, 0});
+    for (size_t i = 0; i < code.names.size(); ++i) {
+      const bool own = i + 1 == code.names.size();
+      frames.push_back({code.names[i], classify(code.names[i]), level, own ? code.entry : 0});
+    }
+    if (code.names.empty()) frames.push_back({"", FrameKind::Other, level, 0});
+    const std::string_view function = baseName(frames.back().name);
+    interrupted = function == "__restore_rt";
+    // The walk ends at main, as GDB's backtrace does (LLDB's goes on into libc): nothing below it
+    // dispatches, and both debuggers then count the same frames.
+    if (function == "main") break;
   }
+  chain.dispatches = findDispatches(s, frames, stack);
   std::reverse(chain.dispatches.begin(), chain.dispatches.end());  // oldest first
   return chain;
 }

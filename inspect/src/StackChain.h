@@ -1,22 +1,27 @@
-// dispatch-trace --frames: the dispatch chain rebuilt from the debugger's native stack (for
-// runtimes built with DSCOPE_DISPATCH_RECORDS=OFF, or to cross-check the records). The front end
-// only names frames and reads a few of their variables (dscope_target's frame_* callbacks); which
-// frames are dispatches, what they dispatched and how the chain folds is decided here, once.
+// dispatch-trace --frames: the dispatch chain rebuilt from the native stack (for runtimes built
+// with DSCOPE_DISPATCH_RECORDS=OFF, or to cross-check the records). The front end gives only each
+// stack frame's pc and stack pointer (dscope_target's stack_frame): which functions run there
+// (the library's symbolizer), which of them are dispatches, which kernel each dispatch entered
+// (the registry) and so what it dispatched, and how the chain folds, is decided here, once.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "Commands.h"
+#include "dscope/DispatchRecords.h"
 
 namespace dscope::inspect {
 
-// One dispatch found on the stack, as the record the runtime would have pushed for it.
+// One dispatch found on the stack, as the record the runtime would have pushed for it. The key set
+// is not on the stack without DWARF: rec.keyset holds the key alone, that of the kernel it entered.
 struct StackDispatch {
-  dscope_dispatch_record rec{};  // op (OperatorEntry*) and kernel (AnnotatedKernel*): 0 when unreadable
-  uint64_t frame = 0;            // the level of the frame that ran it (0 = innermost)
-  bool keyset_known = false;     // false: the optimizer dropped ks, and the key could not be recovered
-  bool key_recovered = false;    // rec.keyset holds only the key, found from the kernel that ran
+  dscope_dispatch_record rec{};  // op (OperatorEntry*) and kernel (AnnotatedKernel*): 0 when unknown
+  uint64_t frame = 0;            // the stack frame that ran it (0 = innermost)
+  // What the kernel it entered tells: 0 operators when it entered none (yet); else how many
+  // operators, and of rec.op how many keys, hold that kernel (1: rec.op, rec.keyset are known).
+  uint32_t ops = 0, keys = 0;
+  bool keyKnown() const { return ops == 1 && keys == 1; }
 };
 
 struct StackChain {

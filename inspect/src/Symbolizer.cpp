@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 namespace dscope::inspect {
@@ -308,6 +309,90 @@ std::string describeFunction(const ModuleFile& m, uint64_t addr) {
   return text;
 }
 
+// The function a call site below `scope` whose return address is `ret` calls (DWARF 5 and GNU
+// call-site entries: GCC writes them at -O2 -g), searched in the scopes that hold ret - 1; "" when
+// there is none. Bounded by the nesting depth.
+std::string calledIn(const ModuleFile& m, Dwarf_Die* scope, Dwarf_Addr ret, int depth = 0) {
+  Dwarf_Die child;
+  if (depth > 64 || dwarf_child(scope, &child) != 0) return "";
+  do {
+    const int tag = dwarf_tag(&child);
+    if (tag == DW_TAG_call_site || tag == DW_TAG_GNU_call_site) {
+      Dwarf_Attribute return_attr, callee_attr;
+      Dwarf_Addr at = 0;
+      Dwarf_Attribute* return_pc = dwarf_attr(&child, DW_AT_call_return_pc, &return_attr);
+      if (!return_pc) return_pc = dwarf_attr(&child, DW_AT_low_pc, &return_attr);  // GNU: the return address
+      if (return_pc && dwarf_formaddr(return_pc, &at) == 0 && at == ret) {
+        Dwarf_Attribute* callee = dwarf_attr(&child, DW_AT_call_origin, &callee_attr);
+        if (!callee) callee = dwarf_attr(&child, DW_AT_abstract_origin, &callee_attr);
+        Dwarf_Die origin;
+        return callee && dwarf_formref_die(callee, &origin) ? functionName(m, &origin) : "";
+      }
+    } else if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && dwarf_haspc(&child, ret - 1) == 1) {
+      std::string called = calledIn(m, &child, ret, depth + 1);
+      if (!called.empty()) return called;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+  return "";
+}
+
+// The calls inlined at pc inside `scope` (a function or an inlined call), outermost first, into
+// chain: at each level the one inlined call (or lexical block, entered but not listed) holding pc.
+// Bounded by the nesting depth.
+void inlinedCalls(Dwarf_Die* scope, Dwarf_Addr pc, std::vector<Dwarf_Die>& chain, int depth = 0) {
+  Dwarf_Die child;
+  if (depth > 64 || dwarf_child(scope, &child) != 0) return;
+  do {
+    const int tag = dwarf_tag(&child);
+    if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) && dwarf_haspc(&child, pc) == 1) {
+      if (tag == DW_TAG_inlined_subroutine) chain.push_back(child);
+      inlinedCalls(&child, pc, chain, depth + 1);
+      return;
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+// The file address a function is entered at: its low_pc, or for one split into hot and cold parts
+// (DW_AT_ranges) the start of the part that an ELF symbol other than a ".cold" clone names.
+std::optional<uint64_t> entryOf(const ModuleFile& m, Dwarf_Die* function) {
+  Dwarf_Addr entry = 0;
+  if (dwarf_entrypc(function, &entry) == 0) return entry;
+  Dwarf_Addr base = 0, start = 0, end = 0;
+  ptrdiff_t offset = 0;
+  for (int n = 0; n < 64 && (offset = dwarf_ranges(function, offset, &base, &start, &end)) > 0; ++n) {
+    GElf_Sym sym;
+    GElf_Off at = 0;
+    const char* symbol = dwfl_module_addrinfo(m.module, start, &at, &sym, nullptr, nullptr, nullptr);
+    if (symbol && at == 0 && !std::strstr(symbol, ".cold")) return start;
+  }
+  return std::nullopt;
+}
+
+FramePc functionsIn(const ModuleFile& m, uint64_t addr, bool return_address) {
+  FramePc out;
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* unit = dwfl_module_addrdie(m.module, addr, &bias);
+  for (Dwarf_Die* u = nullptr; !unit && (u = dwfl_module_nextcu(m.module, u, &bias));)
+    if (dwarf_haspc(u, addr - bias) == 1) unit = u;
+  Dwarf_Die function;
+  if (unit && findFunction(unit, addr - bias, &function)) {
+    std::vector<Dwarf_Die> chain;
+    inlinedCalls(&function, addr - bias, chain);
+    for (auto call = chain.rbegin(); call != chain.rend(); ++call) out.names.push_back(functionName(m, &*call));
+    out.names.push_back(functionName(m, &function));
+    if (auto entry = entryOf(m, &function)) out.entry = *entry + bias;
+    if (return_address) out.called = calledIn(m, &function, addr - bias + 1);
+    return out;
+  }
+  GElf_Sym sym;
+  GElf_Off offset = 0;
+  const char* symbol = dwfl_module_addrinfo(m.module, addr, &offset, &sym, nullptr, nullptr, nullptr);
+  if (!symbol || !*symbol) return out;
+  out.names.push_back(demangledFunctionName(symbol));
+  out.entry = addr - offset;
+  return out;
+}
+
 // The ELF symbol holding the file address, as GDB's `info symbol` names it ("name + offset").
 std::string describeSymbol(const ModuleFile& m, uint64_t addr) {
   GElf_Sym sym;
@@ -342,16 +427,37 @@ std::string demangledFunctionName(const char* name) {
   return s.substr(space + 1);
 }
 
-std::string describeCodeAddress(const std::vector<ModuleMapping>& modules, uint64_t addr) {
-  std::lock_guard<std::mutex> lock(symbolizer_mutex);
+namespace {
+
+// The module file that `modules` map over addr, and where its first byte went (file addresses =
+// addr - bias); null when none does. Called with symbolizer_mutex held.
+const ModuleFile* moduleHolding(const std::vector<ModuleMapping>& modules, uint64_t addr, uint64_t* bias) {
   for (const auto& mapping : modules) {
     const ModuleFile* m = moduleFile(mapping.path);
     if (!m || mapping.start < m->low) continue;
-    const uint64_t bias = mapping.start - m->low;  // where the file's first byte went
-    if (addr < m->low + bias || addr >= m->high + bias) continue;
-    return describeIn(*m, addr - bias);
+    *bias = mapping.start - m->low;
+    if (addr >= m->low + *bias && addr < m->high + *bias) return m;
   }
-  return "";
+  return nullptr;
+}
+
+}  // namespace
+
+std::string describeCodeAddress(const std::vector<ModuleMapping>& modules, uint64_t addr) {
+  std::lock_guard<std::mutex> lock(symbolizer_mutex);
+  uint64_t bias = 0;
+  const ModuleFile* m = moduleHolding(modules, addr, &bias);
+  return m ? describeIn(*m, addr - bias) : "";
+}
+
+FramePc functionsAt(const std::vector<ModuleMapping>& modules, uint64_t addr, bool return_address) {
+  std::lock_guard<std::mutex> lock(symbolizer_mutex);
+  uint64_t bias = 0;
+  const ModuleFile* m = moduleHolding(modules, addr, &bias);
+  if (!m) return {};
+  FramePc at = functionsIn(*m, addr - bias, return_address);
+  if (at.entry) at.entry += bias;
+  return at;
 }
 
 std::string describeFileAddress(const std::string& path, uint64_t addr) {

@@ -30,6 +30,22 @@ std::string describeCodeAddress(const std::vector<ModuleMapping>& modules, uint6
 // The same for an address of one file as the file states it (its symbol table's addresses).
 std::string describeFileAddress(const std::string& path, uint64_t addr);
 
+// What runs at a code address, as a stack walk needs it: `names` are the calls inlined there,
+// innermost first, then the function they were inlined into (from DWARF; without DWARF that
+// function alone, by its ELF symbol), each named as GDB names a frame (demangled, with its
+// parameter list); `entry` is where that function is entered (the address a function pointer to it
+// holds; the same for both parts of a hot/cold split function where DWARF says so), 0 when unknown.
+// With return_address, addr is the instruction before a return address (a caller's frame): then
+// `called` is the function its call instruction called, as the DWARF call-site entry says (which
+// is what GDB rebuilds tail-call frames from: the callee may have jumped on to another function
+// and left no frame of its own), "" when the DWARF says none. Empty when no module holds addr.
+struct FramePc {
+  std::vector<std::string> names;
+  uint64_t entry = 0;
+  std::string called;
+};
+FramePc functionsAt(const std::vector<ModuleMapping>& modules, uint64_t addr, bool return_address);
+
 // A mangled C++ function name as GDB prints a function: demangled, and a template function's
 // return type dropped ("dscope::Tensor f<int>(int)" -> "f<int>(int)"). Anything else unchanged.
 std::string demangledFunctionName(const char* name);

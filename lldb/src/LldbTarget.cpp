@@ -202,10 +202,7 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
   c_.module_at = &LldbTarget::moduleAt;
   c_.evaluate = &LldbTarget::evaluate;
   c_.thread_tid = &LldbTarget::threadTid;
-  c_.frame_function = &LldbTarget::frameFunction;
-  c_.frame_value = &LldbTarget::frameValue;
-  c_.frame_tensors = &LldbTarget::frameTensors;
-  c_.frame_inlined = &LldbTarget::frameInlined;
+  c_.stack_frame = &LldbTarget::stackFrame;
   c_.frame_walk_end = &LldbTarget::frameWalkEnd;
   c_.thread_exists = &LldbTarget::threadExists;
   c_.mapping_starts = &LldbTarget::mappingStarts;
@@ -550,42 +547,42 @@ int LldbTarget::executableBuildId(void* ctx, char* out, uint64_t out_size) {
 
 // ---------------------------------------------------------------- stack frames
 
-lldb::SBFrame LldbTarget::frameOf(int64_t tid, uint64_t level) {
+lldb::SBFrame LldbTarget::stackFrameOf(int64_t tid, uint64_t level) {
   if (!(live_ || core_) || level > UINT32_MAX) return lldb::SBFrame();
-  lldb::SBThread thread = process_.GetThreadByID(static_cast<lldb::tid_t>(tid));
-  if (!thread.IsValid()) return lldb::SBFrame();
-  // GetFrameAtIndex unwinds only as far as `level`: never GetNumFrames, which unwinds a whole
-  // overflowed stack (hundreds of thousands of frames).
-  return thread.GetFrameAtIndex(static_cast<uint32_t>(level));
+  if (walk_.tid != tid || !walk_.thread.IsValid()) {
+    walk_ = StackWalk();
+    walk_.tid = tid;
+    walk_.thread = process_.GetThreadByID(static_cast<lldb::tid_t>(tid));
+    if (!walk_.thread.IsValid()) return lldb::SBFrame();
+  }
+  // Frames are read one index further at a time (GetFrameAtIndex unwinds only that far; never
+  // GetNumFrames, which unwinds a whole overflowed stack). Inlined calls share the CFA of the stack
+  // frame they were inlined into: a new CFA starts a stack frame.
+  while (walk_.starts.size() <= level && !walk_.complete) {
+    lldb::SBFrame frame = walk_.thread.GetFrameAtIndex(walk_.listed);
+    if (!frame.IsValid() || interrupted()) {
+      walk_.complete = true;
+      break;
+    }
+    const uint64_t cfa = frame.GetCFA();
+    if (walk_.listed == 0 || cfa != walk_.last_cfa) walk_.starts.push_back(walk_.listed);
+    walk_.last_cfa = cfa;
+    ++walk_.listed;
+  }
+  return level < walk_.starts.size() ? walk_.thread.GetFrameAtIndex(walk_.starts[level]) : lldb::SBFrame();
 }
 
-int LldbTarget::frameFunction(void* ctx, int64_t tid, uint64_t level, char* out, uint64_t out_size) {
+int LldbTarget::stackFrame(void* ctx, int64_t tid, uint64_t level, uint64_t* pc, uint64_t* sp) {
   try {
     auto* self = static_cast<LldbTarget*>(ctx);
     if (self->interrupted()) return 1;
-    lldb::SBFrame frame = self->frameOf(tid, level);
+    lldb::SBFrame frame = self->stackFrameOf(tid, level);
     if (!frame.IsValid()) return 1;
-    const char* name = frame.GetFunctionName();  // demangled, inlined frames by their own name
-    copyOut(name ? name : "", out, out_size);
+    *pc = frame.GetPC();
+    *sp = frame.GetSP();
     return 0;
   } catch (...) {
     return 1;
-  }
-}
-
-// An inlined frame shares its stack frame with the next outer one, which has the same CFA. LLDB 16
-// can list a stack frame only by the calls inlined into it, without its own function (dscope::at::mm
-// in basic_dispatch at -O2): the outermost of those has the stack frame to itself.
-int LldbTarget::frameInlined(void* ctx, int64_t tid, uint64_t level) {
-  try {
-    auto* self = static_cast<LldbTarget*>(ctx);
-    if (self->interrupted()) return 0;
-    lldb::SBFrame frame = self->frameOf(tid, level);
-    if (!frame.IsInlined()) return 0;  // an invalid frame is not
-    lldb::SBFrame outer = self->frameOf(tid, level + 1);
-    return outer.IsValid() && outer.GetCFA() == frame.GetCFA() ? 1 : 0;
-  } catch (...) {
-    return 0;
   }
 }
 
@@ -610,112 +607,21 @@ bool processGone(lldb::pid_t pid) {
 
 // LLDB 16 says nothing of why its unwinder stopped. On x86-64 a caller's return address is the word
 // just below its callee's CFA: when the last frame's is unreadable, the stack memory ran out there
-// (a truncated core); when it is readable, LLDB found the outermost frame (_start, clone3).
-int LldbTarget::frameWalkEnd(void* ctx, int64_t tid, uint64_t level) {
+// (a truncated core); when it is readable, LLDB found the outermost frame (_start, clone3), or
+// stopped at its own limit (max-backtrace-depth, counting stack frames).
+int LldbTarget::frameWalkEnd(void* ctx, int64_t tid, uint64_t /*level*/) {
   try {
     auto* self = static_cast<LldbTarget*>(ctx);
-    if (self->interrupted() || level == 0) return DSCOPE_FRAMES_OUTERMOST;
+    if (self->interrupted() || self->walk_.tid != tid || self->walk_.listed == 0) return DSCOPE_FRAMES_OUTERMOST;
     if (self->live_ && processGone(self->process_.GetProcessID())) return DSCOPE_FRAMES_GONE;
-    lldb::SBFrame last = self->frameOf(tid, level - 1);
-    if (!last.IsValid()) return DSCOPE_FRAMES_OUTERMOST;
-    const uint64_t cfa = last.GetCFA();
+    const uint64_t cfa = self->walk_.last_cfa;
     uint64_t return_address = 0;
     if (cfa == LLDB_INVALID_ADDRESS || cfa < 8 || !self->read(cfa - 8, &return_address, 8))
       return DSCOPE_FRAMES_UNREADABLE;
+    if (self->c_.frame_cap && self->walk_.starts.size() >= self->c_.frame_cap) return DSCOPE_FRAMES_CAP;
     return DSCOPE_FRAMES_OUTERMOST;
   } catch (...) {
     return DSCOPE_FRAMES_OUTERMOST;
-  }
-}
-
-namespace {
-
-// A value as the DWARF has it. LLDB would otherwise compute its dynamic type and run our
-// synthetic children (Python) at each use, which on a deep walk took most of the time. Values
-// derived with Dereference() take the target's defaults again, hence referent().
-lldb::SBValue asInDwarf(lldb::SBValue v) { return v.GetStaticValue().GetNonSyntheticValue(); }
-
-// The referent of a reference (as the DWARF has it), else the value itself.
-lldb::SBValue referent(lldb::SBValue v) {
-  return v.GetType().GetCanonicalType().IsReferenceType() ? asInDwarf(v.Dereference()) : v;
-}
-
-// A scalar as 64 bits (of a value as the DWARF has it: repr_ is no synthetic child): references
-// give the referent's address, structs with repr_ (a DispatchKeySet) their repr_, enums and
-// pointers their value.
-bool scalarOf(lldb::SBValue v, uint64_t* out) {
-  if (!v.IsValid() || v.GetError().Fail()) return false;
-  lldb::SBType type = v.GetType().GetCanonicalType();
-  if (type.IsReferenceType()) {
-    lldb::SBValue target = referent(v);
-    if (!target.IsValid() || target.GetError().Fail()) return false;
-    uint64_t addr = target.GetLoadAddress();
-    if (addr == LLDB_INVALID_ADDRESS) return false;
-    *out = addr;
-    return true;
-  }
-  if (isStruct(type)) {
-    lldb::SBValue repr = v.GetChildMemberWithName("repr_");
-    if (!repr.IsValid()) return false;
-    v = repr;
-  }
-  return bits64(v, out);  // false: optimized out, unreadable
-}
-
-// A frame's variable, or a member path from one ("this->entry_", "op.entry_").
-lldb::SBValue frameVariable(lldb::SBFrame frame, const std::string& path) {
-  const size_t end = path.find_first_of(".-");
-  lldb::SBValue v = asInDwarf(frame.FindVariable(path.substr(0, end).c_str()));
-  return end == std::string::npos || !v.IsValid() ? v : v.GetValueForExpressionPath(path.c_str() + end);
-}
-
-}  // namespace
-
-int LldbTarget::frameValue(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value) {
-  try {
-    auto* self = static_cast<LldbTarget*>(ctx);
-    if (self->interrupted()) return 1;
-    lldb::SBFrame frame = self->frameOf(tid, level);
-    if (!frame.IsValid() || !path) return 1;
-    return scalarOf(frameVariable(frame, path), value) ? 0 : 1;
-  } catch (...) {
-    return 1;
-  }
-}
-
-int LldbTarget::frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max,
-                              uint64_t* count) {
-  try {
-    auto* self = static_cast<LldbTarget*>(ctx);
-    if (self->interrupted()) return 1;
-    lldb::SBFrame frame = self->frameOf(tid, level);
-    if (!frame.IsValid() || !count) return 1;
-    lldb::SBValueList args = frame.GetVariables(/*arguments=*/true, /*locals=*/false, /*statics=*/false,
-                                                /*in_scope_only=*/true);
-    // The pack's elements are named args#0, args#1... (GCC's DWARF, as GDB shows them); the
-    // other parameters (this, kind, ks) are not tensors of the call.
-    uint64_t n = 0;
-    for (uint32_t i = 0; i < args.GetSize(); ++i) {
-      lldb::SBValue arg = asInDwarf(args.GetValueAtIndex(i));
-      const char* name = arg.GetName();
-      if (!name || std::strncmp(name, "args#", 5) != 0) continue;
-      arg = referent(arg);
-      const std::string type = typeName(arg.GetType());
-      if (type == "dscope::Tensor") {
-        lldb::SBValue impl = arg.GetChildMemberWithName("impl_").GetChildMemberWithName("p_");
-        lldb::SBError error;
-        uint64_t p = impl.IsValid() ? impl.GetValueAsUnsigned(error, 0) : 0;
-        if (!impl.IsValid() || error.Fail()) return 1;  // optimized out
-        if (n < max && impls) impls[n] = p;
-        ++n;
-      } else if (type.substr(0, type.find('<')).find("Tensor") != std::string::npos) {
-        return 1;  // optional<Tensor>, a tensor list: the set of tensors would be incomplete
-      }
-    }
-    *count = std::min(n, max);
-    return 0;
-  } catch (...) {
-    return 1;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "dscope/inspect.h"
 #include "lldb/API/LLDB.h"
@@ -59,10 +60,7 @@ class LldbTarget {
   static int moduleAt(void* ctx, uint64_t index, uint64_t* start, char* path, uint64_t path_size);
   static int evaluate(void* ctx, const char* expr, uint64_t* value, char* err, uint64_t err_size);
   static int threadTid(void* ctx, int64_t n, int64_t* tid);
-  static int frameFunction(void* ctx, int64_t tid, uint64_t level, char* out, uint64_t out_size);
-  static int frameValue(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value);
-  static int frameInlined(void* ctx, int64_t tid, uint64_t level);
-  static int frameTensors(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max, uint64_t* count);
+  static int stackFrame(void* ctx, int64_t tid, uint64_t level, uint64_t* pc, uint64_t* sp);
   static int frameWalkEnd(void* ctx, int64_t tid, uint64_t level);
   static int threadExists(void* ctx, int64_t tid);
   static int mappingStarts(void* ctx, uint64_t* starts, uint64_t max, uint64_t* count);
@@ -73,7 +71,9 @@ class LldbTarget {
   bool readFromModuleFile(uint64_t addr, void* out, uint64_t size);
   bool lookupSymbol(const std::string& name, uint64_t* addr);
   bool evaluateExpression(const std::string& expr, uint64_t* value, std::string* error);
-  lldb::SBFrame frameOf(int64_t tid, uint64_t level);
+  // LLDB's frame listing the stack frame `level` of thread tid (its innermost inlined call, if any),
+  // invalid past the outermost.
+  lldb::SBFrame stackFrameOf(int64_t tid, uint64_t level);
   uint64_t frameCap();
   // Whether the user pressed Ctrl-C during this command (the lldb driver turns SIGINT into
   // SBDebugger::DispatchInputInterrupt, which marks the running command interrupted). From then
@@ -88,6 +88,16 @@ class LldbTarget {
   lldb::SBDebugger debugger_;
   bool interrupted_ = false;
   dscope_target c_{};
+  // The walk of one thread's stack (dispatch-trace --frames): LLDB's frame index of each stack
+  // frame found so far; `listed` frames were read, the last one at `last_cfa`.
+  struct StackWalk {
+    int64_t tid = 0;
+    lldb::SBThread thread;
+    std::vector<uint32_t> starts;
+    uint32_t listed = 0;
+    uint64_t last_cfa = 0;
+    bool complete = false;
+  } walk_;
   // Per-command cache: op-table asks for the same sentinel symbols many times.
   std::unordered_map<std::string, uint64_t> symbol_addresses_;
 };

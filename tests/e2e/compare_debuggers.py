@@ -49,14 +49,6 @@ Normalization rules (the only ones; everything else must match byte for byte):
     with the debugger's own diagnostic (GDB: 'No symbol "x" in current context.', LLDB: "use of
     undeclared identifier 'x'"); REASON becomes "<debugger's reason>". The rest of the line,
     and that it is one line, must match.
-  * dispatch-trace --frames reads the native stack through each debugger's unwinder and DWARF
-    evaluator, which list different inlined calls (so number frames differently) and can read
-    different variables at a given pc. Its lines must name the same dispatches (kind, operator,
-    key) in the same order, after the same number of stack frames walked (the library counts
-    stack frames, not inlined calls, so a --max-frames bound cuts both at the same dispatch),
-    but the frame numbers and the provenance are debugger-specific: the "(frame #N...)"
-    annotation of each line and the "note:" lines about values the debugger could not read are
-    removed before comparing.
 
 The test fails on any difference (a unified diff per command), when a command printed nothing
 in gdb (the command did not run), when a marker is missing (a debugger ended early), on a Python
@@ -266,16 +258,11 @@ def normalize_pid(session, transcript, text):
 
 DSCOPE_LINE = re.compile(r"^(dispatch-break|dscope:).*\n?", re.MULTILINE)
 EVALUATE_REASON = re.compile(r"^(dscope: cannot evaluate '.*?'): .*$", re.MULTILINE)
-FRAME_NOTE = re.compile(r"  \(frame #\d+[^)]*\)")
-RECOVERY_NOTE = re.compile(r"^  note: .*\n?", re.MULTILINE)
 
 
-def by_rule(command, text):
+def by_rule(text):
     """The documented normalization rules (module docstring) that apply to every target."""
-    text = EVALUATE_REASON.sub(r"\1: <debugger's reason>", text)
-    if "--frames" in command.split():
-        text = RECOVERY_NOTE.sub("", FRAME_NOTE.sub("", text))
-    return text
+    return EVALUATE_REASON.sub(r"\1: <debugger's reason>", text)
 
 
 def compare(commands, outputs):
@@ -283,7 +270,7 @@ def compare(commands, outputs):
     (gname, gdb_out), (lname, lldb_out) = outputs.items()
     ok = True
     for i, command in enumerate(commands):
-        g, l = by_rule(command, gdb_out[i]), by_rule(command, lldb_out[i])
+        g, l = by_rule(gdb_out[i]), by_rule(lldb_out[i])
         if command == RUN:
             g = "".join(m.group(0) for m in DSCOPE_LINE.finditer(g))
             l = "".join(m.group(0) for m in DSCOPE_LINE.finditer(l))

@@ -71,8 +71,8 @@ set(DSCOPE_COMPARE_KEYSETS "keyset 0x12800010001" "keyset 0x12800010001 --verbos
 
 # infinite_redispatch: myops::my_add's AutogradCPU kernel re-enters itself until the stack overflows.
 dscope_compare_test(compare_infinite_redispatch_core PROGRAM infinite_redispatch CORE_OF crash_infinite_redispatch
-  CMD "dispatch-trace" "dispatch-trace --all" "dispatch-trace --full" "dispatch-trace --json"
-      "op-table myops::my_add" "op-table myops::my_add --registered" "op-table myops::my_add --computed"
+  CMD "dispatch-trace" "dispatch-trace --all" "dispatch-trace --full" "dispatch-trace --json" "dispatch-trace --frames"
+      "dispatch-trace --frames --json" "op-table myops::my_add" "op-table myops::my_add --registered" "op-table myops::my_add --computed"
       "op-table myops::my_add --key AutogradCPU" "op-table myops::my_add --key CPU" "op-table myops::my_add --json"
       "op-table --list my_add" "op-table --list myops::" "op-table --missing AutogradCPU"
       ${DSCOPE_COMPARE_KEYSETS} "keyset --tls" "keyset --tls --verbose" "keyset --tls --json"
@@ -80,7 +80,7 @@ dscope_compare_test(compare_infinite_redispatch_core PROGRAM infinite_redispatch
 
 # The same core cut at half its size: no shared library loaded, the records still readable.
 dscope_compare_test(compare_truncated_core PROGRAM infinite_redispatch CORE_OF truncated_infinite_redispatch
-  CMD "dispatch-trace" "op-table myops::my_add" "op-table --list my_add" "keyset --tls" ${DSCOPE_COMPARE_BAD_INPUT_CORE})
+  CMD "dispatch-trace" "dispatch-trace --frames" "op-table myops::my_add" "op-table --list my_add" "keyset --tls" ${DSCOPE_COMPARE_BAD_INPUT_CORE})
 
 # multithread: thread 5 overflows in myops::loop while others dispatch.
 dscope_compare_test(compare_multithread_core PROGRAM multithread CORE_OF crash_multithread
@@ -89,14 +89,12 @@ dscope_compare_test(compare_multithread_core PROGRAM multithread CORE_OF crash_m
       "op-table myops::loop" "op-table myops::loop --key AutogradCPU" "op-table --list loop"
       ${DSCOPE_COMPARE_BAD_INPUT_CORE})
 
-# dispatch-trace --frames on a core of a program that aborted (the same pc in every run): both
-# debuggers walk the same stack frames to the same dispatches, although GDB lists 20 frames down
-# to main and LLDB 17 (GDB rebuilds 3 tail calls); --max-frames 9 stops both after the innermost
-# dispatch, 12 after both. clang 14 -O2 drops `this` in dispatch frames.
-if(DSCOPE_FRAMES_READABLE)
-  set(DSCOPE_COMPARE_CORE_FRAMES "dispatch-trace --frames" "dispatch-trace --frames --max-frames 9"
-      "dispatch-trace --frames --max-frames 12")
-endif()
+# dispatch-trace --frames on a core of a program that aborted: both debuggers give the library the
+# same stack frames (GDB lists 20 frames down to main, with 3 tail calls it rebuilds, LLDB 17), so
+# the text is the same to the stack frame numbers; --max-frames 9 stops after the innermost
+# dispatch of missing_kernel, 12 after both.
+set(DSCOPE_COMPARE_CORE_FRAMES "dispatch-trace --frames" "dispatch-trace --frames --json"
+    "dispatch-trace --frames --max-frames 9" "dispatch-trace --frames --max-frames 12")
 # missing_kernel: myops::only_cpu on a Meta tensor: the Meta backend fallback aborts.
 dscope_compare_test(compare_missing_kernel_core PROGRAM missing_kernel CORE_OF crash_missing_kernel
   CMD "dispatch-trace" "dispatch-trace --full" "dispatch-trace --json" ${DSCOPE_COMPARE_CORE_FRAMES}
@@ -143,17 +141,11 @@ dscope_compare_test(compare_basic_dispatch_gcore PROGRAM basic_dispatch GCORE_AT
 # ---- live
 
 # basic_dispatch stopped in the CPU mm kernel by a breakpoint on its function name in each debugger.
-# dispatch-trace --frames needs `this` in dispatch frames: clang 14 -O2 drops it (as for the GDB
-# --frames tests). Both debuggers must stop at the same dispatch, at the outermost frame (main) or
-# at a --max-frames bound: the library counts stack frames, not the inlined calls, which the two
-# list differently (here GDB lists the dispatches at frames #4 and #11, LLDB at #5 and #12, in 8
-# stack frames). Not on the overflow
-# core: there the innermost frame stops at a different pc in each run, and at some of them GDB
-# reads `ks` where LLDB 16 cannot.
-if(DSCOPE_FRAMES_READABLE)
-  set(DSCOPE_COMPARE_FRAMES "dispatch-trace --frames" "dispatch-trace --frames --max-frames 6"
-      "dispatch-trace --frames --max-frames 10")
-endif()
+# --frames: 8 stack frames, the dispatches in stack frames #2 and #5 (GDB lists them as its frames
+# #4 and #11, LLDB as #5 and #12: they list inlined calls differently; the library counts stack
+# frames): --max-frames 3 stops after the innermost, 6 after both.
+set(DSCOPE_COMPARE_FRAMES "dispatch-trace --frames" "dispatch-trace --frames --max-frames 3"
+    "dispatch-trace --frames --max-frames 6")
 dscope_compare_test(compare_basic_dispatch_live PROGRAM basic_dispatch LAUNCH BREAK mm_cpu
   CMD "dispatch-trace" "dispatch-trace --full" "dispatch-trace --json" "dispatch-trace --all" ${DSCOPE_COMPARE_FRAMES}
       "op-table aten::mm" "op-table aten::mm --computed" "op-table aten::mm --key CPU" "op-table --list mm"

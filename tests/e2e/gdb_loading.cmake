@@ -89,15 +89,12 @@ dscope_loading_test(gdb_loading_no_runtime
 # (e) dispatch-trace --frames at a live stop inside a nested dispatch: basic_dispatch's forward
 # pass stopped in the CPU mm kernel. at::mm enters at AutogradCPU ([call]) and the autograd kernel
 # redispatches below autograd to CPU ([redispatch]).
-# --frames reads `this->entry_` and `ks` from DWARF: g++ keeps (or lets --frames recover) them at
-# -O2; clang 14 at -O2 optimizes `this` out of every dispatch frame, so the operator names come
-# out as <optimized out> there (the records-based dispatch-trace is unaffected).
-if(DSCOPE_FRAMES_READABLE)
 dscope_loading_test(gdb_loading_frames_live
   COMMAND ${LOADING} run --work ${LOADING_WORK} --gdb-script ${GDB_SCRIPT}
     --cmd "break mm_cpu" --cmd "run" --cmd "dispatch-trace --frames" --cmd "kill"
     --expect "from the native stack (" --expect "frames walked)"
-    --expect "[call] op=[aten::mm], key=[AutogradCPU]" --expect "[redispatch] op=[aten::mm], key=[CPU]"
+    --expect "[call] op=[aten::mm], key=[AutogradCPU]  (stack frame #5)"
+    --expect "[redispatch] op=[aten::mm], key=[CPU]  (stack frame #2)"
     -- $<TARGET_FILE:basic_dispatch>)
 # --frames on the overflow core: the walk stops at its bound, folds the my_add cycle and names the
 # kernel that re-enters (the same diagnosis as the records give).
@@ -107,7 +104,6 @@ dscope_loading_test(gdb_loading_frames_overflow_core REQUIRES crash_infinite_red
     --expect "stopped at the 20 000-frame bound" --expect "[call] op=[myops::my_add], key=[AutogradCPU] ... repeated"
     --expect "my_add_autograd" --expect "ks & after_autograd_keyset"
     -- $<TARGET_FILE:infinite_redispatch>)
-endif()
 
 # cuda-gdb 13 embeds Python 3.12: what GDB loads (the front end, the printers, the loaders) must
 # compile there without a warning (3.12 made invalid escape sequences a SyntaxWarning, printed at

@@ -25,11 +25,18 @@ def describe(addr):
         return ""
     # The function that starts at addr (a lambda's block is nested in its enclosing function's,
     # a call inlined at the entry in the function's): the outermost function block starting there.
+    # A function split into hot and cold parts starts at its entry, not at its block's start (the
+    # cold part's, placed lower): its symbol's address says where it is entered.
+    def entry(f):
+        try:
+            return int(f.value().address)
+        except (gdb.error, TypeError):
+            return None
     function = starting = None
     while block is not None and not block.is_static and not block.is_global:
         if block.function is not None:
             function = block.function
-            if block.start == addr:
+            if block.start == addr or entry(block.function) == addr:
                 starting = block.function
         block = block.superblock
     function = starting or function

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 6
+#define DSCOPE_INSPECT_ABI_VERSION 7
 
 typedef struct dscope_target {
   void* ctx; /* passed back to every callback */
@@ -36,40 +36,24 @@ typedef struct dscope_target {
   /* LWP of the currently selected thread, or 0 when there is none. */
   int64_t selected_tid;
 
-  /* ---- dispatch-trace --frames: the native stack, for runtimes built without dispatch records.
-   * The library walks frames outwards from level 0 (the innermost) one level at a time and
-   * decides itself which are dispatch frames; the front end only answers these questions. All
-   * optional: NULL makes --frames answer "not supported by this front end". */
-  /* The function name of frame `level` of thread `tid` (demangled; with or without its parameter
-   * list), "" when the debugger knows none. 0 on success; 1 when `level` is past the outermost
-   * frame the debugger unwinds (the walk ends there). */
-  int (*frame_function)(void* ctx, int64_t tid, uint64_t level, char* out, uint64_t out_size);
-  /* A variable of that frame as 64 bits: `path` is one of "ks" (a DispatchKeySet: its repr_),
-   * "kind" (an enum), "this->entry_", "op.entry_" (pointers; `op` may be an OperatorHandle or a
-   * reference to one), "k" (a reference: the referenced object's address). 0 on success; nonzero
-   * when the variable is absent, optimized out or unreadable. */
-  int (*frame_value)(void* ctx, int64_t tid, uint64_t level, const char* path, uint64_t* value);
-  /* The TensorImpl addresses (Tensor::impl_.p_, 0 for an undefined tensor) of the frame's
-   * dscope::Tensor arguments (the `args` pack of a TypedOperatorHandle::dispatch frame), at most
-   * `max` into impls, their number into *count. 0 on success; nonzero when an argument is
-   * optimized out or is not a plain dscope::Tensor (an optional or a list: the set of tensors
-   * would be incomplete). */
-  int (*frame_tensors)(void* ctx, int64_t tid, uint64_t level, uint64_t* impls, uint64_t max, uint64_t* count);
-  /* The most frames the debugger unwinds (GDB: backtrace limit, inlined calls counted; LLDB:
-   * target.process.thread.max-backtrace-depth, inlined calls not counted), 0 when it has no such
-   * cap. --frames says so when the walk reaches it. */
+  /* ---- dispatch-trace --frames: the dispatch chain rebuilt from the native stack (for runtimes
+   * built without dispatch records, and builds without debug info). The library asks only what any
+   * debugger knows of a stack frame without DWARF, one frame at a time outwards from the innermost,
+   * and decides itself what each frame is: it symbolizes the pcs from the module files (module_at)
+   * and maps them to the dispatcher's functions and the registry's kernels. Optional: NULL makes
+   * --frames answer "not supported by this front end". */
+  /* Stack frame `level` of thread `tid`, from 0 (the innermost). Calls inlined into a function
+   * share its stack frame and are no frames here (skip GDB's inline and tail-call frames and
+   * LLDB's inlined frames). Its pc into *pc (for an outer frame, the return address, as the
+   * debugger shows it) and its stack pointer into *sp (for an outer frame, the value at its call:
+   * the CFA of the frame inside it). 0 on success; 1 past the last frame the debugger unwinds. */
+  int (*stack_frame)(void* ctx, int64_t tid, uint64_t level, uint64_t* pc, uint64_t* sp);
+  /* The debugger's own limit on the frames it unwinds (GDB: backtrace limit; LLDB:
+   * target.process.thread.max-backtrace-depth), 0 for none: named when the walk ends there. */
   uint64_t frame_cap;
-  /* 1 when frame `level` has no stack frame of its own: a call inlined into the next outer frame
-   * (the two share one stack frame), or a tail call GDB rebuilds from DWARF call sites (its stack
-   * frame was reused by the function it jumped to); 0 when it has a stack frame of its own. GDB
-   * and LLDB unwind the same stack frames but list different inlined and tail calls between them,
-   * so --max-frames and "N frames walked" count stack frames: the same in both. Optional (NULL:
-   * every frame has its own). */
-  int (*frame_inlined)(void* ctx, int64_t tid, uint64_t level);
-  /* Why the debugger lists no frame `level` of thread `tid`: one of dscope_frames_end. Asked when
-   * frame_function answered 1 at `level`, and when values of the frames walked (below `level`)
-   * could not be read, which a process that died during the walk also causes (only
-   * DSCOPE_FRAMES_GONE matters then). Optional (NULL: every walk reached the outermost frame). */
+  /* Why the debugger lists no stack frame `level` of thread `tid` (asked when stack_frame
+   * answered 1 there): one of dscope_frames_end. Optional (NULL: the walk reached the outermost
+   * frame). */
   int (*frame_walk_end)(void* ctx, int64_t tid, uint64_t level);
 
   /* ---- what the process is made of: for telling corrupt memory and a core opened with another
@@ -102,8 +86,9 @@ enum dscope_frames_end {
                                    last frame cannot be read (a truncated core, unmapped memory) */
   DSCOPE_FRAMES_CORRUPT = 2,    /* the unwinder stopped on a frame that makes no sense (GDB: "previous
                                    frame inner to this frame (corrupt stack?)" and the like) */
-  DSCOPE_FRAMES_GONE = 3        /* the thread or its process no longer exists (it exited or was killed
+  DSCOPE_FRAMES_GONE = 3,       /* the thread or its process no longer exists (it exited or was killed
                                    during the walk) */
+  DSCOPE_FRAMES_CAP = 4         /* the debugger's own limit (frame_cap) */
 };
 
 /* Runs one user command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",
