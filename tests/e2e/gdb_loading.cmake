@@ -93,8 +93,8 @@ dscope_loading_test(gdb_loading_frames_live
   COMMAND ${LOADING} run --work ${LOADING_WORK} --gdb-script ${GDB_SCRIPT}
     --cmd "break mm_cpu" --cmd "run" --cmd "dispatch-trace --frames" --cmd "kill"
     --expect "from the native stack (" --expect "frames walked)"
-    --expect "[call] op=[aten::mm], key=[AutogradCPU]  (stack frame #5)"
-    --expect "[redispatch] op=[aten::mm], key=[CPU]  (stack frame #2)"
+    --expect "#0 [call] op=[aten::mm], key=[AutogradCPU]  (stack frame #"
+    --expect "#1 [redispatch] op=[aten::mm], key=[CPU]  (stack frame #"
     -- $<TARGET_FILE:basic_dispatch>)
 # --frames on the overflow core: the walk stops at its bound, folds the my_add cycle and names the
 # kernel that re-enters (the same diagnosis as the records give).
