@@ -126,7 +126,7 @@ class TracePrinter {
   // --frames may not know a dispatch's operator or key (StackDispatch): it says how many it could be.
   std::string opName(const Trace& t, uint64_t d) const {
     if (const void* op = t.at(d)->op) return rt_.operatorName(reinterpret_cast<uint64_t>(op));
-    const uint32_t ops = t.chain.stack->dispatches[d].ops;
+    const uint32_t ops = t.chain.stack ? t.chain.stack->dispatches[d].ops : 0;
     return ops ? "<one of " + std::to_string(ops) + " operators>" : "<no kernel entered>";
   }
   std::string keyName(const Trace& t, uint64_t d) const {
@@ -377,7 +377,7 @@ class TracePrinter {
     if (sd.keyKnown()) j.value(keyName(t, d));
     else j.null();
     if (sd.keyKnown()) j.field("slot", static_cast<uint32_t>(rec.slot));
-    if (!sd.keyKnown()) j.field("candidate_ops", static_cast<uint64_t>(sd.ops)).field("candidate_keys", static_cast<uint64_t>(sd.keys));
+    else j.field("candidate_ops", static_cast<uint64_t>(sd.ops)).field("candidate_keys", static_cast<uint64_t>(sd.keys));
     j.field("stack_frame", sd.frame).endObject();
   }
 

@@ -103,10 +103,11 @@ class KernelIndex {
       try {
         for (const TableEntry& e : rt.tableEntries(op.addr)) {
           if (rt.isFallthrough(e.kernel)) continue;
+          const KernelUse use{op.addr, e.key, e.kernel.addr};
           for (uint64_t fn : {e.kernel.functor, e.kernel.unboxed_fn, e.kernel.boxed_fn}) {
+            if (!fn) continue;
             auto& uses = by_entry_[fn];
-            if (fn && (uses.empty() || !(uses.back() == KernelUse{op.addr, e.key, 0})))
-              uses.push_back({op.addr, e.key, e.kernel.addr});
+            if (uses.empty() || !(uses.back() == use)) uses.push_back(use);  // a function that is two of them
           }
         }
       } catch (const InspectError&) {
@@ -276,7 +277,7 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
     if (t->stack_frame(t->ctx, tid, level, &sf.pc, &sf.sp) != 0) {
       const int end = t->frame_walk_end ? t->frame_walk_end(t->ctx, tid, level) : DSCOPE_FRAMES_OUTERMOST;
       if (end == DSCOPE_FRAMES_GONE)
-        fail("the process exited during the walk: its stack can no longer be read (" + counted(chain.frames_walked, "frame") +
+        fail("the process exited during the walk: its stack can no longer be read (" + counted(stack.size(), "frame") +
              " walked)");
       chain.end = end == DSCOPE_FRAMES_UNREADABLE ? StackChain::End::Unreadable
                   : end == DSCOPE_FRAMES_CORRUPT  ? StackChain::End::Corrupt
@@ -285,7 +286,6 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
       break;
     }
     stack.push_back(sf);
-    ++chain.frames_walked;
     // An outer frame's pc is where its call returns to: the call is the instruction before it.
     const bool returns = level > 0 && !interrupted;
     const FramePc& code = s.mem().functionsAt(returns ? sf.pc - 1 : sf.pc, returns);
@@ -304,6 +304,7 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
     // dispatches, and both debuggers then count the same frames.
     if (function == "main") break;
   }
+  chain.frames_walked = stack.size();
   chain.dispatches = findDispatches(s, frames, stack);
   std::reverse(chain.dispatches.begin(), chain.dispatches.end());  // oldest first
   return chain;
