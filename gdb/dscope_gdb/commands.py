@@ -28,10 +28,8 @@ class _DscopeCommand(gdb.Command):
     def __init__(self, name, complete_ops=False):
         # `help NAME`: the class's first line, the usage line the library's usage errors print
         # (one source for both debuggers' help and the errors), then the rest of the class's text.
-        # (An older library, from DSCOPE_INSPECT_LIBRARY, may not know "usage": no line then.)
         title, _, details = type(self).__doc__.partition("\n\n")
-        usage, is_error = _inspect.run("usage " + name)
-        usage = "" if is_error else "\nUsage: " + usage.strip().replace(" | ", "\n       ")
+        usage = "\nUsage: " + _inspect.usage(name).replace(" | ", "\n       ")
         self.__doc__ = "%s%s\n\n%s" % (title, usage, details)
         super().__init__(name, gdb.COMMAND_DATA)
         self._name = name
@@ -71,8 +69,7 @@ class _DscopeCommand(gdb.Command):
                      if not w.startswith("-") and (i == 0 or words[i - 1] not in self._OPTIONS_WITH_VALUES)]
         try:
             if len(words) > 1 and words[-2] in self._KEY_OPTIONS:
-                keys, is_error = _inspect.run("key-names " + typing)
-                names = [] if is_error else keys.split()
+                names = _inspect.complete_keys(typing)
             elif operators == [len(words) - 1]:
                 names = _inspect.complete_ops(typing)
             else:

@@ -8,14 +8,24 @@ import ctypes
 import sys
 
 import gdb
+from dscope_printers import value_types
 
 _READ = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64)
 _WRITE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_uint64)
 _FIND = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64))
 _MODULE_AT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64),
                              ctypes.c_void_p, ctypes.c_uint64)
-_EVALUATE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_uint64),
+
+
+class _Value(ctypes.Structure):  # inspect.h dscope_value
+    _fields_ = [("kind", ctypes.c_uint32), ("bits", ctypes.c_uint64), ("address", ctypes.c_uint64),
+                ("size", ctypes.c_uint64), ("type", ctypes.c_char * 512), ("shown", ctypes.c_char * 512)]
+
+
+_EVALUATE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(_Value),
                              ctypes.c_void_p, ctypes.c_uint64)
+_FRAME_VARIABLE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int,
+                                   ctypes.POINTER(_Value), ctypes.c_void_p, ctypes.c_uint64)
 _THREAD_TID = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_int64))
 _STACK_FRAME = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64,
                                 ctypes.POINTER(ctypes.c_uint64), ctypes.POINTER(ctypes.c_uint64))
@@ -40,6 +50,7 @@ class _Target(ctypes.Structure):
         ("find_symbol", _FIND),
         ("module_at", _MODULE_AT),
         ("evaluate", _EVALUATE),
+        ("frame_variable", _FRAME_VARIABLE),
         ("thread_tid", _THREAD_TID),
         ("selected_tid", ctypes.c_int64),
         ("stack_frame", _STACK_FRAME),
@@ -51,6 +62,12 @@ class _Target(ctypes.Structure):
         ("is_core", ctypes.c_int),
         ("place_break_hook", _PLACE_BREAK_HOOK),
     ]
+
+_INTERRUPTED = object()  # Inspect._call's answer after a Ctrl-C
+
+# dscope_value_kind (inspect.h)
+_KIND_INTEGER, _KIND_OBJECT, _KIND_POINTER, _KIND_OTHER = range(4)
+_MASK64 = 0xFFFFFFFFFFFFFFFF
 
 # dscope_frames_end (inspect.h)
 _FRAMES_OUTERMOST, _FRAMES_UNREADABLE, _FRAMES_CORRUPT, _FRAMES_GONE, _FRAMES_CAP = range(5)
@@ -168,46 +185,95 @@ def cxx_language():
     return _setting("language", "c++", current in ("c", "c++"), setting)
 
 
-def _keyset_word(expr, value):
-    """The 64-bit word `keyset EXPR` decodes: a DispatchKeySet's repr_; a tensor's key set
-    (dscope::Tensor, dscope::TensorImpl, or a reference or pointer to either); an integer as is."""
-    def referent(v):
-        t = v.type.strip_typedefs()
-        if t.code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):
-            return v.referenced_value()
-        if t.code == gdb.TYPE_CODE_PTR and t.target().strip_typedefs().code == gdb.TYPE_CODE_STRUCT:
-            if int(v) == 0:
-                raise gdb.error("%s is a null pointer" % expr)
-            return v.dereference()
-        return v
-    value = referent(value)
-    if value.type.strip_typedefs().tag == "dscope::Tensor":
-        impl = value["impl_"]["p_"]
-        if int(impl) == 0:
-            raise gdb.error("%s is an undefined tensor" % expr)
-        value = impl.dereference()
-    if value.type.strip_typedefs().tag == "dscope::TensorImpl":
-        value = value["key_set"]
-    target_type = value.type.strip_typedefs()
-    if target_type.code == gdb.TYPE_CODE_STRUCT and "repr_" in [f.name for f in target_type.fields()]:
-        value = value["repr_"]
-    elif target_type.code not in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR,
-                                  gdb.TYPE_CODE_PTR) or (
-            # a function's address (&abort) is no key set, as the function itself (abort) is not;
-            # LLDB's expressions turn the one into the other
-            target_type.code == gdb.TYPE_CODE_PTR and target_type.target().strip_typedefs().code == gdb.TYPE_CODE_FUNC):
-        raise gdb.error("%s is a %s, not a DispatchKeySet or a tensor" % (expr, value.type))
-    return int(value) & 0xFFFFFFFFFFFFFFFF
+def _type_name(t):
+    return t.tag or t.name or str(t)
+
+
+def _object_bits(value):
+    """The bytes of a small struct that is not in memory, little endian, from its members (GDB 13
+    has no Value.bytes)."""
+    bits = 0
+    for field in value.type.strip_typedefs().fields():
+        if not hasattr(field, "bitpos") or not field.name:  # a static member
+            continue
+        member = value[field]
+        part = _object_bits(member) if member.type.strip_typedefs().code == gdb.TYPE_CODE_STRUCT else int(member)
+        width = field.bitsize or 8 * field.type.sizeof
+        bits |= (part & ((1 << width) - 1)) << field.bitpos
+    return bits
+
+
+def describe(value, out):
+    """Fills the dscope_value out (inspect.h) for a gdb.Value: a reference as its referent."""
+    t = value.type.strip_typedefs()
+    if t.code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):
+        value = value.referenced_value()
+        t = value.type.strip_typedefs()
+    t = t.unqualified()
+    out.shown = str(value.type).encode()[:511]
+    out.type = _type_name(t).encode()[:511]
+    out.size = t.sizeof
+    if t.code == gdb.TYPE_CODE_STRUCT:
+        out.kind = _KIND_OBJECT
+        if value.address is not None:
+            out.address = int(value.address) & _MASK64
+        elif t.sizeof <= 8:
+            out.bits = _object_bits(value)
+        return
+    if t.code == gdb.TYPE_CODE_PTR:
+        pointee = t.target().strip_typedefs().unqualified()
+        if pointee.code == gdb.TYPE_CODE_FUNC:
+            out.kind = _KIND_OTHER  # a function's address is no number, as the function itself is not
+            return
+        out.bits = int(value) & _MASK64
+        out.kind = _KIND_POINTER if pointee.code == gdb.TYPE_CODE_STRUCT else _KIND_INTEGER
+        if out.kind == _KIND_POINTER:
+            out.type, out.size = _type_name(pointee).encode()[:511], pointee.sizeof
+        return
+    if t.code in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR):
+        out.kind, out.bits = _KIND_INTEGER, int(value) & _MASK64
+        return
+    out.kind = _KIND_OTHER
 
 
 @_callback(_EVALUATE)
 def _evaluate(_ctx, expr, out, err, err_size):
     try:
-        out[0] = _keyset_word(expr.decode(), gdb.parse_and_eval(expr.decode()))
+        describe(gdb.parse_and_eval(expr.decode()), out.contents)
         return 0
     except Exception as e:  # gdb.error: malformed expression, no symbol, ...
         _copy_out(str(e).splitlines()[0] if str(e) else "cannot evaluate", err, err_size)
         return 1
+
+
+def _frame_symbols(frame):
+    """The frame's own variables and parameters, innermost block first: never a global
+    (frame.read_var(name) goes on through every objfile's globals for a name the frame lacks).
+    RuntimeError for a frame without debug information."""
+    block = frame.block()
+    while block is not None:
+        yield from block
+        if block.function is not None:  # the function's outermost block: its parameters
+            return
+        block = block.superblock
+
+
+@_callback(_FRAME_VARIABLE, failed=2)
+def _frame_variable(_ctx, name, parameter, out, err, err_size):
+    try:
+        frame = gdb.selected_frame()
+        symbols = list(_frame_symbols(frame))
+    except (gdb.error, RuntimeError):  # no frame, or no debug information for it
+        return 3
+    symbol = next((s for s in symbols if s.name == name.decode() and (s.is_argument or not parameter)), None)
+    if symbol is None:
+        return 1
+    try:
+        describe(frame.read_var(symbol), out.contents)
+        return 0
+    except Exception as e:  # optimized out, unreadable
+        _copy_out(str(e).splitlines()[0] if str(e) else type(e).__name__, err, err_size)
+        return 2
 
 
 @_callback(_THREAD_TID)
@@ -415,7 +481,10 @@ class Inspect:
         target, is_error, table = ctypes.POINTER(_Target), ctypes.POINTER(ctypes.c_int), ctypes.c_void_p
         strings = {  # the functions that return a string to free
             "dscope_inspect_run": [target, ctypes.c_char_p, is_error],
+            "dscope_inspect_usage": [ctypes.c_char_p, is_error],
             "dscope_inspect_complete_ops": [target, ctypes.c_char_p, ctypes.c_int],
+            "dscope_inspect_complete_keys": [ctypes.c_char_p],
+            "dscope_frame_key": [target, ctypes.c_char_p, is_error],
             "dscope_breaks_command": [table, target, ctypes.c_char_p, is_error],
             "dscope_breaks_arm": [table, target, is_error],
             "dscope_breaks_stop": [target, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, is_error],
@@ -426,11 +495,16 @@ class Inspect:
         self._lib.dscope_inspect_free.argtypes = [ctypes.c_void_p]
         self._lib.dscope_value_type_at.restype = ctypes.POINTER(_ValueType)
         self._lib.dscope_value_type_at.argtypes = [ctypes.c_uint64]
+        self._lib.dscope_frame_op_is.argtypes = [target, ctypes.c_char_p, ctypes.c_char_p,
+                                                 ctypes.POINTER(ctypes.c_void_p)]
+        self._lib.dscope_value_summary.restype = ctypes.POINTER(value_types.Summary)
+        self._lib.dscope_value_summary.argtypes = [target, ctypes.POINTER(_Value)]
+        self._lib.dscope_summary_free.argtypes = [ctypes.POINTER(value_types.Summary)]
         self._lib.dscope_breaks_new.restype = ctypes.c_void_p
         self._lib.dscope_breaks_count.argtypes = [ctypes.c_void_p]
         self._breaks = self._lib.dscope_breaks_new()
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _module_at, _evaluate,
-                               _thread_tid, 0, _stack_frame, 0, _frame_walk_end, _thread_exists, _mapping_starts,
+                               _frame_variable, _thread_tid, 0, _stack_frame, 0, _frame_walk_end, _thread_exists, _mapping_starts,
                                _executable_build_id, 0, _place_break_hook)
 
     def _take(self, pointer):
@@ -439,16 +513,16 @@ class Inspect:
         finally:
             self._lib.dscope_inspect_free(pointer)
 
-    def _answer(self, call):
-        """(text, is_error) of one library call: `call(target, is_error)` returns its string."""
+    def _call(self, call):
+        """call(target) in a command's context (the selected thread, Ctrl-C recorded, demangled
+        names, the stack walk's frame restored): what it returns, or _INTERRUPTED."""
         self._target.selected_tid = _selected_tid()
         self._target.is_core = _is_core()
-        is_error = ctypes.c_int(0)
         _interrupt["seen"] = False
-        text = ""
+        result = None
         try:
             with _interrupts_recorded(), demangled_names():
-                text = self._take(call(ctypes.byref(self._target), ctypes.byref(is_error)))
+                result = call(ctypes.byref(self._target))
         except KeyboardInterrupt:  # between the callbacks, in this module's own code
             _interrupt["seen"] = True
         finally:
@@ -458,6 +532,14 @@ class Inspect:
                 _interrupt["seen"] = True
         if _interrupt["seen"]:
             _interrupt["seen"] = False
+            return _INTERRUPTED
+        return result
+
+    def _answer(self, call):
+        """(text, is_error) of one library call: `call(target, is_error)` returns its string."""
+        is_error = ctypes.c_int(0)
+        text = self._call(lambda target: self._take(call(target, ctypes.byref(is_error))))
+        if text is _INTERRUPTED:
             return INTERRUPTED, True
         return text, bool(is_error.value)
 
@@ -493,6 +575,36 @@ class Inspect:
                 return rows
             rows.append((row.contents.type_name.decode(), row.contents.summary_type.decode(),
                          row.contents.word_size, row.contents.flags))
+
+    def usage(self, command):
+        """The usage line of a user command."""
+        return self._take(self._lib.dscope_inspect_usage(command.encode(), None)).strip()
+
+    def complete_keys(self, prefix):
+        return [line for line in self._take(self._lib.dscope_inspect_complete_keys(prefix.encode())).splitlines() if line]
+
+    def frame_op_is(self, frame, name):
+        """(1 or 0, None), or (None, the error line): whether the selected frame dispatches `name`."""
+        error = ctypes.c_void_p()
+        answer = self._call(lambda target: self._lib.dscope_frame_op_is(target, frame.encode(), name.encode(),
+                                                                        ctypes.byref(error)))
+        if answer is _INTERRUPTED:
+            return None, INTERRUPTED
+        return (None, self._take(error.value)) if answer < 0 else (answer, None)
+
+    def frame_key(self, frame):
+        """(text, is_error): the key the selected frame dispatches at."""
+        return self._answer(lambda target, is_error: self._lib.dscope_frame_key(target, frame.encode(), is_error))
+
+    def summary(self, value):
+        """(text, is_error, [value_types.Child]) for a gdb.Value of a type of the table."""
+        description = _Value()
+        describe(value, description)
+        answer = self._call(lambda target: value_types.take_summary(
+            self._lib.dscope_value_summary(target, ctypes.byref(description)), self._lib.dscope_summary_free))
+        if answer is _INTERRUPTED:
+            return INTERRUPTED, True, []
+        return answer or ("dscope: out of memory", True, [])
 
     def complete_ops(self, prefix, limit=200):
         text = self._take(self._lib.dscope_inspect_complete_ops(ctypes.byref(self._target), prefix.encode(), limit))

@@ -85,15 +85,6 @@ std::optional<uint64_t> parseNumber(const std::string& text) {
   return static_cast<uint64_t>(v);
 }
 
-uint64_t numberOrExpression(const Remote& mem, const std::string& text) {
-  if (text.empty()) fail("an empty value: give a number or an expression");
-  if (auto n = parseNumber(text)) return *n;
-  std::string error;
-  if (auto v = mem.evaluate(text, &error)) return *v;
-  if (!error.empty()) fail("cannot evaluate '" + shown(text) + "': " + shown(error));
-  fail("not a number: " + shown(text) + " (a decimal, 0x-hex or 0-octal value; expressions need a debugger)");
-}
-
 uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what, uint64_t max) {
   std::optional<uint64_t> n;
   try {

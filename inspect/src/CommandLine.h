@@ -48,9 +48,6 @@ ParsedArgs parseArgs(const std::vector<std::string>& words, const OptionSpec& sp
 // for a number past 64 bits or an octal one with an 8 or 9.
 std::optional<uint64_t> parseNumber(const std::string& text);
 
-// A number, else a debugger expression (target->evaluate), else InspectError "not a number".
-uint64_t numberOrExpression(const Remote& mem, const std::string& text);
-
 // An option's value that must be a number up to max ("--max-frames 100"); else InspectError
 // "OPTION needs WHAT, got 'TEXT'". Negative numbers and expressions are mistakes here.
 uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what,

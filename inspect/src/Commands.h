@@ -30,7 +30,7 @@ class Session {
 };
 
 // The user commands' usage lines, alternatives joined by " | ": what their usage errors print and
-// what `help CMD` shows in both debuggers ("usage CMD"), so the three never differ.
+// what `help CMD` shows in both debuggers (dscope_inspect_usage), so the three never differ.
 extern const char* const kKeysetUsage;
 extern const char* const kOpTableUsage;
 extern const char* const kDispatchTraceUsage;
@@ -39,12 +39,31 @@ extern const char* const kDispatchBreakUsage;
 std::string runKeyset(Session& s, const std::vector<std::string>& words);
 std::string runOpTable(Session& s, const std::vector<std::string>& words);
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words);
-// For value printers: one name or one record line (ValueCommands.cpp).
-std::string runKeyName(Session& s, const std::vector<std::string>& words);
-std::string runRecordLine(Session& s, const std::vector<std::string>& words);
-std::string runOpName(Session& s, const std::vector<std::string>& words);
-// For value printers: a value's one-line summary and its children (SummaryCommand.cpp).
-std::string runSummary(Session& s, const std::vector<std::string>& words);
+
+// ---- values (Values.cpp, ValueSummary.cpp) ----
+
+// `keyset EXPR`'s key set: a number, else what the debugger's value of EXPR holds (a key set, a
+// tensor's, an integer); InspectError "cannot evaluate 'EXPR': ..." otherwise.
+DispatchKeySet keySetArgument(Session& s, const std::string& text);
+// The dispatch in the debugger's selected frame (named `frame`): whether its operator is `name`
+// (full or base name), and its key (inspect.h dscope_frame_op_is, dscope_frame_key).
+bool frameOpIs(Session& s, const std::string& frame, const std::string& name);
+std::string frameKey(Session& s, const std::string& frame);
+
+// One child an IDE shows under a value (inspect.h dscope_value_child; "" for no type).
+struct Child {
+  std::string name;
+  std::string summary;
+  std::string type;
+  uint64_t word = 0;
+  std::vector<int64_t> elements;
+};
+struct Summary {
+  std::string text;
+  std::vector<Child> children;
+};
+// A value of a table type: its one line and its children (inspect.h dscope_value_summary).
+Summary summarize(Session& s, const dscope_value& value);
 // Row `index` of the value printers' type table (inspect.h dscope_value_type_at), else nullptr.
 const dscope_value_type* valueTypeAt(uint64_t index);
 

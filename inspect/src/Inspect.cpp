@@ -17,24 +17,22 @@
 namespace dscope::inspect {
 namespace {
 
-const char* kCommands = "keyset, op-table, dispatch-trace, usage, key-names, key-name, record-line, op-name, summary";
+const char* kCommands = "keyset, op-table, dispatch-trace";
 
-// usage CMD: a user command's usage line, for the front ends' help.
-std::string runUsage(const std::vector<std::string>& words) {
+// A user command's usage line, for the front ends' help.
+std::string usageOf(const std::string& command) {
   const std::map<std::string, const char*> usages{{"keyset", kKeysetUsage}, {"op-table", kOpTableUsage},
                                                   {"dispatch-trace", kDispatchTraceUsage},
                                                   {"dispatch-break", kDispatchBreakUsage}};
-  if (words.size() == 1 && usages.count(words[0])) return std::string(usages.at(words[0])) + "\n";
+  if (usages.count(command)) return std::string(usages.at(command)) + "\n";
   std::string names;
   for (const auto& [name, usage] : usages) names += (names.empty() ? "" : ", ") + name;
-  fail("usage needs one of " + names);
+  fail("no command '" + shown(command) + "'; commands: " + names);
 }
 
-// key-names [PREFIX]: the runtime keys (what --key and --missing take) starting with PREFIX, in
-// c10's DispatchKeySet order, for the front ends' completion.
-std::string runKeyNames(const std::vector<std::string>& words) {
-  if (words.size() > 1) fail("key-names takes at most one prefix");
-  const std::string prefix = words.empty() ? "" : words[0];
+// The runtime keys (what --key and --missing take) starting with prefix, in c10's DispatchKeySet
+// order, for the front ends' completion.
+std::string keyNamesFrom(const std::string& prefix) {
   std::string out;
   for (DispatchKey k : DispatchKeySet(DispatchKeySet::FULL)) {
     const std::string name = toString(k);
@@ -75,12 +73,6 @@ std::string run(const dscope_target* target, const char* command_line) {
     std::string answer = it->second(session, words);  // before the warnings it leaves
     return withWarnings(std::move(answer), session.warnings());
   }
-  if (command == "usage") return runUsage(words);
-  if (command == "key-names") return runKeyNames(words);
-  if (command == "key-name") return runKeyName(session, words);
-  if (command == "record-line") return runRecordLine(session, words);
-  if (command == "op-name") return runOpName(session, words);
-  if (command == "summary") return runSummary(session, words);
   fail("unknown command '" + shown(command) + "'; commands: " + kCommands);
 }
 
@@ -135,6 +127,13 @@ char* guarded(int* is_error, Answer answer) {
 }  // namespace
 }  // namespace dscope::inspect
 
+// dscope_value_summary's answer and the strings it points into.
+struct SummaryBox : dscope_summary {
+  std::string text_storage;
+  dscope::inspect::Summary summary;
+  std::vector<dscope_value_child> rows;
+};
+
 // The handle of dscope_breaks_new: one debugger session's dispatch breakpoints.
 struct dscope_breaks {
   dscope::inspect::BreakTable table;
@@ -143,6 +142,69 @@ struct dscope_breaks {
 DSCOPE_INSPECT_EXPORT char* dscope_inspect_run(const dscope_target* target, const char* command_line, int* is_error) {
   return dscope::inspect::guarded(is_error, [&] { return dscope::inspect::run(target, command_line); });
 }
+
+DSCOPE_INSPECT_EXPORT char* dscope_inspect_usage(const char* command, int* is_error) {
+  return dscope::inspect::guarded(is_error, [&] { return dscope::inspect::usageOf(command ? command : ""); });
+}
+
+DSCOPE_INSPECT_EXPORT char* dscope_inspect_complete_keys(const char* prefix) {
+  return dscope::inspect::guarded(nullptr, [&] { return dscope::inspect::keyNamesFrom(prefix ? prefix : ""); });
+}
+
+DSCOPE_INSPECT_EXPORT int dscope_frame_op_is(const dscope_target* target, const char* frame, const char* name,
+                                             char** error) {
+  using namespace dscope::inspect;
+  int answer = -1;
+  int is_error = 0;
+  char* text = guarded(&is_error, [&] {
+    Session session(target);
+    answer = frameOpIs(session, frame ? frame : "??", name ? name : "") ? 1 : 0;
+    return std::string();
+  });
+  if (is_error && error) {
+    *error = text;
+    return -1;
+  }
+  std::free(text);
+  return answer;
+}
+
+DSCOPE_INSPECT_EXPORT char* dscope_frame_key(const dscope_target* target, const char* frame, int* is_error) {
+  using namespace dscope::inspect;
+  return guarded(is_error, [&] {
+    Session session(target);
+    return frameKey(session, frame ? frame : "??");
+  });
+}
+
+DSCOPE_INSPECT_EXPORT dscope_summary* dscope_value_summary(const dscope_target* target, const dscope_value* value) {
+  using namespace dscope::inspect;
+  auto* box = new (std::nothrow) SummaryBox{};
+  if (!box) return nullptr;
+  int is_error = 0;
+  char* text = guarded(&is_error, [&] {
+    if (!value) fail("no value");
+    dscope_value v = *value;
+    v.type[sizeof v.type - 1] = '\0';
+    Session session(target);
+    box->summary = summarize(session, v);
+    return box->summary.text;
+  });
+  box->text_storage = text ? text : "dscope: out of memory";
+  std::free(text);
+  if (is_error) box->summary.children.clear();
+  while (!box->text_storage.empty() && box->text_storage.back() == '\n') box->text_storage.pop_back();
+  for (const Child& c : box->summary.children)
+    box->rows.push_back({c.name.c_str(), c.summary.c_str(), c.type.empty() ? nullptr : c.type.c_str(), c.word,
+                         c.elements.data(), c.elements.size()});
+  box->text = box->text_storage.c_str();
+  box->is_error = is_error;
+  box->child_count = box->rows.size();
+  box->children = box->rows.data();
+  return box;
+}
+
+DSCOPE_INSPECT_EXPORT void dscope_summary_free(dscope_summary* summary) { delete static_cast<SummaryBox*>(summary); }
 
 DSCOPE_INSPECT_EXPORT const dscope_value_type* dscope_value_type_at(uint64_t index) {
   return dscope::inspect::valueTypeAt(index);

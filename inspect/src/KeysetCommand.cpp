@@ -112,7 +112,7 @@ std::string runTls(Session& s, const ParsedArgs& args) {
   const ThreadBlock& b = selectThread(rt, blocks, args.value("--thread"));
   auto [included, excluded] = rt.threadTls(b);
   std::optional<DispatchKeySet> explain;
-  if (auto e = args.value("--explain")) explain = DispatchKeySet::from_raw_repr(numberOrExpression(s.mem(), *e));
+  if (auto e = args.value("--explain")) explain = keySetArgument(s, *e);
   if (!args.has("--json")) return tlsText(b, included, excluded, explain);
   Json j;
   j.beginObject().field("tid", static_cast<int64_t>(b.records.tid));
@@ -150,7 +150,7 @@ std::string runKeyset(Session& s, const std::vector<std::string>& words) {
   if (args.positional.empty()) usageError("keyset needs a value", kKeysetUsage);
   std::string expr;
   for (const auto& w : args.positional) expr += (expr.empty() ? "" : " ") + w;
-  auto ks = DispatchKeySet::from_raw_repr(numberOrExpression(s.mem(), expr));
+  const DispatchKeySet ks = keySetArgument(s, expr);
   if (!args.has("--json")) return keysetText(ks, args.has("--verbose"));
   Json j;
   j.beginObject();

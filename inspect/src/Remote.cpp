@@ -16,6 +16,11 @@ std::string errorLine(const std::string& message) {
   return line;
 }
 
+std::string messageOf(const InspectError& e) {
+  const std::string line = e.what();
+  return line.rfind("dscope: ", 0) == 0 ? line.substr(8) : line;
+}
+
 std::string hex(uint64_t value) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
@@ -34,6 +39,14 @@ std::string groupThousands(uint64_t n) {
 std::string counted(uint64_t n, const std::string& noun) { return groupThousands(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 std::string shown(const std::string& text) { return text.size() > 64 ? text.substr(0, 61) + "..." : text; }
+
+namespace {
+// A front end's strings are NUL-terminated here whatever it wrote.
+void terminate(dscope_value& value) {
+  value.type[sizeof value.type - 1] = '\0';
+  value.shown[sizeof value.shown - 1] = '\0';
+}
+}  // namespace
 
 struct Remote::Page {
   bool readable = false;  // false: this page cannot be read whole; reads touching it go direct
@@ -148,17 +161,29 @@ const std::vector<ModuleMapping>& Remote::modules() const {
   return *modules_;
 }
 
-std::optional<uint64_t> Remote::evaluate(const std::string& expr, std::string* error) const {
+std::optional<dscope_value> Remote::evaluate(const std::string& expr, std::string* error) const {
   if (!target_ || !target_->evaluate) return std::nullopt;
   pages_.clear();  // an expression may assign to the target's memory
-  uint64_t value = 0;
+  dscope_value value{};
   char err[512] = {};
   if (target_->evaluate(target_->ctx, expr.c_str(), &value, err, sizeof err) != 0) {
     err[sizeof err - 1] = '\0';
     *error = err[0] ? err : "cannot evaluate '" + shown(expr) + "'";
     return std::nullopt;
   }
+  terminate(value);
   return value;
+}
+
+int Remote::frameVariable(const char* name, bool parameter, dscope_value* value, std::string* error) const {
+  if (!target_ || !target_->frame_variable) return -1;
+  *value = dscope_value{};
+  char err[512] = {};
+  const int status = target_->frame_variable(target_->ctx, name, parameter ? 1 : 0, value, err, sizeof err);
+  err[sizeof err - 1] = '\0';
+  terminate(*value);
+  if (status == 2) *error = err[0] ? err : "unreadable";
+  return status >= 0 && status <= 3 ? status : 2;
 }
 
 std::optional<int64_t> Remote::threadTid(int64_t n) const {

@@ -32,6 +32,8 @@ class RuntimeNotLoaded : public InspectError {
 
 // "dscope: " + message, made one line.
 std::string errorLine(const std::string& message);
+// An error line's message: the line without "dscope: ".
+std::string messageOf(const InspectError& e);
 // Throws E(errorLine(message)): an InspectError, or one a caller tells apart (RuntimeNotLoaded).
 template <class E = InspectError>
 [[noreturn]] void fail(const std::string& message) {
@@ -97,8 +99,12 @@ class Remote {
   // The functions running at a code address, or before a return address (functionsAt,
   // Symbolizer.h).
   const FramePc& functionsAt(uint64_t addr, bool return_address) const;
-  // Evaluates a debugger expression; nullopt with the reason in *error when it cannot.
-  std::optional<uint64_t> evaluate(const std::string& expr, std::string* error) const;
+  // Evaluates a debugger expression; nullopt with the reason in *error when it cannot (no reason:
+  // the front end evaluates nothing).
+  std::optional<dscope_value> evaluate(const std::string& expr, std::string* error) const;
+  // The selected frame's variable (or parameter) `name` (frame_variable): 0, or 1 (none), 2 (unreadable, the
+  // reason in *error), 3 (no debug information), -1 (the front end reads no frame variables).
+  int frameVariable(const char* name, bool parameter, dscope_value* value, std::string* error) const;
   std::optional<int64_t> threadTid(int64_t n) const;
   int64_t selectedTid() const { return target_ ? target_->selected_tid : 0; }
   // Whether the process has a thread of that OS id; nullopt when the front end cannot tell.

@@ -98,7 +98,7 @@ RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
   try {
     descriptor_ = mem_.read<struct dscope_debug_descriptor_t>(*addr, "dscope_debug_descriptor");
   } catch (const InspectError& e) {
-    noRuntime(kUnusable, std::string(e.what()).substr(8));
+    noRuntime(kUnusable, messageOf(e));
   }
   // An executable's copy of the descriptor (a copy relocation, in .bss) is all zeros until the
   // dynamic linker has loaded the runtime and copied it in (`starti` stops before that).
@@ -200,7 +200,7 @@ const std::vector<RemoteOperator>& RuntimeView::operators() const {
       }
       op = mem_.readPointer(op + layout().OperatorEntry_next, "operator list");
     } catch (const InspectError& e) {
-      broken = std::string(e.what()).substr(8);  // without "dscope: "
+      broken = messageOf(e);
       break;
     }
   }
@@ -414,7 +414,7 @@ std::vector<ThreadBlock> RuntimeView::threadBlocks() const {
     try {
       b.records = mem_.read<dscope_thread_records>(addr, "thread dispatch records");
     } catch (const InspectError& e) {
-      broken = std::string(e.what()).substr(8);  // without "dscope: "
+      broken = messageOf(e);
       break;
     }
     // The contract: a block without the magic is not the runtime's, and neither is its link.

@@ -1,4 +1,4 @@
-// keyset, op-table, dispatch-trace and dscope-summary: each passes "<name> <arguments>" to the
+// keyset, op-table and dispatch-trace: each passes "<name> <arguments>" to the
 // inspect library and prints what it returns, unchanged (as gdb/dscope_gdb/commands.py).
 #include <cstdlib>
 #include <exception>
@@ -28,10 +28,12 @@ std::string joinArguments(char** arguments) {
   return line;
 }
 
-std::string usageLine(lldb::SBDebugger debugger, const std::string& command) {
-  std::string usage = LldbTarget::forSelected(debugger).run("usage " + command).text;
-  if (!usage.empty() && usage.back() == '\n') usage.pop_back();
-  return usage;
+std::string usageLine(const std::string& command) {
+  char* usage = dscope_inspect_usage(command.c_str(), nullptr);
+  std::string line = usage ? usage : "";
+  dscope_inspect_free(usage);
+  if (!line.empty() && line.back() == '\n') line.pop_back();
+  return line;
 }
 
 void printResult(lldb::SBCommandReturnObject& result, const std::string& text) {
@@ -74,14 +76,12 @@ class InspectCommand : public lldb::SBCommandPluginInterface {
 struct CommandText {
   const char* name;
   const char* help;
-  const char* syntax;  // nullptr: the inspect library's usage line (its usage errors print the same)
-  const char* help_long;
+  const char* help_long;  // the syntax is the inspect library's usage line (its usage errors print the same)
 };
 
 // The same help as the GDB commands (gdb/dscope_gdb/commands.py), with LLDB's words.
 const CommandText kCommands[] = {
     {"keyset", "Decode a DispatchKeySet.",
-     nullptr,
      "EXPR is any expression of type DispatchKeySet, or a tensor (Tensor or TensorImpl, or a pointer "
      "or reference to one) for its key set, or a raw 64-bit value (e.g. a number copied from "
      "PyTorch's ks.raw_repr()). Prints the keys in c10's DispatchKeySet(...) order, the highest-priority "
@@ -89,12 +89,10 @@ const CommandText kCommands[] = {
      "runtime's thread records, so it also works in core files); --thread N is LLDB's thread index "
      "(thread #N of `thread list`)."},
     {"op-table", "Show an operator's kernels.",
-     nullptr,
      "Prints PyTorch's _dispatch_dump (registered kernels) and _dispatch_dump_table (the computed "
      "dispatch table) with each kernel's symbol and source line. Also: op-table --list [PATTERN], "
      "op-table --missing KEY (operators with no kernel for KEY)."},
     {"dispatch-trace", "Show the dispatch chain of a thread.",
-     nullptr,
      "Read from the runtime's per-thread dispatch records, not from the native stack, so it answers in "
      "well under a second even for a 100 000-frame stack overflow: the entry call, the repeating "
      "cycle folded, and a diagnosis of infinite redispatch with the fix.\n\n"
@@ -103,12 +101,6 @@ const CommandText kCommands[] = {
      "counted) from the innermost, one at a time, needs the runtime's DWARF, and prints the same "
      "record lines. LLDB unwinds at most target.process.thread.max-backtrace-depth frames (600000 "
      "by default); --frames says so when the walk reaches that cap."},
-    {"dscope-summary", "The one-line summary of a runtime value (what the dscope type summaries show).",
-     "dscope-summary TYPE WORD [--json]",
-     "TYPE is DispatchKey, BackendComponent, DispatchKeySet, ScalarType or Device (WORD: the value's "
-     "own bits as an unsigned integer), or OperatorName, OperatorHandle, OperatorEntry, KernelFunction, "
-     "Tensor, TensorImpl, PODLocalDispatchKeySet, dscope_dispatch_record (WORD: the object's load "
-     "address). The Python synthetic-children providers use it."},
 };
 
 }  // namespace
@@ -116,11 +108,8 @@ const CommandText kCommands[] = {
 void registerCommands(lldb::SBDebugger debugger) {
   lldb::SBCommandInterpreter interpreter = debugger.GetCommandInterpreter();
   for (const CommandText& c : kCommands) {
-    // "dscope-summary" is the inspect command "summary".
-    std::string inspect_name = c.name == std::string("dscope-summary") ? "summary" : c.name;
-    const std::string syntax = c.syntax ? c.syntax : usageLine(debugger, c.name);
-    lldb::SBCommand command =
-        interpreter.AddCommand(c.name, new InspectCommand(inspect_name), c.help, syntax.c_str());
+    const std::string syntax = usageLine(c.name);
+    lldb::SBCommand command = interpreter.AddCommand(c.name, new InspectCommand(c.name), c.help, syntax.c_str());
     if (command.IsValid()) command.SetHelpLong(c.help_long);
   }
 }

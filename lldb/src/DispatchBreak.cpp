@@ -184,7 +184,7 @@ void registerDispatchBreak(lldb::SBDebugger debugger) {
   auto* state = new BreakState{debugger, dscope_breaks_new(), 0};
   lldb::SBCommand command = debugger.GetCommandInterpreter().AddCommand(
       "dispatch-break", new DispatchBreakCommand(state), "Stop when an operator is dispatched.",
-      usageLine(debugger, "dispatch-break").c_str());
+      usageLine("dispatch-break").c_str());
   if (command.IsValid())
     command.SetHelpLong(
         "The runtime checks the operator name (and key) itself and calls a hook only on a match, so the "

@@ -101,51 +101,6 @@ std::string typeName(lldb::SBType type) {
   return name ? name : "";
 }
 
-// The value `keyset EXPR` decodes, as the GDB front end's _keyset_word: a DispatchKeySet's
-// repr_; a tensor's key set (dscope::Tensor, dscope::TensorImpl, or a reference or pointer to
-// either); an integer as it is. *v becomes that value; false with the reason otherwise.
-bool keysetWord(const std::string& expr, lldb::SBValue* v, std::string* error) {
-  auto isNot = [&](lldb::SBValue of) {
-    const char* name = of.GetTypeName();
-    *error = expr + " is a " + (name ? name : "value") + ", not a DispatchKeySet or a tensor";
-    return false;
-  };
-  lldb::SBType type = v->GetType().GetCanonicalType();
-  // A function, which clang's expression decays to its address (`keyset abort`): no key set, as
-  // GDB says of the function itself.
-  if (type.IsPointerType() && type.GetPointeeType().GetCanonicalType().GetTypeClass() == lldb::eTypeClassFunction)
-    return isNot(*v);
-  if (type.IsReferenceType()) {
-    *v = v->Dereference();
-  } else if (type.IsPointerType() && isStruct(type.GetPointeeType())) {
-    if (v->GetValueAsUnsigned(0) == 0) {
-      *error = expr + " is a null pointer";
-      return false;
-    }
-    *v = v->Dereference();
-  }
-  if (typeName(v->GetType()) == "dscope::Tensor") {
-    lldb::SBValue impl = v->GetNonSyntheticValue().GetChildMemberWithName("impl_").GetChildMemberWithName("p_");
-    lldb::SBError read;
-    if (impl.GetValueAsUnsigned(read, 0) == 0) {
-      *error = read.Fail() ? firstLine(read.GetCString()) : expr + " is an undefined tensor";
-      return false;
-    }
-    *v = impl.Dereference();
-  }
-  if (typeName(v->GetType()) == "dscope::TensorImpl") *v = v->GetNonSyntheticValue().GetChildMemberWithName("key_set");
-  if (isStruct(v->GetType())) {
-    lldb::SBValue repr = v->GetNonSyntheticValue().GetChildMemberWithName("repr_");
-    if (!repr.IsValid()) return isNot(*v);
-    *v = repr;
-    return true;
-  }
-  const uint32_t flags = v->GetType().GetCanonicalType().GetTypeFlags();
-  if (!(flags & (lldb::eTypeIsScalar | lldb::eTypeIsEnumeration | lldb::eTypeIsPointer)) || (flags & lldb::eTypeIsFloat))
-    return isNot(*v);  // GDB takes no double for a key set either
-  return true;
-}
-
 bool isLive(lldb::SBProcess& process) {
   if (!process.IsValid()) return false;
   switch (process.GetState()) {
@@ -184,6 +139,65 @@ bool definitionIn(lldb::SBModule module, const char* name, lldb::SBTarget& targe
 }
 
 }  // namespace
+
+bool describeValue(lldb::SBValue value, dscope_value* out, std::string* error) {
+  *out = dscope_value{};
+  copyOut(value.GetTypeName() ? value.GetTypeName() : "value", out->shown, sizeof out->shown);
+  lldb::SBValue v = value.GetNonSyntheticValue();
+  lldb::SBType type = v.GetType().GetCanonicalType();
+  uint64_t referent = 0;
+  if (type.IsReferenceType()) {
+    // The reference's own value is the referent's address wherever its DWARF puts it: where clang
+    // emits the referent's type as a declaration only (defined in another module, as
+    // OperatorEntry is in the runtime), the dereferenced value has no address at all.
+    lldb::SBError e;
+    referent = v.GetValueAsUnsigned(e, 0);
+    if (e.Fail() || referent == 0) {
+      *error = e.Fail() && e.GetCString() ? firstLine(e.GetCString()) : "the reference is null";
+      return false;
+    }
+    type = type.GetDereferencedType().GetCanonicalType();
+    v = v.Dereference();
+  }
+  copyOut(typeName(type), out->type, sizeof out->type);
+  out->size = type.GetByteSize();
+  if (isStruct(type)) {
+    out->kind = DSCOPE_KIND_OBJECT;
+    const uint64_t addr = referent ? referent : v.GetLoadAddress();
+    if (addr != LLDB_INVALID_ADDRESS && addr != 0) {
+      out->address = addr;
+      return true;
+    }
+    uint8_t bytes[8] = {};
+    lldb::SBError e;
+    if (out->size == 0 || out->size > 8 || v.GetData().ReadRawData(e, 0, bytes, out->size) < out->size || e.Fail()) {
+      *error = "the value is not in memory";
+      return false;
+    }
+    for (uint64_t i = 0; i < out->size; ++i) out->bits |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+    return true;
+  }
+  const uint32_t flags = type.GetTypeFlags();
+  lldb::SBType pointee = type.IsPointerType() ? type.GetPointeeType().GetCanonicalType() : lldb::SBType();
+  // A function, which clang's expression decays to its address (`keyset abort`), is no integer.
+  if ((type.IsPointerType() && pointee.GetTypeClass() == lldb::eTypeClassFunction) ||
+      !(flags & (lldb::eTypeIsScalar | lldb::eTypeIsEnumeration | lldb::eTypeIsPointer)) || (flags & lldb::eTypeIsFloat)) {
+    out->kind = DSCOPE_KIND_OTHER;
+    return true;
+  }
+  if (!bits64(v, &out->bits)) {
+    lldb::SBError e = v.GetError();
+    *error = e.Fail() && e.GetCString() ? firstLine(e.GetCString()) : "the value cannot be read";
+    return false;
+  }
+  out->kind = DSCOPE_KIND_INTEGER;
+  if (type.IsPointerType() && isStruct(pointee)) {
+    out->kind = DSCOPE_KIND_POINTER;
+    copyOut(typeName(pointee), out->type, sizeof out->type);
+    out->size = pointee.GetByteSize();
+  }
+  return true;
+}
 
 LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(target), frame_(frame) {
   if (target_.IsValid()) {
@@ -251,6 +265,12 @@ InspectResult LldbTarget::answer(const std::function<char*(const dscope_target*,
   }
   if (!result.text.empty() && result.text.back() != '\n') result.text += '\n';  // "" (nothing to say) stays ""
   return result;
+}
+
+LldbTarget::Summary LldbTarget::summarize(lldb::SBValue value, std::string* error) {
+  dscope_value v{};
+  if (!describeValue(value, &v, error)) return {nullptr, &dscope_summary_free};
+  return {dscope_value_summary(&c_, &v), &dscope_summary_free};
 }
 
 bool LldbTarget::interrupted() {
@@ -426,7 +446,7 @@ int LldbTarget::moduleAt(void* ctx, uint64_t index, uint64_t* start, char* path,
 
 // ---------------------------------------------------------------- expressions, threads
 
-bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, std::string* error) {
+bool LldbTarget::evaluateExpression(const std::string& expr, dscope_value* value, std::string* error) {
   if (!target_.IsValid()) {
     *error = "no target (load a program or a core file first)";
     return false;
@@ -482,16 +502,10 @@ bool LldbTarget::evaluateExpression(const std::string& expr, uint64_t* value, st
     *error = expressionReason(v.IsValid() ? v.GetError().GetCString() : nullptr);
     return false;
   }
-  if (!keysetWord(expr, &v, error)) return false;
-  if (!bits64(v, value)) {
-    lldb::SBError err = v.GetError();
-    *error = err.Fail() && err.GetCString() ? firstLine(err.GetCString()) : "cannot read the value of " + expr;
-    return false;
-  }
-  return true;
+  return describeValue(v, value, error);
 }
 
-int LldbTarget::evaluate(void* ctx, const char* expr, uint64_t* value, char* err, uint64_t err_size) {
+int LldbTarget::evaluate(void* ctx, const char* expr, dscope_value* value, char* err, uint64_t err_size) {
   try {
     std::string error;
     if (static_cast<LldbTarget*>(ctx)->evaluateExpression(expr ? expr : "", value, &error)) return 0;

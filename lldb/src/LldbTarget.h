@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -48,6 +49,11 @@ class LldbTarget {
   // Any entry point of the library that answers a string: `call(target, is_error)` returns it.
   InspectResult answer(const std::function<char*(const dscope_target*, int*)>& call);
 
+  // The library's summary and children of a value (dscope_value_summary), or null with the reason
+  // when LLDB cannot describe the value.
+  using Summary = std::unique_ptr<dscope_summary, decltype(&dscope_summary_free)>;
+  Summary summarize(lldb::SBValue value, std::string* error);
+
   lldb::SBTarget& target() { return target_; }
   bool hasLiveProcess() const { return live_; }
   bool isCore() const { return core_; }
@@ -58,7 +64,7 @@ class LldbTarget {
   static int writeMemory(void* ctx, uint64_t addr, const void* data, uint64_t size);
   static int findSymbol(void* ctx, const char* name, uint64_t* addr);
   static int moduleAt(void* ctx, uint64_t index, uint64_t* start, char* path, uint64_t path_size);
-  static int evaluate(void* ctx, const char* expr, uint64_t* value, char* err, uint64_t err_size);
+  static int evaluate(void* ctx, const char* expr, dscope_value* value, char* err, uint64_t err_size);
   static int threadTid(void* ctx, int64_t n, int64_t* tid);
   static int stackFrame(void* ctx, int64_t tid, uint64_t level, uint64_t* pc, uint64_t* sp);
   static int frameWalkEnd(void* ctx, int64_t tid, uint64_t level);
@@ -70,7 +76,7 @@ class LldbTarget {
   bool read(uint64_t addr, void* out, uint64_t size);
   bool readFromModuleFile(uint64_t addr, void* out, uint64_t size);
   bool lookupSymbol(const std::string& name, uint64_t* addr);
-  bool evaluateExpression(const std::string& expr, uint64_t* value, std::string* error);
+  bool evaluateExpression(const std::string& expr, dscope_value* value, std::string* error);
   // LLDB's frame listing the stack frame `level` of thread tid (its innermost inlined call, if any),
   // invalid past the outermost.
   lldb::SBFrame stackFrameOf(int64_t tid, uint64_t level);
@@ -101,6 +107,10 @@ class LldbTarget {
   // Per-command cache: op-table asks for the same sentinel symbols many times.
   std::unordered_map<std::string, uint64_t> symbol_addresses_;
 };
+
+// A value as the inspect library's dscope_value describes it (a reference as its referent), or
+// false with the reason.
+bool describeValue(lldb::SBValue value, dscope_value* out, std::string* error);
 
 // Writes text (with a final newline) to the debugger's output, for breakpoint callbacks that
 // have no command result to print into.

@@ -11,7 +11,7 @@ bool lldb::PluginInitialize(lldb::SBDebugger debugger) {
   // A second load (~/.lldbinit and a build-tree path, or the same file twice) must not register
   // again: two copies would each keep their own dispatch breakpoints.
   lldb::SBCommandReturnObject loaded;
-  debugger.GetCommandInterpreter().HandleCommand("help dscope-summary", loaded, false);
+  debugger.GetCommandInterpreter().HandleCommand("help dispatch-trace", loaded, false);
   if (loaded.Succeeded()) return true;
   registerCommands(debugger);
   registerDispatchBreak(debugger);

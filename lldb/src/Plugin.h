@@ -7,15 +7,16 @@
 
 namespace dscope::lldb_plugin {
 
-// keyset, op-table, dispatch-trace, dscope-summary (Commands.cpp) and dispatch-break
+// keyset, op-table, dispatch-trace (Commands.cpp) and dispatch-break
 // (DispatchBreak.cpp).
 void registerCommands(lldb::SBDebugger debugger);
 void registerDispatchBreak(lldb::SBDebugger debugger);
 
 // The `dscope` type category: one C++ summary per row of the inspect library's value type table,
-// and one synthetic-children provider of the Python module `module` per row (Summaries.cpp).
+// and one synthetic-children provider of the Python module `module` per row, which reaches the
+// library through the plugin file `plugin` (Summaries.cpp).
 void registerSummaries(lldb::SBDebugger debugger);
-void registerSyntheticChildren(lldb::SBDebugger debugger, const std::string& module);
+void registerSyntheticChildren(lldb::SBDebugger debugger, const std::string& module, const std::string& plugin);
 
 // Imports pretty_printers' lldb_synthetic.py (the synthetic children), found from the plugin's
 // own location; one "dscope: " line when it is missing (SyntheticChildren.cpp).
@@ -25,9 +26,9 @@ void importSyntheticChildren(lldb::SBDebugger debugger);
 // the inspect library's splitWords gets the same words back.
 std::string joinArguments(char** arguments);
 
-// A user command's usage line from the inspect library ("usage CMD"), for its help's syntax: the
-// same line its usage errors print.
-std::string usageLine(lldb::SBDebugger debugger, const std::string& command);
+// A user command's usage line from the inspect library (dscope_inspect_usage), for its help's
+// syntax: the same line its usage errors print.
+std::string usageLine(const std::string& command);
 
 // Prints inspect's text unchanged. Failures are printed as output too and the command still
 // succeeds: `lldb -b` gives up on the remaining -o commands after a failed one, and GDB's

@@ -22,21 +22,25 @@ bool isFile(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string realDirectory(const std::string& path) {
+std::string realPath(const std::string& path) {
   char* real = realpath(path.c_str(), nullptr);
   if (!real) return {};
-  std::string dir = real;
+  std::string resolved = real;
   std::free(real);
-  return dir;
+  return resolved;
 }
 
-// The directory this plugin was loaded from, resolved (symlinks, "..").
-std::string pluginDirectory() {
+// The file this plugin was loaded from, resolved (symlinks, ".."), or "".
+std::string pluginFile() {
   Dl_info info{};
-  if (!dladdr(reinterpret_cast<void*>(&pluginDirectory), &info) || !info.dli_fname) return {};
-  std::string file = info.dli_fname;
-  const auto slash = file.rfind('/');
-  return realDirectory(slash == std::string::npos ? "." : file.substr(0, slash));
+  if (!dladdr(reinterpret_cast<void*>(&pluginFile), &info) || !info.dli_fname) return {};
+  return realPath(info.dli_fname);
+}
+
+// The directory this plugin was loaded from.
+std::string pluginDirectory() {
+  const std::string file = pluginFile();
+  return file.empty() ? file : file.substr(0, file.rfind('/'));
 }
 
 // lldb_synthetic.py for this plugin, or "" with where it looked.
@@ -51,7 +55,7 @@ std::string findSyntheticScript(std::string* looked_at) {
   *looked_at = installed;
   // Only the build tree's plugin uses the source tree: a copy elsewhere must not pick up a
   // checkout that happens to still exist.
-  if (dir == realDirectory(DSCOPE_LLDB_BUILD_DIR) && isFile(DSCOPE_LLDB_SYNTHETIC_SOURCE))
+  if (dir == realPath(DSCOPE_LLDB_BUILD_DIR) && isFile(DSCOPE_LLDB_SYNTHETIC_SOURCE))
     return DSCOPE_LLDB_SYNTHETIC_SOURCE;
   return {};
 }
@@ -90,7 +94,7 @@ void importSyntheticChildren(lldb::SBDebugger debugger) {
     writeToDebugger(debugger, "dscope: cannot import " + script + ": " + firstLine(result.GetError()));
     return;
   }
-  registerSyntheticChildren(debugger, "lldb_synthetic");  // the module `command script import` named after the file
+  registerSyntheticChildren(debugger, "lldb_synthetic", pluginFile());  // the module `command script import` named after the file
 }
 
 }  // namespace dscope::lldb_plugin

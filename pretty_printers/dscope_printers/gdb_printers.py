@@ -1,7 +1,7 @@
 """GDB pretty-printers for the runtime's types: thin adapters over libdscope_inspect's
-`summary TYPE WORD [--json]`. A printer passes the value's bits (key, key set, dtype, device) or
-the object's address (everything else) and prints the line inspect answers; children() gives the
---json children as typed gdb.Values where inspect names a type, so GDB/MI varobjs (IDEs) expand
+dscope_value_summary. A printer describes its value to the library (the GDB front end's
+target.describe: type, address or bits) and prints the line it answers; children() gives the
+library's children as typed gdb.Values where it names a type, so GDB/MI varobjs (IDEs) expand
 a key set into its keys, a tensor into sizes/strides/dtype/device/key_set/requires_grad/grad_fn.
 
   dscope::DispatchKey              AutogradCPU
@@ -27,7 +27,6 @@ a key set into its keys, a tensor into sizes/strides/dtype/device/key_set/requir
 A printer never raises into GDB: a failure prints "<error: ...>" (inspect's one line; unreadable
 memory in GDB's own words, as GDB shows any unreadable value)."""
 
-import json
 import re
 import struct
 
@@ -38,14 +37,6 @@ from . import value_types
 
 _inspect = None  # set by install()
 _types = None  # value_types.TypeTable, from the library, set by install()
-
-_CACHE_LIMIT = 4096
-_by_value_cache = {}  # (TYPE, WORD, json) -> answer
-_MASK64 = 0xFFFFFFFFFFFFFFFF
-
-
-class _Failure(Exception):
-    """A value that cannot be printed; its text follows "<error: "."""
 
 
 _UNREADABLE = re.compile(r"^cannot read memory at (0x[0-9a-f]+)")
@@ -61,25 +52,6 @@ def _error_text(e):
     return "<error: %s>" % text
 
 
-def summary(type_name, word, with_children=False, by_value=False):
-    """inspect's `summary TYPE WORD`: the line, or with_children the parsed --json answer. A
-    value type's (by_value) depends on its bits only: kept."""
-    if _inspect is None:
-        raise _Failure("the DispatchScope inspect library is not loaded")
-    key = (type_name, word, with_children)
-    if key in _by_value_cache:
-        return _by_value_cache[key]
-    text, is_error = _inspect.run("summary %s 0x%x%s" % (type_name, word, " --json" if with_children else ""))
-    if is_error:
-        raise _Failure(text)
-    answer = json.loads(text) if with_children else text.strip()
-    if by_value:
-        if len(_by_value_cache) >= _CACHE_LIMIT:
-            _by_value_cache.clear()
-        _by_value_cache[key] = answer
-    return answer
-
-
 # ---------------------------------------------------------------- children as gdb.Values
 
 def _lookup_type(name):
@@ -91,18 +63,18 @@ def _lookup_type(name):
 
 def _child_value(child):
     """A typed gdb.Value for a summary child (printed by these printers), else its summary text."""
-    kind = child.get("type")
+    kind = child.type
     if kind == value_types.BOOL:
-        return gdb.Value(bool(value_types.word_of(child)))
+        return gdb.Value(bool(child.word))
     if kind == value_types.INT64_ARRAY:
-        elements = child["elements"]
+        elements = child.elements
         if elements:
             element = _lookup_type("int64_t") or gdb.lookup_type("long")
             return gdb.Value(struct.pack("<%dq" % len(elements), *elements), element.array(len(elements) - 1))
     elif kind and kind.endswith("*"):
         pointed = _lookup_type(kind[:-1])
         if pointed is not None:
-            pointer = gdb.Value(value_types.word_of(child)).cast(pointed.pointer())
+            pointer = gdb.Value(child.word).cast(pointed.pointer())
             if int(pointer) != 0:
                 try:
                     return pointer.cast(pointer.dynamic_type)  # the node's class: MmBackward0*
@@ -112,8 +84,8 @@ def _child_value(child):
     elif kind and (row := _types.lookup(kind)) and row[2]:  # a value type of the table: its bits
         value_type, size = _lookup_type(kind), row[2]
         if value_type is not None and value_type.sizeof == size:
-            return gdb.Value(value_types.word_of(child).to_bytes(size, "little"), value_type)
-    return child["summary"]
+            return gdb.Value(child.word.to_bytes(size, "little"), value_type)
+    return child.summary
 
 
 # ---------------------------------------------------------------- printers
@@ -123,60 +95,34 @@ class _Printer:
 
     def __init__(self, value, row):
         self.value = value
-        self.type_name, self.word_size, self.flags = row[1], row[2], row[3]
-
-    def word(self):
-        if not self.word_size:  # by address
-            address = self.value.address
-            if address is None:
-                raise _Failure("not in memory (no address to read the object at)")
-            return int(address) & _MASK64
-        return _value_bits(self.value, self.word_size)
-
-    def to_string(self):
-        try:
-            return summary(self.type_name, self.word(), by_value=bool(self.word_size))
-        except Exception as e:  # gdb.error, _Failure
-            return _error_text(e)
-
-
-class _PrinterWithChildren(_Printer):
-    """A value an IDE expands: one `summary --json` gives the line and the children."""
-
-    def __init__(self, value, row):
-        super().__init__(value, row)
+        self.flags = row[3]
         self._answer = None
 
     def answer(self):
+        """(text, is_error, children): one library call gives the line and the children."""
         if self._answer is None:
-            self._answer = summary(self.type_name, self.word(), with_children=True, by_value=bool(self.word_size))
+            self._answer = _inspect.summary(self.value)
         return self._answer
 
     def to_string(self):
         try:
-            return self.answer()["summary"]
-        except Exception as e:
+            text, is_error, _children = self.answer()
+            return _error_text(text) if is_error else text
+        except Exception as e:  # gdb.error (describing the value)
             return _error_text(e)
+
+
+class _PrinterWithChildren(_Printer):
+    """A value an IDE expands."""
 
     def children(self):
         try:
-            return iter([(child["name"], _child_value(child)) for child in self.answer()["children"]])
+            return iter([(child.name, _child_value(child)) for child in self.answer()[2]])
         except Exception:  # to_string already says what went wrong
             return iter([])
 
     def display_hint(self):
         return "array" if self.flags & value_types.ELEMENTS else None
-
-
-def _value_bits(value, size):
-    """The bits of a value type, as summary's WORD (the value need not be in memory). GDB 13 has
-    no Value.bytes: a struct's bits come from its one word member or from its members."""
-    tag = value.type.strip_typedefs().tag
-    if tag == "dscope::DispatchKeySet":
-        return int(value["repr_"]) & _MASK64
-    if tag == "dscope::Device":
-        return (int(value["type"]) & 0xFF) | (int(value["index"]) & 0xFF) << 8
-    return int(value) & ((1 << (8 * size)) - 1)
 
 
 # ---------------------------------------------------------------- registration

@@ -3,11 +3,10 @@ inspect library's value type table with DSCOPE_VALUE_EXPANDS: a key set's keys, 
 registered kernels, a tensor's sizes, strides, dtype, device, key_set, requires_grad, grad_fn,
 the TLS sets), and NoChildren for the others, as GDB's printers have no children() for them.
 
-No decoding here: a provider passes the object's address (ObjectChildren) or the value's bits
-(ValueChildren) with its C++ type name to the LLDB plugin's `dscope-summary TYPE WORD --json`
-(libdscope_inspect's `summary`) and turns the children it answers into SBValues of the C++ type
-each names (so they print with the plugin's summaries), a bool, an int64_t array, a pointer, or
-the child's text.
+No decoding here: a provider hands its SBValue to the LLDB plugin's dscope_lldb_value_summary
+(through ctypes: the plugin describes the value to libdscope_inspect's dscope_value_summary) and
+turns the children the library answers into SBValues of the C++ type each names (so they print
+with the plugin's summaries), a bool, an int64_t array, a pointer, or the child's text.
 
 `plugin load` of the LLDB plugin imports this file (lldb/src/SyntheticChildren.cpp:
 <datadir>/dscope/pretty_printers/dscope_printers/lldb_synthetic.py when installed, the source
@@ -16,7 +15,7 @@ category. A provider never raises into LLDB: when the value cannot be decoded it
 (the summary says why)."""
 
 import collections
-import json
+import ctypes
 import struct
 
 import lldb
@@ -26,79 +25,40 @@ try:
 except ImportError:  # imported as a file (command script import .../lldb_synthetic.py)
     import value_types
 
-# The value types of the library's table and their sizes, {C++ type: bytes}: set by the plugin
-# when it imports this module (lldb/src/Summaries.cpp registerSyntheticChildren).
+# Set by the plugin when it imports this module (lldb/src/Summaries.cpp registerSyntheticChildren):
+# the value types of the library's table and their sizes, {C++ type: bytes}, and the plugin's file.
 WORD_SIZES = {}
+PLUGIN = ""
+
+_plugin = []  # the plugin's ctypes handle, opened on first use
 
 
-class _Failure(Exception):
-    """A value whose children cannot be listed."""
+def children_of(valobj):
+    """The library's children of a value ([value_types.Child]; none when it cannot be decoded)."""
+    if not _plugin:
+        library = ctypes.CDLL(PLUGIN)  # already loaded by `plugin load`: the same handle
+        library.dscope_lldb_value_summary.restype = ctypes.POINTER(value_types.Summary)
+        library.dscope_lldb_value_summary.argtypes = [ctypes.c_void_p]
+        library.dscope_lldb_summary_free.argtypes = [ctypes.POINTER(value_types.Summary)]
+        _plugin.append(library)
+    library = _plugin[0]
+    # An SBValue proxy's `this` is the address of its lldb::SBValue.
+    answer = value_types.take_summary(library.dscope_lldb_value_summary(int(valobj.this)),
+                                      library.dscope_lldb_summary_free)
+    return answer[2] if answer and not answer[1] else []
 
 
-def summary_json(debugger, type_name, word):
-    """The plugin's `dscope-summary TYPE WORD --json`, parsed: {"summary", "children"}."""
-    result = lldb.SBCommandReturnObject()
-    debugger.GetCommandInterpreter().HandleCommand("dscope-summary %s 0x%x --json" % (type_name, word), result)
-    if not result.Succeeded():
-        raise _Failure((result.GetError() or "dscope-summary failed").strip())
-    return json.loads(result.GetOutput())
-
-
-def _type_name(valobj):
-    """The C++ type the value is (a reference's referent), as the library's table names it."""
-    value_type = valobj.GetNonSyntheticValue().GetType().GetCanonicalType()
-    if value_type.IsReferenceType():
-        value_type = value_type.GetDereferencedType()
-    return value_type.GetUnqualifiedType().GetName()
-
-
-def _word(valobj, by_address):
-    """summary's WORD for a value: its address, or its own bits (a key set need not be in memory).
-    A reference is followed through its own value, the referent's address, wherever its DWARF
-    puts it: where clang emits the referent's type as a declaration only (its definition is in
-    another module), Dereference() gives a value with no address and no data."""
-    value = valobj.GetNonSyntheticValue()
-    value_type = value.GetType().GetCanonicalType()
-    if value_type.IsReferenceType():
-        error = lldb.SBError()
-        address = value.GetValueAsUnsigned(error, 0)
-        if error.Fail() or address == 0:
-            raise _Failure("null reference")
-        if by_address:
-            return address
-        size = value_type.GetDereferencedType().GetByteSize()
-        data = valobj.GetProcess().ReadMemory(address, size, error)
-        if error.Fail() or data is None:
-            raise _Failure(error.GetCString() or "unreadable value")
-        return int.from_bytes(data, "little")
-    if by_address:
-        address = value.GetLoadAddress()
-        if address == lldb.LLDB_INVALID_ADDRESS:
-            raise _Failure("not in memory")
-        return address
-    error = lldb.SBError()
-    data = value.GetData().ReadRawData(error, 0, value_type.GetByteSize())
-    if error.Fail() or data is None:
-        raise _Failure(error.GetCString() or "unreadable value")
-    return int.from_bytes(data, "little")
-
-
-class ObjectChildren:
-    """The children of one object, as inspect's summary --json lists them for its address."""
-
-    BY_ADDRESS = True
+class Children:
+    """The children of one value, as the library lists them."""
 
     def __init__(self, valobj, _internal_dict):
         self.valobj = valobj
         self.children = []
 
     def update(self):
-        self.children = []
         try:
-            target = self.valobj.GetTarget()
-            answer = summary_json(target.GetDebugger(), _type_name(self.valobj), _word(self.valobj, self.BY_ADDRESS))
-            self.children = answer.get("children", [])
-        except Exception:  # _Failure, bad JSON, no process: no children
+            self.children = children_of(self.valobj)
+        except Exception:  # no process, no plugin: no children
             self.children = []
         return False  # re-read on every stop: the object may change
 
@@ -110,7 +70,7 @@ class ObjectChildren:
 
     def get_child_index(self, name):
         for i, child in enumerate(self.children):
-            if child["name"] == name:
+            if child.name == name:
                 return i
         try:  # "[2]" for array-like children
             return int(name.strip("[]"))
@@ -143,12 +103,12 @@ def _data(target, raw):
 def _child_value(parent, child):
     """An SBValue for a summary child: of the C++ type it names, else its text."""
     target = parent.GetTarget()
-    name, kind = child["name"], child.get("type")
+    name, kind = child.name, child.type
     if kind == value_types.BOOL:
-        return parent.CreateValueFromData(name, _data(target, bytes([value_types.word_of(child) & 1])),
+        return parent.CreateValueFromData(name, _data(target, bytes([child.word & 1])),
                                           target.GetBasicType(lldb.eBasicTypeBool))
     if kind == value_types.INT64_ARRAY:
-        elements = child["elements"]
+        elements = child.elements
         if elements:
             element = target.FindFirstType("int64_t")
             if not element.IsValid():
@@ -159,24 +119,16 @@ def _child_value(parent, child):
         pointed = target.FindFirstType(kind[:-1])
         if pointed.IsValid():
             pointer = pointed.GetPointerType()
-            word = value_types.word_of(child)
-            return parent.CreateValueFromData(name, _data(target, word.to_bytes(pointer.GetByteSize(), "little")),
+            return parent.CreateValueFromData(name, _data(target, child.word.to_bytes(pointer.GetByteSize(), "little")),
                                               pointer)
     elif kind in WORD_SIZES:
         value_type, size = target.FindFirstType(kind), WORD_SIZES[kind]
         if value_type.IsValid() and value_type.GetByteSize() == size:
-            word = value_types.word_of(child)
-            return parent.CreateValueFromData(name, _data(target, word.to_bytes(size, "little")), value_type)
+            return parent.CreateValueFromData(name, _data(target, child.word.to_bytes(size, "little")), value_type)
     # Text: a char array holding the child's summary (LLDB shows it as a string).
-    text = child["summary"].encode() + b"\0"
+    text = child.summary.encode() + b"\0"
     return parent.CreateValueFromData(name, _data(target, text),
                                       target.GetBasicType(lldb.eBasicTypeChar).GetArrayType(len(text)))
-
-
-class ValueChildren(ObjectChildren):
-    """The children of a value type (a key set), from its bits."""
-
-    BY_ADDRESS = False
 
 
 class NoChildren:

@@ -198,7 +198,7 @@ dscope_lldb_test(lldb_summaries_live PROGRAM printers_program
   CMD "b stop_here" "process launch" "up" "frame variable ks key backend x undefined add_name probe tls c"
       "frame variable mm probe_entry cpu_kernel meta_kernel boxed_kernel cuda_kernel"
       "frame variable corrupt_impl dangling" "keyset ks" "keyset x.impl_.p_->key_set --verbose"
-      "dscope-summary DispatchKeySet 0x12800010001" "dscope-summary Bogus 1" "type category list dscope"
+      "keyset &x" "keyset undefined" "type category list dscope"
       "process kill"
   EXPECT "(dscope::DispatchKeySet) ks = ${DSCOPE_CPU_KEYS}" "(dscope::DispatchKey) key = AutogradCPU\n"
          "(dscope::BackendComponent) backend = CPUBit\n"
@@ -214,8 +214,8 @@ dscope_lldb_test(lldb_summaries_live PROGRAM printers_program
          "cpu_kernel = probe_cpu(dscope::Tensor const&) at " "meta_kernel = fallthrough\n"
          "boxed_kernel = boxed probe_boxed(" "cuda_kernel = missing\n"
          "corrupt_impl = <error: tensor of 200 dimensions" "dangling = <error: 0x10 is no operator: its name is unreadable"
-         "raw: 0x12800010001\nhighest key: AutocastCPU" "\n${DSCOPE_CPU_KEYS}\n" "dscope: "
-         "Category: dscope (enabled)"
+         "raw: 0x12800010001\nhighest key: AutocastCPU" "\n${DSCOPE_CPU_KEYS}\n"
+         "dscope: cannot evaluate 'undefined': undefined is an undefined tensor\n" "Category: dscope (enabled)"
   REJECT "functor_ =" "boxed_fn_ =" "<error: the value is not in memory>" "dscope: no lldb_synthetic.py")
 
 # A copy of the plugin with no lldb_synthetic.py where an installed one would have it: one

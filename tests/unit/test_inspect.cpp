@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <cerrno>
+#include <cinttypes>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -38,6 +39,10 @@ using testing::checkOneLineError;
 using testing::JsonChecker;
 using testing::Result;
 using testing::run;
+using testing::summaryOf;
+using testing::taken;
+using testing::usageOf;
+using testing::keyNames;
 using testing::TestTarget;
 
 // ---------------------------------------------------------------- the scenario
@@ -459,7 +464,7 @@ TEST_SUITE("inspect") {
       REQUIRE(close != std::string::npos);
       std::string joined = guide.substr(first, close - first);
       for (size_t nl; (nl = joined.find('\n')) != std::string::npos;) joined.replace(nl, 1, " | ");
-      Result usage = run(nullptr, "usage " + command);
+      Result usage = usageOf(command);
       CHECK(!usage.error);
       CHECK(usage.text == joined + "\n");
       // The same line ends every usage error of the command (dispatch-break's command line is
@@ -468,12 +473,12 @@ TEST_SUITE("inspect") {
       Result error = command == "dispatch-break" ? breaks.command(nullptr, "--bogus") : run(nullptr, command + " --bogus");
       CHECK(error.text == "dscope: unknown option --bogus; usage: " + joined + "\n");
     }
-    checkOneLineError(run(nullptr, "usage"));
-    checkOneLineError(run(nullptr, "usage dispatch-break-parse"));  // no user command
+    checkOneLineError(usageOf(""));
+    checkOneLineError(usageOf("dispatch-break-parse"));  // no user command
   }
 
-  TEST_CASE("key-names: the runtime keys that --key and --missing take, for completion") {
-    const std::vector<std::string> all = lines(run(nullptr, "key-names").text);
+  TEST_CASE("dscope_inspect_complete_keys: the runtime keys that --key and --missing take, for completion") {
+    const std::vector<std::string> all = lines(keyNames(""));
     for (const std::string& name : all) {
       CAPTURE(name);
       auto key = parseDispatchKey(name);
@@ -487,9 +492,8 @@ TEST_SUITE("inspect") {
     // Functionality-only building blocks, alias keys and the sentinels are no runtime keys.
     for (const char* other : {"Dense", "AutogradFunctionality", "Autograd", "CompositeImplicitAutograd", "Undefined"})
       CHECK_MESSAGE(!has(other), other);
-    CHECK(run(nullptr, "key-names AutogradC").text == "AutogradCPU\nAutogradCUDA\n");
-    CHECK(run(nullptr, "key-names Nope").text.empty());
-    checkOneLineError(run(nullptr, "key-names CPU CUDA"));
+    CHECK(keyNames("AutogradC") == "AutogradCPU\nAutogradCUDA\n");
+    CHECK(keyNames("Nope").empty());
   }
 
   TEST_CASE("dispatch-break: the command line, checked before a breakpoint is kept") {
@@ -715,6 +719,12 @@ TEST_SUITE("inspect") {
         "op-table insp::probe", "op-table insp::probe --json", "op-table insp::probe --key Meta", "op-table --list",
         "op-table --missing Meta", "keyset --tls", "keyset --tls --explain 0x12800010001",
         std::string("summary Tensor ") + tensor, std::string("summary OperatorEntry ") + entry};
+    auto answer = [](const dscope_target* target, const std::string& command) {  // the printers' too
+      uint64_t word = 0;
+      char type[32] = {};
+      if (std::sscanf(command.c_str(), "summary %31s %" SCNx64, type, &word) == 2) return summaryOf(target, type, word);
+      return run(target, command);
+    };
     uint64_t flips = 0, answers = 0, errors = 0;
     at_bottom = [&] {
       for (uint64_t seed = 1; seed <= 1000; ++seed) {
@@ -722,7 +732,7 @@ TEST_SUITE("inspect") {
         for (const auto& command : commands) {
           CAPTURE(seed);
           CAPTURE(command);
-          Result r = run(&ft.t, command);
+          Result r = answer(&ft.t, command);
           if (r.error) {
             ++errors;
             checkOneLineError(r);
@@ -952,49 +962,95 @@ TEST_SUITE("inspect") {
     CHECK(r.text.find("is corrupt") == std::string::npos);
   }
 
-  TEST_CASE("key-name and record-line: the value printers' one-line decodes") {
-    auto& t = liveTarget();
-    for (K k : {K::Undefined, K::CPU, K::AutogradCPU, K::StartOfQuantizedBackends, K::EndOfFunctionalityKeys, K::Autograd,
-                K::CompositeExplicitAutogradNonFunctional}) {
-      CAPTURE(static_cast<int>(k));
-      CHECK(run(nullptr, "key-name " + std::to_string(static_cast<int>(k))).text == std::string(toString(k)) + "\n");
-    }
-    CHECK(run(nullptr, "key-name 135").text == "AutogradCPU\n");
-    CHECK(run(nullptr, "key-name 1 --backend").text == "CPUBit\n");
-    CHECK(run(nullptr, "key-name 11 --backend").text == std::string(toString(BackendComponent::MTIABit)) + "\n");
-    checkOneLineError(run(nullptr, "key-name 65536"));
-    checkOneLineError(run(nullptr, "key-name 256 --backend"));
-    checkOneLineError(run(nullptr, "key-name"));
-    // A record as a debugger reads it: the operator pointer, the raw key set, the kind.
-    const auto& probe = entryOf("insp::probe");
-    char line[128];
-    const DispatchKeySet ks{K::CPU, K::ADInplaceOrView, K::AutogradCPU};
-    std::snprintf(line, sizeof line, "record-line %p 0x%llx %d", static_cast<const void*>(&probe),
-                  static_cast<unsigned long long>(ks.raw_repr()), DSCOPE_RECORD_REDISPATCH);
-    CHECK(run(t, line).text == format::recordLine(DSCOPE_RECORD_REDISPATCH, "insp::probe", K::AutogradCPU) + "\n");
-    checkOneLineError(run(t, "record-line 0 0x10001 1"));     // an unused record slot
-    checkOneLineError(run(t, "record-line 0x10 0x10001 1"));  // not an operator
-    checkOneLineError(run(t, "record-line 0x10"));
-  }
+  TEST_CASE("values described by a debugger: keyset EXPR, $dispatch_op_is, $dispatch_key") {
+    // A front end that evaluates every expression, and every frame variable, to `value`.
+    static dscope_value value;
+    static int variable_status = 0;
+    static std::string variable_name;
+    liveTarget();  // registers the insp:: operators
+    TestTarget described;
+    described.t.evaluate = [](void*, const char*, dscope_value* out, char*, uint64_t) {
+      *out = value;
+      return 0;
+    };
+    described.t.frame_variable = [](void*, const char* name, int, dscope_value* out, char*, uint64_t) {
+      if (variable_status != 0 || name != variable_name) return variable_status ? variable_status : 1;
+      *out = value;
+      return 0;
+    };
+    auto describe = [](uint32_t kind, const char* type, uint64_t bits, uint64_t address) {
+      value = dscope_value{};
+      value.kind = kind;
+      value.bits = bits;
+      value.address = address;
+      std::snprintf(value.type, sizeof value.type, "%s", type);
+      std::snprintf(value.shown, sizeof value.shown, "%s", type);
+    };
+    const Tensor x = cpuTensor();
+    const std::string keys = toString(x.key_set());
+    describe(DSCOPE_KIND_OBJECT, "dscope::Tensor", 0, reinterpret_cast<uint64_t>(&x));
+    CHECK(run(described, "keyset x").text.find(keys) != std::string::npos);
+    describe(DSCOPE_KIND_POINTER, "dscope::TensorImpl", reinterpret_cast<uint64_t>(x.unsafeGetTensorImpl()), 0);
+    CHECK(run(described, "keyset p").text.find(keys) != std::string::npos);
+    const DispatchKeySet ks = x.key_set();
+    describe(DSCOPE_KIND_OBJECT, "dscope::DispatchKeySet", 0, reinterpret_cast<uint64_t>(&ks));
+    CHECK(run(described, "keyset ks").text.find(keys) != std::string::npos);
+    describe(DSCOPE_KIND_OBJECT, "dscope::DispatchKeySet", ks.raw_repr(), 0);  // in registers
+    CHECK(run(described, "keyset ks").text.find(keys) != std::string::npos);
+    const Tensor undefined;
+    describe(DSCOPE_KIND_OBJECT, "dscope::Tensor", 0, reinterpret_cast<uint64_t>(&undefined));
+    CHECK(run(described, "keyset u").text == "dscope: cannot evaluate 'u': u is an undefined tensor\n");
+    describe(DSCOPE_KIND_POINTER, "dscope::Tensor", 0, 0);
+    CHECK(run(described, "keyset n").text == "dscope: cannot evaluate 'n': n is a null pointer\n");
+    describe(DSCOPE_KIND_OTHER, "double", 0, 0);
+    CHECK(run(described, "keyset 1e3").text ==
+          "dscope: cannot evaluate '1e3': 1e3 is a double, not a DispatchKeySet or a tensor\n");
 
-  TEST_CASE("op-name: an OperatorEntry's name, and --is matching as dispatch-break does ($dispatch_op_is)") {
-    auto& t = liveTarget();
-    char probe[64], over[64];
-    std::snprintf(probe, sizeof probe, "op-name %p", static_cast<const void*>(&entryOf("insp::probe")));
-    std::snprintf(over, sizeof over, "op-name %p", static_cast<const void*>(&entryOf("insp::over.a")));
-    CHECK(run(t, probe).text == "insp::probe\n");
-    CHECK(run(t, std::string(probe) + " --is insp::probe").text == "1\n");
-    CHECK(run(t, std::string(probe) + " --is insp::prob").text == "0\n");
-    CHECK(run(t, std::string(over) + " --is insp::over").text == "1\n");  // a base name: every overload
-    CHECK(run(t, std::string(over) + " --is insp::over.a").text == "1\n");
-    CHECK(run(t, std::string(over) + " --is insp::over.b").text == "0\n");
-    for (const char* bad : {"insp", "insp::", "insp::over.", "a::b::c", "'insp::probe x'"}) {
+    // The frame's operator: a handle `this` (its entry_), an entry, the hook's untyped `op`.
+    OperatorHandle over_a = Dispatcher::singleton().findSchemaOrThrow("insp::over", "a");
+    auto opIs = [&](const char* name) {
+      char* error = nullptr;
+      const int answer = dscope_frame_op_is(described.get(), "insp_frame", name, &error);
+      Result r{error ? error : std::to_string(answer), answer < 0};
+      dscope_inspect_free(error);
+      return r;
+    };
+    variable_name = "this";
+    describe(DSCOPE_KIND_POINTER, "dscope::TypedOperatorHandle<dscope::Tensor (dscope::Tensor const&)>",
+             reinterpret_cast<uint64_t>(&over_a), 0);
+    CHECK(opIs("insp::over").text == "1");  // a base name: every overload
+    CHECK(opIs("insp::over.a").text == "1");
+    CHECK(opIs("insp::over.b").text == "0");
+    for (const char* bad : {"insp", "insp::", "insp::over.", "a::b::c", "insp::probe x"}) {
       CAPTURE(bad);
-      Result r = run(t, std::string(probe) + " --is " + bad);
-      checkOneLineError(r);
+      const Result r = opIs(bad);
+      CHECK(r.error);
       CHECK(r.text.find("is not an operator name") != std::string::npos);
     }
-    checkOneLineError(run(t, "op-name 0 --is insp::probe"));
+    variable_name = "op";
+    describe(DSCOPE_KIND_INTEGER, "const void *", reinterpret_cast<uint64_t>(&entryOf("insp::probe")), 0);
+    CHECK(opIs("insp::probe").text == "1");
+    describe(DSCOPE_KIND_OBJECT, "dscope::impl::OperatorEntry", 0, reinterpret_cast<uint64_t>(&entryOf("insp::probe")));
+    CHECK(opIs("insp::probe").text == "1");
+    describe(DSCOPE_KIND_INTEGER, "const void *", 0, 0);
+    CHECK(opIs("insp::probe").text == "dscope: the operator handle in insp_frame is null\n");
+    describe(DSCOPE_KIND_OBJECT, "dscope::Tensor", 0, reinterpret_cast<uint64_t>(&x));  // no operator
+    CHECK(opIs("insp::probe").text.find("insp_frame is not dispatching an operator") != std::string::npos);
+    variable_status = 3;
+    CHECK(opIs("insp::probe").text.find("no debug information for insp_frame (DWARF needed)") != std::string::npos);
+
+    // The frame's key: the highest of its key set `ks`.
+    variable_status = 0;
+    variable_name = "ks";
+    describe(DSCOPE_KIND_OBJECT, "dscope::DispatchKeySet", ks.raw_repr(), 0);
+    auto frameKey = [&] {
+      int is_error = -1;
+      char* out = dscope_frame_key(described.get(), "insp_frame", &is_error);
+      return taken(out, is_error);
+    };
+    CHECK(frameKey().text == toString(ks.highestPriorityTypeId()));
+    variable_name = "none";
+    CHECK(frameKey().text.find("insp_frame has no dispatch key set argument `ks`") != std::string::npos);
   }
 
   TEST_CASE("the shared record formatter is the trace's") {

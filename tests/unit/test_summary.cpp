@@ -1,5 +1,5 @@
-// libdscope_inspect's `summary TYPE WORD [--json]` (the debuggers' value printers) in-process,
-// through the memcpy target of test_util.h. Every expected text comes from the runtime's own
+// libdscope_inspect's dscope_value_summary (the debuggers' value printers) in-process, through the
+// memcpy target of test_util.h. Every expected text comes from the runtime's own
 // in-process API (toString, Tensor::toString, the tensor's sizes, the operator's snapshot, the
 // TLS accessors) or from the scenario, never from the library's output.
 #include <doctest/doctest.h>
@@ -22,6 +22,7 @@ using K = DispatchKey;
 using testing::checkOneLineError;
 using testing::JsonChecker;
 using testing::run;
+using testing::summaryOf;
 using testing::TestTarget;
 
 namespace {
@@ -66,10 +67,9 @@ struct Both {
   std::string json;
 };
 Both summary(TestTarget& t, const std::string& type, uint64_t word) {
-  const std::string line = "summary " + type + " " + hex(word);
-  auto text = run(t, line);
-  auto json = run(t, line + " --json");
-  INFO(line << " -> " << text.text << " / " << json.text);
+  auto text = summaryOf(t, type, word);
+  auto json = summaryOf(t, type, word, true);
+  INFO(type << " " << hex(word) << " -> " << text.text << " / " << json.text);
   REQUIRE(!text.error);
   REQUIRE(!json.error);
   REQUIRE(text.text.find('\n') == text.text.size() - 1);  // one line
@@ -184,7 +184,7 @@ TEST_SUITE("summary") {
     auto& t = target();
     TensorImpl corrupt;
     corrupt.dim = 200;
-    auto r = run(t, "summary TensorImpl " + hex(addr(&corrupt)));
+    auto r = summaryOf(t, "TensorImpl", addr(&corrupt));
     checkOneLineError(r);
     CHECK(r.text == "dscope: tensor of 200 dimensions (at most 8; corrupt memory?)\n");
   }
@@ -331,43 +331,40 @@ TEST_SUITE("summary") {
     CHECK(row("dscope::impl::OperatorEntry")->flags == (DSCOPE_VALUE_EXPANDS | DSCOPE_VALUE_ELEMENTS));
     // A C++ name (a template's instance too) decodes as its summary type.
     Tensor x = at::ones({1});
-    CHECK(run(t, "summary dscope::Tensor " + hex(addr(&x))).text == run(t, "summary Tensor " + hex(addr(&x))).text);
+    CHECK(summaryOf(t, "dscope::Tensor", addr(&x)).text == summaryOf(t, "Tensor", addr(&x)).text);
     OperatorHandle mm = Dispatcher::singleton().findSchemaOrThrow("aten::mm", "");
-    CHECK(run(t, "summary 'dscope::TypedOperatorHandle<dscope::Tensor (dscope::Tensor const&, dscope::Tensor const&)>' " +
-                     hex(addr(&mm))).text == run(t, "summary OperatorHandle " + hex(addr(&mm))).text);
-    CHECK(run(t, "summary dscope::DispatchKey 1").text == run(t, "summary DispatchKey 1").text);
-    checkOneLineError(run(t, "summary dscope::TypedOperatorHandle< 1"));  // the row's prefix alone names no type
+    CHECK(summaryOf(t, "dscope::TypedOperatorHandle<dscope::Tensor (dscope::Tensor const&, dscope::Tensor const&)>",
+                    addr(&mm)).text == summaryOf(t, "OperatorHandle", addr(&mm)).text);
+    CHECK(summaryOf(t, "dscope::DispatchKey", 1).text == summaryOf(t, "DispatchKey", 1).text);
+    checkOneLineError(summaryOf(t, "dscope::TypedOperatorHandle<", 1));  // the row's prefix alone names no type
   }
 
   TEST_CASE("summary: bad input, one line each") {
     auto& t = target();
-    auto r = run(t, "summary Widget 1");
+    auto r = summaryOf(t, "Widget", 1);
     checkOneLineError(r);
-    CHECK(r.text.rfind("dscope: unknown type 'Widget' for summary; types: DispatchKey, BackendComponent, DispatchKeySet, "
+    CHECK(r.text.rfind("dscope: unknown type 'Widget' for a summary; types: DispatchKey, BackendComponent, DispatchKeySet, "
                        "ScalarType, Device, OperatorName, OperatorHandle, OperatorEntry, KernelFunction, Tensor, "
                        "TensorImpl, PODLocalDispatchKeySet, dscope_dispatch_record",
                        0) == 0);
-    checkOneLineError(r = run(t, "summary DispatchKey"));
-    CHECK(r.text.find("usage: summary TYPE WORD [--json]") != std::string::npos);
-    checkOneLineError(r = run(t, "summary DispatchKey 1 --bogus"));
-    checkOneLineError(r = run(t, "summary DispatchKey 0x10000"));
+    checkOneLineError(r = summaryOf(t, "DispatchKey", 0x10000));
     CHECK(r.text.find("out of range") != std::string::npos);
-    checkOneLineError(r = run(t, "summary Device 0x10000"));
-    checkOneLineError(r = run(t, "summary Tensor 0"));
-    CHECK(r.text.rfind("dscope: cannot read memory at 0x0", 0) == 0);
-    checkOneLineError(r = run(t, "summary OperatorEntry 16"));
+    checkOneLineError(r = summaryOf(t, "Device", 0x10000));
+    checkOneLineError(r = summaryOf(t, "Tensor", 0));
+    CHECK(r.text.rfind("dscope: not in memory", 0) == 0);
+    checkOneLineError(r = summaryOf(t, "OperatorEntry", 16));
     CHECK(r.text.find("0x10 is no operator: its name is unreadable") != std::string::npos);
     // A handle whose entry points nowhere.
     OperatorHandle dangling(reinterpret_cast<impl::OperatorEntry*>(16));
-    checkOneLineError(r = run(t, "summary OperatorHandle " + hex(addr(&dangling))));
+    checkOneLineError(r = summaryOf(t, "OperatorHandle", addr(&dangling)));
     CHECK(r.text.find("0x10 is no operator: its name is unreadable") != std::string::npos);
     // No process: value types still decode, objects cannot.
-    CHECK(run(nullptr, "summary DispatchKey " + std::to_string(static_cast<uint16_t>(K::CPU))).text == "CPU\n");
+    CHECK(summaryOf(nullptr, "DispatchKey", static_cast<uint16_t>(K::CPU)).text == "CPU\n");
     Tensor x = at::ones({1});
-    checkOneLineError(r = run(nullptr, "summary Tensor " + hex(addr(&x))));
+    checkOneLineError(r = summaryOf(nullptr, "Tensor", addr(&x)));
     CHECK(r.text.find("no process") != std::string::npos);
     t.reads_fail = true;
-    checkOneLineError(r = run(t, "summary Tensor " + hex(addr(&x))));
+    checkOneLineError(r = summaryOf(t, "Tensor", addr(&x)));
     t.reads_fail = false;
   }
 
@@ -379,7 +376,7 @@ TEST_SUITE("summary") {
     std::memcpy(copy, static_cast<const void*>(&probe), sizeof copy);
     const uint32_t absurd = 1u << 30;
     std::memcpy(copy + debug::Layout::OperatorEntry_num_kernels, &absurd, sizeof absurd);
-    auto r = run(t, "summary OperatorEntry " + hex(addr(copy)));
+    auto r = summaryOf(t, "OperatorEntry", addr(copy));
     checkOneLineError(r);
     CHECK(r.text == "dscope: operator summ::probe claims 1073741824 kernels (corrupt memory?)\n");
 
@@ -393,7 +390,7 @@ TEST_SUITE("summary") {
     std::memcpy(kernel + debug::Layout::AnnotatedKernel_next, &self, sizeof self);
     std::memcpy(copy, static_cast<const void*>(&probe), sizeof copy);
     std::memcpy(copy + debug::Layout::OperatorEntry_kernels, &self, sizeof self);
-    checkOneLineError(r = run(t, "summary OperatorEntry " + hex(addr(copy)) + " --json"));
+    checkOneLineError(r = summaryOf(t, "OperatorEntry", addr(copy), true));
     CHECK(r.text.find("loops back to " + hex(self)) != std::string::npos);
 
     // A std::string whose length is garbage.
@@ -402,7 +399,7 @@ TEST_SUITE("summary") {
     std::memcpy(name_copy, static_cast<const void*>(&name), sizeof name_copy);
     const uint64_t huge = 1ull << 40;
     std::memcpy(name_copy + debug::Layout::OperatorName_name + debug::Layout::StdString_length, &huge, sizeof huge);
-    checkOneLineError(r = run(t, "summary OperatorName " + hex(addr(name_copy))));
+    checkOneLineError(r = summaryOf(t, "OperatorName", addr(name_copy)));
     CHECK(r.text.find("claims 1099511627776 bytes (corrupt memory?)") != std::string::npos);
   }
 }

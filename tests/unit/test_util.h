@@ -169,6 +169,64 @@ inline Result run(const dscope_target* target, const std::string& line) {
 }
 inline Result run(TestTarget& t, const std::string& line) { return run(t.get(), line); }
 
+// A user command's usage line (dscope_inspect_usage).
+inline Result usageOf(const std::string& command) {
+  int is_error = -1;
+  char* out = dscope_inspect_usage(command.c_str(), &is_error);
+  return taken(out, is_error);
+}
+// The runtime keys starting with prefix (dscope_inspect_complete_keys).
+inline std::string keyNames(const std::string& prefix) { return taken(dscope_inspect_complete_keys(prefix.c_str()), 0).text; }
+
+// A value of a type of the value printers' table (its C++ or short name) as a front end describes
+// it: a value type by its bits (word), anything else as the object at address word.
+inline dscope_value valueOf(const std::string& type, uint64_t word) {
+  dscope_value v{};
+  bool by_bits = false;
+  for (uint64_t i = 0; const dscope_value_type* row = dscope_value_type_at(i); ++i)
+    by_bits = by_bits || ((type == row->type_name || type == row->summary_type) && row->word_size);
+  v.kind = by_bits ? DSCOPE_KIND_INTEGER : DSCOPE_KIND_OBJECT;
+  (by_bits ? v.bits : v.address) = word;
+  std::snprintf(v.type, sizeof v.type, "%s", type.c_str());
+  return v;
+}
+
+// dscope_value_summary's answer for valueOf(type, word): its line and a newline, or (json) the
+// line and the children written as one JSON object, {"summary", "children": [{"name", "summary",
+// ["type", "word" (hex) | "elements"]}]}, so a check reads as one string.
+inline Result summaryOf(const dscope_target* target, const std::string& type, uint64_t word, bool json = false) {
+  const dscope_value v = valueOf(type, word);
+  dscope_summary* s = dscope_value_summary(target, &v);
+  REQUIRE(s);
+  Result r{std::string(s->text) + "\n", s->is_error != 0};
+  REQUIRE((s->child_count == 0 || !r.error));
+  if (json && !r.error) {
+    auto quoted = [](const std::string& text) { return "\"" + text + "\""; };  // no quotes in these texts
+    r.text = "{\"summary\":" + quoted(s->text) + ",\"children\":[";
+    for (uint64_t i = 0; i < s->child_count; ++i) {
+      const dscope_value_child& c = s->children[i];
+      r.text += std::string(i ? "," : "") + "{\"name\":" + quoted(c.name) + ",\"summary\":" + quoted(c.summary);
+      if (c.type) r.text += ",\"type\":" + quoted(c.type);
+      if (c.type && std::string(c.type) == "int64[]") {
+        r.text += ",\"elements\":[";
+        for (uint64_t e = 0; e < c.element_count; ++e) r.text += (e ? "," : "") + std::to_string(c.elements[e]);
+        r.text += "]";
+      } else if (c.type) {
+        char hex[24];
+        std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(c.word));
+        r.text += ",\"word\":" + quoted(hex);
+      }
+      r.text += "}";
+    }
+    r.text += "]}\n";
+  }
+  dscope_summary_free(s);
+  return r;
+}
+inline Result summaryOf(TestTarget& t, const std::string& type, uint64_t word, bool json = false) {
+  return summaryOf(t.get(), type, word, json);
+}
+
 // One debugger session's dispatch breakpoints (dscope_breaks_*), as a front end holds them.
 struct Breaks {
   dscope_breaks* table = dscope_breaks_new();

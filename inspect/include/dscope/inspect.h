@@ -13,7 +13,27 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 7
+#define DSCOPE_INSPECT_ABI_VERSION 8
+
+/* A value as the debugger sees it, described without reading through it (evaluate, frame_variable,
+ * and the printers' dscope_value_summary): the library alone knows what the runtime's types hold.
+ * A reference is described as its referent. */
+enum dscope_value_kind {
+  DSCOPE_KIND_INTEGER = 0, /* an integer, enum, bool or char, or a pointer to neither an object nor a
+                               function: `bits` is the value, `type` its type (an enum's name) */
+  DSCOPE_KIND_OBJECT = 1,  /* a struct or class: `type` its name, `address` where it lies (0: not in
+                               memory), `bits` its first `size` bytes little endian when size <= 8 */
+  DSCOPE_KIND_POINTER = 2, /* a pointer to a struct or class: `bits` the pointer, `type` the pointee's */
+  DSCOPE_KIND_OTHER = 3    /* anything else (a float, a function or a pointer to one, an array) */
+};
+typedef struct dscope_value {
+  uint32_t kind;   /* dscope_value_kind */
+  uint64_t bits;
+  uint64_t address;
+  uint64_t size;   /* the type's size in bytes (of the pointee for POINTER) */
+  char type[512];  /* the type's name as the debugger spells it, typedefs and cv-qualifiers removed */
+  char shown[512]; /* the value's type as the debugger prints it (for "EXPR is a T" messages) */
+} dscope_value;
 
 typedef struct dscope_target {
   void* ctx; /* passed back to every callback */
@@ -28,9 +48,16 @@ typedef struct dscope_target {
    * path. 0 on success, 1 past the last module. The library symbolizes code addresses itself from
    * these files (elfutils). Optional (NULL: code addresses are printed in hex). */
   int (*module_at)(void* ctx, uint64_t index, uint64_t* start, char* path, uint64_t path_size);
-  /* Evaluates a debugger expression to a 64-bit value (a DispatchKeySet evaluates to its repr_);
-   * on failure writes a one-line reason into err. Optional (NULL: only numbers are accepted). */
-  int (*evaluate)(void* ctx, const char* expr, uint64_t* value, char* err, uint64_t err_size);
+  /* Evaluates a debugger expression and describes its value (dscope_value); on failure writes a
+   * one-line reason into err. The library decides what the value means (`keyset EXPR`: a key set,
+   * a tensor's key set, a number). Optional (NULL: only numbers are accepted). */
+  int (*evaluate)(void* ctx, const char* expr, struct dscope_value* value, char* err, uint64_t err_size);
+  /* The variable `name` of the debugger's selected frame (with parameter set: only its parameter
+   * of that name; never a global), described as evaluate does: 0 on success; 1 when the frame has
+   * none; 2 when it cannot be read (the reason into err: optimized out, unreadable); 3 when the
+   * frame has no debug information. Optional (NULL: dscope_frame_* answer "not supported"). */
+  int (*frame_variable)(void* ctx, const char* name, int parameter, struct dscope_value* value, char* err,
+                        uint64_t err_size);
   /* The OS thread id (LWP) of the debugger's thread number `n`; 0 on success. Optional. */
   int (*thread_tid)(void* ctx, int64_t n, int64_t* tid);
   /* LWP of the currently selected thread, or 0 when there is none. */
@@ -93,36 +120,70 @@ enum dscope_frames_end {
 
 /* Runs one user command line, e.g. "keyset 0x12800010001 --verbose", "keyset --tls",
  * "op-table aten::mm --computed", "op-table --list mm", "op-table --missing Meta",
- * "dispatch-trace --all", "dispatch-trace --json". The first word is the command
- * (keyset | op-table | dispatch-trace | usage | key-names | key-name | record-line | op-name |
- * summary; "usage CMD" is a user command's usage line, for help; "key-names [PREFIX]" the runtime
- * keys, for completion (operator names: dscope_inspect_complete_ops); the last four are decodes
- * for value printers and convenience functions: "key-name 135", "record-line OP KEYSET KIND",
- * "op-name ENTRY [--is NAME]", "summary TYPE WORD [--json]", see docs/DEBUG-INTERFACE.md).
- * Returns a malloc'd NUL-terminated string (free with dscope_inspect_free). On bad input,
- * unreadable or corrupt memory, a missing or foreign runtime, the result is exactly one line
- * starting with "dscope: " and *is_error is set to 1. Never crashes, never loops unbounded. */
+ * "dispatch-trace --all", "dispatch-trace --json": the first word is the command (keyset |
+ * op-table | dispatch-trace). Returns a malloc'd NUL-terminated string (free with
+ * dscope_inspect_free). On bad input, unreadable or corrupt memory, a missing or foreign runtime,
+ * the result is exactly one line starting with "dscope: " and *is_error is set to 1. Never
+ * crashes, never loops unbounded. The entry points below answer the same way. */
 char* dscope_inspect_run(const dscope_target* target, const char* command_line, int* is_error);
 
+/* The usage line of a user command (keyset, op-table, dispatch-trace, dispatch-break), for help. */
+char* dscope_inspect_usage(const char* command, int* is_error);
 /* Newline-separated operator names starting with `prefix` (at most `limit`), for completion. */
 char* dscope_inspect_complete_ops(const dscope_target* target, const char* prefix, int limit);
+/* Newline-separated runtime key names starting with `prefix` (what --key and --missing take). */
+char* dscope_inspect_complete_keys(const char* prefix);
 
 void dscope_inspect_free(char* s);
 
-/* ---- value printers: the runtime types debuggers print through `summary TYPE WORD`, one table for
- * every front end (GDB's pretty-printers, LLDB's summaries and synthetic children register from it). */
+/* ---- the dispatch in the debugger's selected frame (GDB's $dispatch_op_is and $dispatch_key),
+ * decoded from its variables (frame_variable: `this` or `op`, an operator handle, entry or the
+ * break hook's untyped `op`; `ks` or `keyset`, a key set). `frame` is the frame's name, for
+ * messages. */
+/* 1 when that dispatch's operator is `name` (a full name, or a base name for every overload, as
+ * dispatch-break matches), 0 when not; -1 with a malloc'd "dscope: " line in *error otherwise. */
+int dscope_frame_op_is(const dscope_target* target, const char* frame, const char* name, char** error);
+/* The key that dispatch reads its table at (its key set's highest-priority key), by name. */
+char* dscope_frame_key(const dscope_target* target, const char* frame, int* is_error);
+
+/* ---- value printers: one table of the runtime types the debuggers print, for every front end
+ * (GDB's pretty-printers, LLDB's summaries and synthetic children register from it). */
 typedef struct dscope_value_type {
   const char* type_name;    /* the C++ type as debuggers name it, typedefs stripped; a name ending
                                in '<' stands for every instance of that template */
-  const char* summary_type; /* TYPE of `summary TYPE WORD` (type_name is accepted too) */
-  uint32_t word_size;       /* 0: WORD is the object's address; else WORD is the value's own bits,
-                               this many bytes, little endian (no process needed) */
+  const char* summary_type; /* the short name (DispatchKeySet, OperatorEntry) */
+  uint32_t word_size;       /* 0: decoded from the object's address; else from the value's own bits,
+                               this many bytes (no process needed), and a child of this type is made
+                               of them */
   uint32_t flags;           /* DSCOPE_VALUE_* */
 } dscope_value_type;
-#define DSCOPE_VALUE_EXPANDS 1u  /* `summary --json` lists children an IDE expands */
+#define DSCOPE_VALUE_EXPANDS 1u  /* it has children an IDE expands */
 #define DSCOPE_VALUE_ELEMENTS 2u /* those children are elements ([0], [1], ...), not members */
 /* Row `index` of the table (from 0); NULL past the last. Static: never freed. */
 const dscope_value_type* dscope_value_type_at(uint64_t index);
+
+/* One child of a summarized value. `type` is the C++ type a front end makes it of: a value type of
+ * the table (`word` its bits), "bool" (`word` 0 or 1), a pointer "T*" (`word` the address),
+ * "int64[]" (`elements`); NULL: the child is its summary text. */
+typedef struct dscope_value_child {
+  const char* name;
+  const char* summary;
+  const char* type;
+  uint64_t word;
+  const int64_t* elements;
+  uint64_t element_count;
+} dscope_value_child;
+typedef struct dscope_summary {
+  const char* text; /* the one-line summary, or the one "dscope: " line when is_error */
+  int is_error;
+  uint64_t child_count;
+  const dscope_value_child* children;
+} dscope_summary;
+/* The summary of a value of a table type (value->type), decoded from its bits or from the object at
+ * its address as the row says; the descriptor (version, layout hash) is checked before any
+ * object is read. Never NULL; free with dscope_summary_free. */
+dscope_summary* dscope_value_summary(const dscope_target* target, const dscope_value* value);
+void dscope_summary_free(dscope_summary* summary);
 
 /* ---- dispatch-break: the library keeps the table of a debugger session's dispatch breakpoints
  * (numbers, operators, keys, pending ones) and writes it into the runtime's break filter; the

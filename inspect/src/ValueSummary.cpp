@@ -1,19 +1,18 @@
-// summary TYPE WORD [--json]
-//
 // The debuggers' value printers (GDB pretty-printers, LLDB summaries and synthetic children)
-// decode nothing themselves: they pass a value's bits, or an object's address, and print the
-// one line this returns; --json adds the children an IDE expands. See docs/DEBUG-INTERFACE.md
-// (value printers) for the contract.
+// decode nothing themselves: they describe a value (dscope_value) and print the one line this
+// returns, and an IDE expands the children. See docs/DEBUG-INTERFACE.md (value printers).
 //
-//   TYPE (WORD is the value's bits)       TYPE (WORD is the object's load address)
+//   decoded from the value's bits         decoded from the object at its address
 //   DispatchKey        uint16             OperatorName, OperatorHandle (and TypedOperatorHandle)
 //   BackendComponent   uint8              OperatorEntry, KernelFunction
 //   DispatchKeySet     repr_              Tensor, TensorImpl
 //   ScalarType         int8 (as unsigned) PODLocalDispatchKeySet, dscope_dispatch_record
 //   Device             2 bytes, little endian: type | index << 8
 //
-// Objects are read through the named offsets of the runtime's layout profile (its descriptor's),
-// every read bounded; names come from the runtime's own toString and formatters (dscope_common).
+// A value type's bits are the value's own (an enumerator, a key set in registers), or read at its
+// address. Objects are read through the named offsets of the runtime's layout profile (its
+// descriptor's), every read bounded; names come from the runtime's own toString and formatters
+// (dscope_common).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -22,7 +21,6 @@
 
 #include "CommandLine.h"
 #include "Commands.h"
-#include "Json.h"
 
 #include "dscope/LocalDispatchKeySet.h"
 #include "dscope/format/DispatchRecord.h"
@@ -31,26 +29,6 @@
 namespace dscope::inspect {
 
 namespace {
-
-const char* kUsage = "summary TYPE WORD [--json]";
-
-// One child an IDE shows under the value. `type` is the C++ type a front end makes the child of:
-//   a value type of the table (dscope::DispatchKey, dscope::DispatchKeySet, dscope::ScalarType,
-//   dscope::Device): `word` is its bits; "bool": word 0 or 1; "dscope::autograd::Node*": word is
-//   the node's address (0: none); "int64[]": `elements` are the values; "" (none): the child is
-//   its summary text.
-struct Child {
-  std::string name;
-  std::string summary;
-  std::string type;
-  uint64_t word = 0;
-  std::vector<int64_t> elements;
-};
-
-struct Summary {
-  std::string text;
-  std::vector<Child> children;
-};
 
 Child keyChild(std::string name, DispatchKey k) {
   return {std::move(name), toString(k), "dscope::DispatchKey", static_cast<uint16_t>(k), {}};
@@ -294,27 +272,28 @@ Summary dispatchRecordSummary(const RuntimeView& rt, uint64_t addr) {
 
 struct TypeDecoder {
   const char* name;
-  Summary (*of_value)(uint64_t word);                         // WORD: the value's bits
-  Summary (*of_object)(const RuntimeView& rt, uint64_t addr);  // WORD: the object's address
+  uint32_t size;                                              // a value type's size in bytes
+  Summary (*of_value)(uint64_t bits);                         // a value type: from its bits
+  Summary (*of_object)(const RuntimeView& rt, uint64_t addr);  // from the object's address
 };
 
 constexpr TypeDecoder kDecoders[] = {
-    {"DispatchKey", dispatchKeySummary, nullptr},
-    {"BackendComponent", backendComponentSummary, nullptr},
-    {"DispatchKeySet", keySetSummary, nullptr},
-    {"ScalarType", scalarTypeSummary, nullptr},
-    {"Device", deviceSummary, nullptr},
-    {"OperatorName", nullptr, operatorNameSummary},
-    {"OperatorHandle", nullptr, operatorHandleSummary},
-    {"OperatorEntry", nullptr, operatorEntrySummary},
-    {"KernelFunction", nullptr, kernelFunctionSummary},
-    {"Tensor", nullptr, tensorSummary},
-    {"TensorImpl", nullptr, tensorImplSummary},
-    {"PODLocalDispatchKeySet", nullptr, localKeySetSummary},
-    {"dscope_dispatch_record", nullptr, dispatchRecordSummary},
+    {"DispatchKey", sizeof(DispatchKey), dispatchKeySummary, nullptr},
+    {"BackendComponent", sizeof(BackendComponent), backendComponentSummary, nullptr},
+    {"DispatchKeySet", sizeof(DispatchKeySet), keySetSummary, nullptr},
+    {"ScalarType", sizeof(ScalarType), scalarTypeSummary, nullptr},
+    {"Device", sizeof(Device), deviceSummary, nullptr},
+    {"OperatorName", 0, nullptr, operatorNameSummary},
+    {"OperatorHandle", 0, nullptr, operatorHandleSummary},
+    {"OperatorEntry", 0, nullptr, operatorEntrySummary},
+    {"KernelFunction", 0, nullptr, kernelFunctionSummary},
+    {"Tensor", 0, nullptr, tensorSummary},
+    {"TensorImpl", 0, nullptr, tensorImplSummary},
+    {"PODLocalDispatchKeySet", 0, nullptr, localKeySetSummary},
+    {"dscope_dispatch_record", 0, nullptr, dispatchRecordSummary},
 };
 
-// The types debuggers print through `summary` (inspect.h: dscope_value_type). A value type's
+// The types debuggers print (inspect.h: dscope_value_type). A value type's
 // word_size is its size (checked below); the expanding ones are those whose decoder lists children.
 constexpr uint32_t kExpands = DSCOPE_VALUE_EXPANDS, kElements = DSCOPE_VALUE_ELEMENTS;
 constexpr dscope_value_type kValueTypes[] = {
@@ -342,7 +321,7 @@ bool namesRow(const dscope_value_type& row, const std::string& type) {
   return type == name;
 }
 
-// TYPE: a summary type, or a C++ type name of the table.
+// A type of the table, by its C++ name or its short name.
 const TypeDecoder& decoderFor(const std::string& type) {
   std::string summary_type = type;
   for (const auto& row : kValueTypes)
@@ -351,38 +330,29 @@ const TypeDecoder& decoderFor(const std::string& type) {
     if (summary_type == t.name) return t;
   std::string names;
   for (const auto& t : kDecoders) names += (names.empty() ? "" : ", ") + std::string(t.name);
-  fail("unknown type '" + shown(type) + "' for summary; types: " + names);
+  fail("unknown type '" + shown(type) + "' for a summary; types: " + names);
 }
 
-std::string json(const Summary& s) {
-  Json j;
-  j.beginObject().field("summary", s.text);
-  j.key("children").beginArray();
-  for (const Child& c : s.children) {
-    j.beginObject().field("name", c.name).field("summary", c.summary);
-    if (!c.type.empty()) j.field("type", c.type);
-    if (c.type == "int64[]") {
-      j.key("elements").beginArray();
-      for (int64_t e : c.elements) j.value(e);
-      j.endArray();
-    } else if (!c.type.empty()) {
-      j.field("word", hex(c.word));
-    }
-    j.endObject();
+// A value type's bits: the value's own, or read at the object's address.
+uint64_t valueBits(Session& s, const dscope_value& v, uint32_t size) {
+  if (v.kind == DSCOPE_KIND_OBJECT && v.address) {
+    uint8_t bytes[8] = {};
+    s.mem().read(v.address, bytes, size, "value");
+    uint64_t bits = 0;
+    for (uint32_t i = 0; i < size; ++i) bits |= static_cast<uint64_t>(bytes[i]) << (8 * i);
+    return bits;
   }
-  j.endArray().endObject();
-  return j.str();
+  if (v.kind != DSCOPE_KIND_INTEGER && v.kind != DSCOPE_KIND_OBJECT) fail("not a value of that type");
+  return v.bits;
 }
 
 }  // namespace
 
-std::string runSummary(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--json"}, {}}, kUsage);
-  if (args.positional.size() != 2) usageError("summary needs TYPE and WORD", kUsage);
-  const TypeDecoder& decoder = decoderFor(args.positional[0]);
-  const uint64_t word = numberOrExpression(s.mem(), args.positional[1]);
-  const Summary summary = decoder.of_value ? decoder.of_value(word) : decoder.of_object(s.runtime(), word);
-  return args.has("--json") ? json(summary) : summary.text + "\n";
+Summary summarize(Session& s, const dscope_value& v) {
+  const TypeDecoder& decoder = decoderFor(v.type);
+  if (decoder.of_value) return decoder.of_value(valueBits(s, v, decoder.size));
+  if (v.kind != DSCOPE_KIND_OBJECT || !v.address) fail("not in memory (no address to read the object at)");
+  return decoder.of_object(s.runtime(), v.address);
 }
 
 const dscope_value_type* valueTypeAt(uint64_t index) {
