@@ -21,6 +21,10 @@ dispatch-trace, the command's own time measured inside lldb (start-up and core l
 LLDB stops a backtrace at target.process.thread.max-backtrace-depth (600 000 frames by default)
 without a word, so bt runs with the limit raised; the frame count LLDB unwinds with that setting
 is checked once per core (SBThread.GetNumFrames) and printed. One "lldb_bench:" line per core.
+
+op-table of the whole catalogue, side by side with GDB: `op-table --list`, then `op-table NAME` for
+each of the 3 694 operators of a samples/op_catalog core, in one session of each debugger, timed
+inside it (start-up and core load excluded), --optable-repeats sessions of each, alternating.
 """
 
 import argparse
@@ -111,6 +115,43 @@ def bench_core(args, workdir, stack_kib, label, bt_repeats):
     os.unlink(core)
 
 
+# The catalogue's op-tables in one session, timed inside the debugger; RUN(command) -> its output.
+OPTABLE_SCRIPT = r'''
+import time
+t0 = time.monotonic()
+names = [l.strip() for l in RUN("op-table --list").splitlines() if "::" in l and " " not in l.strip()]
+failed = sum("_dispatch_dump_table" not in RUN("op-table " + name) for name in names)
+print("OPTABLE ops=%d failed=%d total_s=%.4f" % (len(names), failed, time.monotonic() - t0))
+'''
+
+RUNNERS = {
+    "gdb": "import gdb\nRUN = lambda c: gdb.execute(c, to_string=True)\n",
+    "lldb": "import lldb\ndef RUN(c):\n    r = lldb.SBCommandReturnObject()\n"
+            "    lldb.debugger.GetCommandInterpreter().HandleCommand(c, r)\n    return r.GetOutput() or ''\n",
+}
+
+
+def bench_optable(args, workdir):
+    prog = os.path.join(args.build, "samples", "op_catalog")
+    core = make_core(workdir, [prog, "--core"], 8192, "op_catalog")
+    totals = {"gdb": [], "lldb": []}
+    for _ in range(args.optable_repeats):
+        for name in ("gdb", "lldb"):  # alternating, so that the machine's load falls on both alike
+            debugger = Debugger(name, args.build, prog, core)
+            command = debugger.script_command(RUNNERS[name] + OPTABLE_SCRIPT, workdir)
+            _, rc, out = run_timed(debugger.argv([command], plugin=True), stdout=subprocess.PIPE, timeout=600)
+            m = re.search(r"OPTABLE ops=(\d+) failed=(\d+) total_s=([\d.]+)", out or "")
+            if rc != 0 or not m or int(m.group(2)) or int(m.group(1)) < 3000:
+                fail("%s op-table of the catalogue failed:\n%s" % (name, (out or "")[-2000:]))
+            totals[name].append(float(m.group(3)))
+    g, l = min(totals["gdb"]), min(totals["lldb"])
+    summary("optable: %s operators, --list + every op-table, inside the debugger: LLDB best %.2f s (%s), GDB best "
+            "%.2f s (%s) -> LLDB/GDB %.2fx (goal <= 1.5x: %s)"
+            % (m.group(1), l, " ".join("%.2f" % t for t in totals["lldb"]), g,
+               " ".join("%.2f" % t for t in totals["gdb"]), l / g, "met" if l / g <= 1.5 else "missed"))
+    os.unlink(core)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build/release")
@@ -119,19 +160,23 @@ def main():
     parser.add_argument("--bt-repeats", type=int, help="bt runs on the 8 MiB core (default 3, quick 1); "
                         "the 64 MiB core's bt (minutes) runs once")
     parser.add_argument("--bt-timeout", type=float, default=300.0, help="seconds before a bt is killed")
+    parser.add_argument("--optable-repeats", type=int, default=3,
+                        help="sessions of each debugger for the catalogue's op-tables (0: skip)")
     args = parser.parse_args()
     args.build = os.path.abspath(args.build)
     if args.repeats is None:
         args.repeats = 3 if args.quick else 7
     if args.bt_repeats is None:
         args.bt_repeats = 1 if args.quick else 3
-    require(args.build, ("lldb/libdscope_lldb.so", "samples/infinite_redispatch"),
+    require(args.build, ("lldb/libdscope_lldb.so", "samples/infinite_redispatch", "samples/op_catalog"),
             " (the LLDB plugin needs liblldb-16-dev)")
     version = subprocess.run([LLDB, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
     log("lldb_bench: %s, build %s, %s" % (version, args.build, "quick" if args.quick else "full"))
     start = time.monotonic()
     stacks = [(8192, "8MiB", args.bt_repeats)] + ([] if args.quick else [(65536, "64MiB", 1)])
     with tempfile.TemporaryDirectory(prefix="lldb_bench.") as workdir:
+        if args.optable_repeats:
+            bench_optable(args, workdir)
         for stack_kib, label, bt_repeats in stacks:
             bench_core(args, workdir, stack_kib, label, bt_repeats)
     log("lldb_bench: done in %.0f s" % (time.monotonic() - start))

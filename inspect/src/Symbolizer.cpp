@@ -6,6 +6,7 @@
 #include <elfutils/libdwfl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <tuple>
 
 namespace dscope::inspect {
@@ -76,11 +78,24 @@ size_t lastTopLevelSpace(const std::string& s) {
   return last;
 }
 
+// One address range of a concrete function's code (a hot/cold split function has two), and where
+// its DW_TAG_subprogram is.
+struct FunctionRange {
+  Dwarf_Addr low, high;
+  Dwarf_Off die;
+};
+
 // One module file, opened once: its ELF symbols and DWARF at the file's own addresses.
 struct ModuleFile {
   Dwfl* dwfl = nullptr;
   Dwfl_Module* module = nullptr;
   uint64_t low = 0, high = 0;  // the file's address range (its first byte's address is `low`)
+  // Every concrete function's ranges, sorted by low: made on the first lookup, kept with the file
+  // (a walk of every unit's DIEs per address cost 9 ms per op-table in the catalogue).
+  mutable std::optional<std::vector<FunctionRange>> functions;
+  // functionName's answers by DIE offset: naming a function without a linkage name finds its
+  // scopes by a walk from its unit's root (dwarf_getscopes_die), for it and every parameter type.
+  mutable std::unordered_map<Dwarf_Off, std::string> names;
   ~ModuleFile() {
     if (dwfl) dwfl_end(dwfl);
   }
@@ -236,7 +251,7 @@ Dwarf_Die declarationOf(Dwarf_Die* function) {
 // out for functions with internal linkage, and C and extern "C" functions have none), the name
 // GDB builds from the DWARF: scopes, name and, in C++, the parameter types as declared
 // ("std::string_view", not the demangler's expansion).
-std::string functionName(const ModuleFile& m, Dwarf_Die* function) {
+std::string nameOf(const ModuleFile& m, Dwarf_Die* function) {
   std::string linkage = attributeString(function, DW_AT_linkage_name);
   if (linkage.empty()) linkage = attributeString(function, DW_AT_MIPS_linkage_name);
   if (!linkage.empty()) return demangledFunctionName(linkage.c_str());
@@ -261,30 +276,59 @@ std::string functionName(const ModuleFile& m, Dwarf_Die* function) {
   return scope + name + parameterList(function);
 }
 
-// The subprogram below `scope` whose code holds pc: concrete functions are children of their
-// unit, or (clang) of their namespace or class. Bounded: a unit has finitely many DIEs, and only
-// scopes are entered. (dwarf_getfuncs skips clang's concrete copies of inline functions.)
-bool findFunction(Dwarf_Die* scope, Dwarf_Addr pc, Dwarf_Die* found, int depth = 0) {
+std::string functionName(const ModuleFile& m, Dwarf_Die* function) {
+  const Dwarf_Off offset = dwarf_dieoffset(function);
+  auto it = m.names.find(offset);
+  if (it == m.names.end()) it = m.names.emplace(offset, nameOf(m, function)).first;
+  return it->second;
+}
+
+// The concrete functions below `scope`, with their ranges: children of their unit, or (clang) of
+// their namespace or class. Bounded: a unit has finitely many DIEs, and only scopes are entered.
+// (dwarf_getfuncs skips clang's concrete copies of inline functions.)
+void collectFunctions(Dwarf_Die* scope, std::vector<FunctionRange>& out, int depth = 0) {
   Dwarf_Die child;
-  if (depth > 32 || dwarf_child(scope, &child) != 0) return false;
+  if (depth > 32 || dwarf_child(scope, &child) != 0) return;
   do {
     switch (dwarf_tag(&child)) {
-      case DW_TAG_subprogram:
-        if (dwarf_haspc(&child, pc) == 1) {
-          *found = child;
-          return true;
-        }
+      case DW_TAG_subprogram: {
+        Dwarf_Addr base = 0, start = 0, end = 0;
+        ptrdiff_t offset = 0;
+        for (int n = 0; n < 64 && (offset = dwarf_ranges(&child, offset, &base, &start, &end)) > 0; ++n)
+          if (start < end) out.push_back({start, end, dwarf_dieoffset(&child)});
         break;
+      }
       case DW_TAG_namespace:
       case DW_TAG_class_type:
       case DW_TAG_structure_type:
       case DW_TAG_union_type:
-        if (findFunction(&child, pc, found, depth + 1)) return true;
+        collectFunctions(&child, out, depth + 1);
         break;
       default:
         break;
     }
   } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+// The subprogram whose code holds the file address pc (module addresses less the bias).
+bool findFunction(const ModuleFile& m, Dwarf_Addr pc, Dwarf_Die* found) {
+  Dwarf_Addr bias = 0;
+  Dwarf* dwarf = dwfl_module_getdwarf(m.module, &bias);
+  if (!dwarf) return false;
+  if (!m.functions) {
+    m.functions.emplace();
+    for (Dwarf_Die* u = nullptr; (u = dwfl_module_nextcu(m.module, u, &bias));) collectFunctions(u, *m.functions);
+    std::sort(m.functions->begin(), m.functions->end(),
+              [](const FunctionRange& a, const FunctionRange& b) { return a.low < b.low; });
+  }
+  // Concrete functions do not overlap: the range starting last at or below pc is the only one
+  // that can hold it (a few more are looked at for ranges a linker left at address 0).
+  auto it = std::upper_bound(m.functions->begin(), m.functions->end(), pc,
+                             [](Dwarf_Addr a, const FunctionRange& r) { return a < r.low; });
+  for (int n = 0; n < 8 && it != m.functions->begin(); ++n) {
+    --it;
+    if (pc < it->high) return dwarf_offdie(dwarf, it->die, found) != nullptr;
+  }
   return false;
 }
 
@@ -294,13 +338,9 @@ bool findFunction(Dwarf_Die* scope, Dwarf_Addr pc, Dwarf_Die* found, int depth =
 // lists the inlined function's own scopes, not the function it was inlined into.)
 std::string describeFunction(const ModuleFile& m, uint64_t addr) {
   Dwarf_Addr bias = 0;
-  Dwarf_Die* unit = dwfl_module_addrdie(m.module, addr, &bias);
-  // Without .debug_aranges (clang emits none) elfutils 0.188 finds no unit: ask each unit.
-  for (Dwarf_Die* u = nullptr; !unit && (u = dwfl_module_nextcu(m.module, u, &bias));)
-    if (dwarf_haspc(u, addr - bias) == 1) unit = u;
-  if (!unit) return "";
+  dwfl_module_getdwarf(m.module, &bias);
   Dwarf_Die function;
-  if (!findFunction(unit, addr - bias, &function)) return "";
+  if (!findFunction(m, addr - bias, &function)) return "";
   std::string text = functionName(m, &function);
   int line = 0;
   const char* file = dwarf_decl_file(&function);
@@ -371,11 +411,9 @@ std::optional<uint64_t> entryOf(const ModuleFile& m, Dwarf_Die* function) {
 FramePc functionsIn(const ModuleFile& m, uint64_t addr, bool return_address) {
   FramePc out;
   Dwarf_Addr bias = 0;
-  Dwarf_Die* unit = dwfl_module_addrdie(m.module, addr, &bias);
-  for (Dwarf_Die* u = nullptr; !unit && (u = dwfl_module_nextcu(m.module, u, &bias));)
-    if (dwarf_haspc(u, addr - bias) == 1) unit = u;
+  dwfl_module_getdwarf(m.module, &bias);
   Dwarf_Die function;
-  if (unit && findFunction(unit, addr - bias, &function)) {
+  if (findFunction(m, addr - bias, &function)) {
     std::vector<Dwarf_Die> chain;
     inlinedCalls(&function, addr - bias, chain);
     for (auto call = chain.rbegin(); call != chain.rend(); ++call) out.names.push_back(functionName(m, &*call));
