@@ -545,7 +545,7 @@ class Inspect:
 
     def run(self, command_line):
         """(text, is_error) for one command line."""
-        # Only dispatch-trace --frames asks for it (as in LLDB: not a setting read per printed value).
+        # Only dispatch-trace --frames asks for it (as in LLDB: no other command reads a setting).
         if command_line.startswith("dispatch-trace"):
             self._target.frame_cap = gdb.parameter("backtrace limit") or 0  # None: unlimited
         return self._answer(lambda target, is_error: self._lib.dscope_inspect_run(target, command_line.encode(), is_error))

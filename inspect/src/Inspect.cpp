@@ -185,7 +185,7 @@ DSCOPE_INSPECT_EXPORT dscope_summary* dscope_value_summary(const dscope_target* 
   char* text = guarded(&is_error, [&] {
     if (!value) fail("no value");
     dscope_value v = *value;
-    v.type[sizeof v.type - 1] = '\0';
+    terminate(v);
     Session session(target);
     box->summary = summarize(session, v);
     return box->summary.text;

@@ -16,6 +16,11 @@ std::string errorLine(const std::string& message) {
   return line;
 }
 
+void terminate(dscope_value& value) {
+  value.type[sizeof value.type - 1] = '\0';
+  value.shown[sizeof value.shown - 1] = '\0';
+}
+
 std::string messageOf(const InspectError& e) {
   const std::string line = e.what();
   return line.rfind("dscope: ", 0) == 0 ? line.substr(8) : line;
@@ -39,14 +44,6 @@ std::string groupThousands(uint64_t n) {
 std::string counted(uint64_t n, const std::string& noun) { return groupThousands(n) + " " + noun + (n == 1 ? "" : "s"); }
 
 std::string shown(const std::string& text) { return text.size() > 64 ? text.substr(0, 61) + "..." : text; }
-
-namespace {
-// A front end's strings are NUL-terminated here whatever it wrote.
-void terminate(dscope_value& value) {
-  value.type[sizeof value.type - 1] = '\0';
-  value.shown[sizeof value.shown - 1] = '\0';
-}
-}  // namespace
 
 struct Remote::Page {
   bool readable = false;  // false: this page cannot be read whole; reads touching it go direct

@@ -32,6 +32,8 @@ class RuntimeNotLoaded : public InspectError {
 
 // "dscope: " + message, made one line.
 std::string errorLine(const std::string& message);
+// A front end's dscope_value with its strings NUL-terminated, whatever the front end wrote.
+void terminate(dscope_value& value);
 // An error line's message: the line without "dscope: ".
 std::string messageOf(const InspectError& e);
 // Throws E(errorLine(message)): an InspectError, or one a caller tells apart (RuntimeNotLoaded).

@@ -310,14 +310,17 @@ void collectFunctions(Dwarf_Die* scope, std::vector<FunctionRange>& out, int dep
   } while (dwarf_siblingof(&child, &child) == 0);
 }
 
-// The subprogram whose code holds the file address pc (module addresses less the bias).
-bool findFunction(const ModuleFile& m, Dwarf_Addr pc, Dwarf_Die* found) {
-  Dwarf_Addr bias = 0;
-  Dwarf* dwarf = dwfl_module_getdwarf(m.module, &bias);
+// The subprogram whose code holds the module address addr; *bias is what the module's DWARF
+// addresses are offset by (addr - *bias is the DWARF's address).
+bool findFunction(const ModuleFile& m, uint64_t addr, Dwarf_Die* found, Dwarf_Addr* bias) {
+  Dwarf* dwarf = dwfl_module_getdwarf(m.module, bias);
   if (!dwarf) return false;
+  const Dwarf_Addr pc = addr - *bias;
   if (!m.functions) {
     m.functions.emplace();
-    for (Dwarf_Die* u = nullptr; (u = dwfl_module_nextcu(m.module, u, &bias));) collectFunctions(u, *m.functions);
+    Dwarf_Addr unit_bias = 0;
+    for (Dwarf_Die* u = nullptr; (u = dwfl_module_nextcu(m.module, u, &unit_bias));)
+      collectFunctions(u, *m.functions);
     std::sort(m.functions->begin(), m.functions->end(),
               [](const FunctionRange& a, const FunctionRange& b) { return a.low < b.low; });
   }
@@ -338,9 +341,8 @@ bool findFunction(const ModuleFile& m, Dwarf_Addr pc, Dwarf_Die* found) {
 // lists the inlined function's own scopes, not the function it was inlined into.)
 std::string describeFunction(const ModuleFile& m, uint64_t addr) {
   Dwarf_Addr bias = 0;
-  dwfl_module_getdwarf(m.module, &bias);
   Dwarf_Die function;
-  if (!findFunction(m, addr - bias, &function)) return "";
+  if (!findFunction(m, addr, &function, &bias)) return "";
   std::string text = functionName(m, &function);
   int line = 0;
   const char* file = dwarf_decl_file(&function);
@@ -411,9 +413,8 @@ std::optional<uint64_t> entryOf(const ModuleFile& m, Dwarf_Die* function) {
 FramePc functionsIn(const ModuleFile& m, uint64_t addr, bool return_address) {
   FramePc out;
   Dwarf_Addr bias = 0;
-  dwfl_module_getdwarf(m.module, &bias);
   Dwarf_Die function;
-  if (findFunction(m, addr - bias, &function)) {
+  if (findFunction(m, addr, &function, &bias)) {
     std::vector<Dwarf_Die> chain;
     inlinedCalls(&function, addr - bias, chain);
     for (auto call = chain.rbegin(); call != chain.rend(); ++call) out.names.push_back(functionName(m, &*call));

@@ -85,7 +85,7 @@ uint64_t frameEntry(Session& s, const std::string& frame) {
     const bool untyped = v->kind == DSCOPE_KIND_INTEGER && !type.empty() && type.back() == '*';
     const bool typed = v->kind == DSCOPE_KIND_POINTER || v->kind == DSCOPE_KIND_OBJECT;
     if (!untyped && !(typed && (isHandle(type) || type == "dscope::impl::OperatorEntry"))) continue;
-    uint64_t entry = untyped ? v->bits : v->kind == DSCOPE_KIND_POINTER ? v->bits : v->address;
+    uint64_t entry = v->kind == DSCOPE_KIND_OBJECT ? v->address : v->bits;
     if (typed && isHandle(type) && entry) {
       try {
         entry = s.mem().readPointer(entry + s.runtime().layout().OperatorHandle_entry, "operator handle");

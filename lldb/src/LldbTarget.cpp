@@ -241,7 +241,7 @@ LldbTarget LldbTarget::forSelected(lldb::SBDebugger& debugger) {
 }
 
 InspectResult LldbTarget::run(const std::string& command_line) {
-  // Only dispatch-trace --frames asks for it; reading a setting per summary would be waste.
+  // Only dispatch-trace --frames asks for it: no other command reads a setting.
   if (command_line.rfind("dispatch-trace", 0) == 0) c_.frame_cap = frameCap();
   return answer([&](const dscope_target* t, int* is_error) { return dscope_inspect_run(t, command_line.c_str(), is_error); });
 }
