@@ -215,6 +215,7 @@ dscope_lldb_test(lldb_summaries_live PROGRAM printers_program
          "boxed_kernel = boxed probe_boxed(" "cuda_kernel = missing\n"
          "corrupt_impl = <error: tensor of 200 dimensions" "dangling = <error: 0x10 is no operator: its name is unreadable"
          "raw: 0x12800010001\nhighest key: AutocastCPU" "\n${DSCOPE_CPU_KEYS}\n"
+         "(lldb) keyset &x\n${DSCOPE_CPU_KEYS}\nraw: 0x12800010001\n"
          "dscope: cannot evaluate 'undefined': undefined is an undefined tensor\n" "Category: dscope (enabled)"
   REJECT "functor_ =" "boxed_fn_ =" "<error: the value is not in memory>" "dscope: no lldb_synthetic.py")
 
