@@ -155,7 +155,7 @@ def symbol_address(name):
     """A global's address, from .dynsym alone (no DWARF needed); cached like address names."""
     if name not in _symbol_addresses:
         with cxx_language():
-            _symbol_addresses[name] = int(gdb.parse_and_eval("(unsigned long)&%s" % name))
+            _symbol_addresses[name] = int(gdb.parse_and_eval("(unsigned long)&'%s'" % name))
     return _symbol_addresses[name]
 
 
@@ -293,11 +293,19 @@ def _thread_exists(_ctx, tid):
 def _file_mappings():
     """(start, path) of each mapping of `info proc mappings` that begins at offset 0 of its file (a
     live process's /proc maps, or a core's NT_FILE note): Start Addr, End Addr, Size, Offset,
-    [Perms,] objfile. Asked once per command (the library keeps the answers)."""
-    for line in gdb.execute("info proc mappings", to_string=True).splitlines():
-        words = line.split()
-        if len(words) >= 4 and words[0].startswith("0x") and words[3] == "0x0":
-            yield int(words[0], 16), words[-1] if len(words) >= 5 and words[-1].startswith("/") else ""
+    [Perms,] objfile. Kept until the objfiles change, like symbol addresses: a process with
+    hundreds of libraries (a Python process with torch) takes milliseconds to list."""
+    if _mappings is None:
+        found = []
+        for line in gdb.execute("info proc mappings", to_string=True).splitlines():
+            words = line.split()
+            if len(words) >= 4 and words[0].startswith("0x") and words[3] == "0x0":
+                found.append((int(words[0], 16), words[-1] if len(words) >= 5 and words[-1].startswith("/") else ""))
+        globals()["_mappings"] = found
+    return _mappings
+
+
+_mappings = None  # _file_mappings' answer, forgotten with the symbol addresses
 
 
 @_callback(_MAPPING_STARTS)
@@ -449,7 +457,9 @@ _symbol_addresses = {}
 
 
 def _forget_addresses(_event=None):
+    global _mappings
     _symbol_addresses.clear()
+    _mappings = None
 
 
 gdb.events.new_objfile.connect(_forget_addresses)

@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "CommandLine.h"
 #include "Remote.h"
 #include "RuntimeView.h"
+#include "TorchView.h"
 
 namespace dscope::inspect {
 
@@ -21,12 +23,23 @@ class Session {
     if (!view_) view_.emplace(mem_);
     return *view_;
   }
+  // Real PyTorch's dispatcher (libtorch with a layout profile), made on first use.
+  const TorchView& torch() {
+    if (!torch_) torch_.emplace(mem_);
+    return *torch_;
+  }
+  // Whether the commands read PyTorch's dispatcher rather than ours: --runtime torch|dscope when
+  // given, else PyTorch's when the process maps libtorch and holds no runtime of ours. With both,
+  // ours, and a note saying so (among the warnings).
+  bool readsTorch(const std::optional<std::string>& runtime_option);
   // What the runtime view could not read whole (RuntimeView::warnings), once each.
   std::vector<std::string> warnings() const;
 
  private:
   Remote mem_;
   std::optional<RuntimeView> view_;
+  std::optional<TorchView> torch_;
+  std::string note_;
 };
 
 // The user commands' usage lines, alternatives joined by " | ": what their usage errors print and
@@ -39,6 +52,9 @@ extern const char* const kDispatchBreakUsage;
 std::string runKeyset(Session& s, const std::vector<std::string>& words);
 std::string runOpTable(Session& s, const std::vector<std::string>& words);
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words);
+// The same commands on real PyTorch (TorchCommands.cpp), after the common argument checks.
+std::string runTorchKeyset(Session& s, const ParsedArgs& args);
+std::string runTorchOpTable(Session& s, const ParsedArgs& args);
 
 // ---- values (Values.cpp, ValueSummary.cpp) ----
 

@@ -85,8 +85,21 @@ char* copyOut(const std::string& s) {
 
 }  // namespace
 
+bool Session::readsTorch(const std::optional<std::string>& runtime_option) {
+  if (runtime_option) {
+    if (*runtime_option == "torch") return true;
+    if (*runtime_option == "dscope") return false;
+    fail("--runtime takes torch or dscope, not '" + shown(*runtime_option) + "'");
+  }
+  if (!TorchView::findLibtorch(mem_)) return false;
+  if (!mem_.findSymbol("dscope_debug_descriptor")) return true;
+  note_ = "this process holds DispatchScope's runtime and PyTorch: this is DispatchScope's (--runtime torch reads PyTorch's)";
+  return false;
+}
+
 std::vector<std::string> Session::warnings() const {
   std::vector<std::string> out;
+  if (!note_.empty()) out.push_back(note_);
   if (view_)
     for (const auto& w : view_->warnings())
       if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);

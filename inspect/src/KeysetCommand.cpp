@@ -140,14 +140,16 @@ std::string runTls(Session& s, const ParsedArgs& args) {
 }  // namespace
 
 std::string runKeyset(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--verbose", "--json", "--tls"}, {"--thread", "--explain"}}, kKeysetUsage);
+  ParsedArgs args =
+      parseArgs(words, {{"--verbose", "--json", "--tls"}, {"--thread", "--explain", "--runtime"}}, kKeysetUsage);
   if (args.has("--tls")) {
     if (!args.positional.empty()) usageError("--tls takes no key set (--explain EXPR explains one)", kKeysetUsage);
     if (args.has("--verbose")) usageError("--verbose is for a key set, not --tls", kKeysetUsage);
-    return runTls(s, args);
+    return s.readsTorch(args.value("--runtime")) ? runTorchKeyset(s, args) : runTls(s, args);
   }
   if (args.value("--thread") || args.value("--explain")) usageError("--thread and --explain need --tls", kKeysetUsage);
   if (args.positional.empty()) usageError("keyset needs a value", kKeysetUsage);
+  if (s.readsTorch(args.value("--runtime"))) return runTorchKeyset(s, args);
   std::string expr;
   for (const auto& w : args.positional) expr += (expr.empty() ? "" : " ") + w;
   const DispatchKeySet ks = keySetArgument(s, expr);

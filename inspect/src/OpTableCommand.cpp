@@ -164,21 +164,21 @@ std::string missingForKey(const RuntimeView& rt, const std::string& key_name, co
 
 std::string runOpTable(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args =
-      parseArgs(words, {{"--registered", "--computed", "--json", "--list"}, {"--key", "--missing"}}, kOpTableUsage);
+      parseArgs(words, {{"--registered", "--computed", "--json", "--list"}, {"--key", "--missing", "--runtime"}}, kOpTableUsage);
   const bool list = args.has("--list");
   const auto missing = args.value("--missing");
   if (list && missing) usageError("--list and --missing do not combine", kOpTableUsage);
   if ((list || missing) && (args.has("--registered") || args.has("--computed") || args.value("--key")))
     usageError("--registered, --computed and --key need an operator", kOpTableUsage);
+  if (missing && !args.positional.empty()) usageError("--missing takes only a key", kOpTableUsage);
+  if ((list || missing) && s.readsTorch(args.value("--runtime"))) return runTorchOpTable(s, args);
   if (list) return listOperators(s.runtime(), args);
-  if (missing) {
-    if (!args.positional.empty()) usageError("--missing takes only a key", kOpTableUsage);
-    return missingForKey(s.runtime(), *missing, args);
-  }
+  if (missing) return missingForKey(s.runtime(), *missing, args);
   if (args.positional.size() != 1) usageError("op-table needs one operator name", kOpTableUsage);
   if (args.has("--registered") && args.has("--computed")) usageError("--registered or --computed, not both", kOpTableUsage);
   if (args.value("--key") && (args.has("--registered") || args.has("--computed")))
     usageError("--key shows one computed entry; it does not combine with --registered/--computed", kOpTableUsage);
+  if (s.readsTorch(args.value("--runtime"))) return runTorchOpTable(s, args);
   std::optional<DispatchKey> key;
   if (auto k = args.value("--key")) key = parseKeyOrFail(*k);  // a bad key fails before any memory is read
   const RuntimeView& rt = s.runtime();

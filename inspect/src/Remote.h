@@ -115,6 +115,8 @@ class Remote {
   std::vector<uint64_t> mappingStarts() const;
   // The build-id (hex) of the executable file the debugger opened, or "".
   std::string executableBuildId() const;
+  // The files the target maps (module_at), asked once per command.
+  const std::vector<ModuleMapping>& modules() const;
 
  private:
   struct Page;
@@ -126,7 +128,6 @@ class Remote {
   // reads exactly what was asked.
   bool readThroughPages(uint64_t addr, void* out, uint64_t size) const;
   const Page* page(uint64_t number) const;
-  const std::vector<ModuleMapping>& modules() const;
   void forgetPages(uint64_t addr, uint64_t size) const;
 
   const dscope_target* target_;

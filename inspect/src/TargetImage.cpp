@@ -4,6 +4,9 @@
 #include <gelf.h>
 #include <libelf.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <vector>
 
@@ -75,6 +78,24 @@ std::string programMismatch(const Remote& mem) {
   if (in_target.empty() || in_target == opened) return "";
   return "the core file was not written by this executable: its program has build-id " + in_target +
          ", the executable opened has " + opened + " (open the core with the program that crashed)";
+}
+
+std::string fileBuildId(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  std::string id;
+  const void* bits = nullptr;
+  const ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &bits) : 0;
+  for (ssize_t i = 0; i < n; ++i) {
+    char hex_byte[3];
+    std::snprintf(hex_byte, sizeof hex_byte, "%02x", static_cast<const unsigned char*>(bits)[i]);
+    id += hex_byte;
+  }
+  if (elf) elf_end(elf);
+  close(fd);
+  return id;
 }
 
 }  // namespace dscope::inspect

@@ -17,4 +17,7 @@ std::string programBuildId(const Remote& mem);
 // is unknown; else the one line (without "dscope: ") saying they differ.
 std::string programMismatch(const Remote& mem);
 
+// The build-id (hex) of an ELF file on disk, or "" when it has none or cannot be read.
+std::string fileBuildId(const std::string& path);
+
 }  // namespace dscope::inspect

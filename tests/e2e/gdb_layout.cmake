@@ -9,7 +9,8 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDe
   add_library(dscope_inspect_foreign SHARED ${sources})
   target_include_directories(dscope_inspect_foreign PRIVATE ${source_dir}/include)
   target_link_libraries(dscope_inspect_foreign PRIVATE dscope_common PkgConfig::LIBDW)
-  target_compile_definitions(dscope_inspect_foreign PRIVATE DSCOPE_LAYOUT_HASH_SALT=1)
+  get_target_property(definitions dscope_inspect COMPILE_DEFINITIONS)
+  target_compile_definitions(dscope_inspect_foreign PRIVATE ${definitions} DSCOPE_LAYOUT_HASH_SALT=1)
   set_target_properties(dscope_inspect_foreign PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
   target_link_options(dscope_inspect_foreign PRIVATE -Wl,--version-script=${source_dir}/src/exports.map)
 

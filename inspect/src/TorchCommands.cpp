@@ -1,0 +1,222 @@
+// keyset and op-table on real PyTorch (TorchView.h): the same commands, options and text shapes
+// as on our runtime, with keys named by the build's own key table and tables in c10's own format.
+#include <string>
+
+#include "CommandLine.h"
+#include "Commands.h"
+#include "Json.h"
+#include "TorchView.h"
+
+namespace dscope::inspect {
+
+namespace {
+
+// The dynamic type of a C++ object with a vtable, as its typeinfo names it (mangled, without the
+// leading '*' of a local type), or "" when addr holds none: vptr, then vptr[-1] -> type_info,
+// whose name pointer follows its own vptr.
+std::string dynamicTypeName(const Remote& mem, uint64_t addr) {
+  try {
+    const uint64_t vptr = mem.readPointer(addr, "an object");
+    const uint64_t type_info = mem.readPointer(vptr - 8, "a vtable");
+    std::string name = mem.readString(mem.readPointer(type_info + 8, "a type_info"), "a type name");
+    return !name.empty() && name[0] == '*' ? name.substr(1) : name;
+  } catch (const InspectError&) {
+    return "";
+  }
+}
+
+bool isTensorImpl(const Remote& mem, uint64_t addr) {
+  return addr && dynamicTypeName(mem, addr).find("TensorImpl") != std::string::npos;
+}
+
+// What a number means in a PyTorch process: a Python tensor (hex(id(t))), a TensorImpl, or else
+// a raw key set.
+uint64_t keySetOfWord(const TorchView& tv, uint64_t word) {
+  const Remote& mem = tv.mem();
+  if (auto cdata = tv.profile().values.find("THPVariable_cdata"); cdata != tv.profile().values.end() && word > 4096) {
+    uint64_t impl = 0;
+    try {
+      impl = mem.readPointer(word + cdata->second, "a Python object");
+    } catch (const InspectError&) {
+    }
+    if (isTensorImpl(mem, impl)) return tv.tensorKeySet(impl);
+  }
+  if (word > 4096 && isTensorImpl(mem, word)) return tv.tensorKeySet(word);
+  return word;
+}
+
+// `keyset EXPR`'s key set: a number (keySetOfWord), or a debugger value of c10's or ATen's types
+// (where the user's code has DWARF).
+uint64_t keySetArgument(Session& s, const TorchView& tv, const std::string& text) {
+  if (text.empty()) fail("an empty value: give a number or an expression");
+  if (auto n = parseNumber(text)) return keySetOfWord(tv, *n);
+  std::string error;
+  const auto v = s.mem().evaluate(text, &error);
+  if (!v && error.empty()) fail("not a number: " + shown(text) + " (a decimal, 0x-hex or 0-octal value; expressions need a debugger)");
+  try {
+    if (!v) fail(error);
+    if (v->kind == DSCOPE_KIND_INTEGER) return keySetOfWord(tv, v->bits);
+    const std::string type = v->type;
+    uint64_t at = v->kind == DSCOPE_KIND_POINTER ? v->bits : v->address;
+    if (v->kind == DSCOPE_KIND_POINTER && !at) fail(text + " is a null pointer");
+    if (type == "c10::DispatchKeySet") return at ? s.mem().readPointer(at, "a key set") : v->bits;
+    if (type == "at::Tensor" || type == "at::TensorBase") {
+      at = s.mem().readPointer(at, "a tensor");  // impl_, the intrusive_ptr's only member
+      if (!at) fail(text + " is an undefined tensor");
+    } else if (type != "c10::TensorImpl") {
+      fail(text + " is a " + (v->kind == DSCOPE_KIND_POINTER ? type : std::string(v->shown)) + ", not a DispatchKeySet or a tensor");
+    }
+    return tv.tensorKeySet(at);
+  } catch (const InspectError& e) {
+    fail("cannot evaluate '" + shown(text) + "': " + shown(messageOf(e)));
+  }
+}
+
+std::string bitName(const KeyTable& kt, const TorchProfile& p, int bit) {
+  if (bit < kt.backends()) return p.backend_names[bit];
+  return kt.name(bit - kt.backends() + 1);
+}
+
+std::string highestWithSlot(const KeyTable& kt, uint64_t raw) {
+  const int key = kt.highestKey(raw);
+  const KeyInfo* k = kt.byValue(key);
+  if (!k || k->slot < 0) return kt.name(key);
+  return k->name + " (dispatch-table slot " + std::to_string(k->slot) + ")";
+}
+
+std::string withRaw(const KeyTable& kt, uint64_t raw) { return kt.keySetString(raw) + " (raw " + hex(raw) + ")"; }
+
+void keysetJson(Json& j, const TorchView& tv, uint64_t raw) {
+  const KeyTable& kt = tv.keys();
+  j.field("repr", kt.keySetString(raw)).field("raw", hex(raw));
+  j.key("keys").beginArray();
+  for (int k : kt.keysOf(raw)) j.value(kt.name(k));
+  j.endArray().field("highest_key", kt.name(kt.highestKey(raw)));
+  const KeyInfo* top = kt.byValue(kt.highestKey(raw));
+  j.key("slot");
+  if (top && top->slot >= 0) j.value(top->slot);
+  else j.null();
+  for (const bool functionality : {true, false}) {
+    j.key(functionality ? "functionality_bits" : "backend_bits").beginArray();
+    for (int bit = 0; bit < 64; ++bit)
+      if ((raw >> bit & 1) && (bit >= kt.backends()) == functionality)
+        j.beginObject().field("bit", bit).field("name", bitName(kt, tv.profile(), bit)).endObject();
+    j.endArray();
+  }
+}
+
+std::string keysetText(const TorchView& tv, uint64_t raw, bool verbose) {
+  const KeyTable& kt = tv.keys();
+  std::string out = kt.keySetString(raw) + "\nraw: " + hex(raw) + "\nhighest key: " + highestWithSlot(kt, raw) + "\n";
+  if (!verbose) return out;
+  std::string functionality, backend;
+  for (int bit = 0; bit < 64; ++bit)
+    if (raw >> bit & 1)
+      (bit < kt.backends() ? backend : functionality) += "  bit " + std::to_string(bit) + ": " + bitName(kt, tv.profile(), bit) + "\n";
+  out += "functionality bits:" + std::string(functionality.empty() ? " none\n" : "\n" + functionality);
+  return out + "backend bits:" + std::string(backend.empty() ? " none\n" : "\n" + backend);
+}
+
+std::string differenceText(const KeyTable& kt, uint64_t raw) {
+  std::string names;
+  for (int k : kt.keysOf(raw)) names += (names.empty() ? "" : ", ") + kt.name(k);
+  return names.empty() ? "bits " + hex(raw) + " (no complete runtime key)" : names;
+}
+
+std::string tlsText(Session& s, const TorchView& tv, uint64_t included, uint64_t excluded, const std::optional<uint64_t>& explain) {
+  const KeyTable& kt = tv.keys();
+  const uint64_t def_inc = tv.profile().at("set_default_included"), def_exc = tv.profile().at("set_default_excluded");
+  std::string out = "thread tid " + std::to_string(s.mem().selectedTid()) + ":\n";
+  out += "  included: " + withRaw(kt, included) + "\n";
+  out += "  excluded: " + withRaw(kt, excluded) + "\n";
+  if (included == def_inc && excluded == def_exc) out += "  (both are the defaults: nothing included or excluded by hand)\n";
+  if (uint64_t extra = included & ~def_inc) out += "  included beyond the default: " + differenceText(kt, extra) + "\n";
+  if (uint64_t gone = def_inc & ~included) out += "  default includes missing: " + differenceText(kt, gone) + "\n";
+  if (uint64_t extra = excluded & ~def_exc) {
+    out += "  excluded beyond the default: " + differenceText(kt, extra) + "\n";
+    out += "  (every dispatch on this thread skips these keys until they are re-included: a guard still held, or "
+           "a manual exclude that was never restored?)\n";
+  }
+  if (uint64_t gone = def_exc & ~excluded) out += "  not excluded although excluded by default: " + differenceText(kt, gone) + "\n";
+  if (explain) {
+    const uint64_t backend_mask = tv.profile().at("set_full_backend_mask");
+    const uint64_t with_included = *explain | included;
+    const uint64_t effective = with_included & ~(excluded & ~backend_mask);
+    out += "explain " + withRaw(kt, *explain) + " on this thread:\n";
+    out += "  ks              = " + withRaw(kt, *explain) + "\n";
+    out += "  ks | included   = " + withRaw(kt, with_included) + "\n";
+    out += "  ... - excluded  = " + withRaw(kt, effective) + "  (removes functionality bits only)\n";
+    out += "  key chosen: " + highestWithSlot(kt, effective) + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string runTorchKeyset(Session& s, const ParsedArgs& args) {
+  const TorchView& tv = s.torch();
+  if (args.has("--tls")) {
+    if (args.value("--thread")) fail("--thread is not supported on PyTorch yet: select the thread in the debugger");
+    auto [included, excluded] = tv.threadTls();
+    std::optional<uint64_t> explain;
+    if (auto e = args.value("--explain")) explain = keySetArgument(s, tv, *e);
+    if (!args.has("--json")) return tlsText(s, tv, included, excluded, explain);
+    Json j;
+    j.beginObject().field("tid", s.mem().selectedTid()).field("runtime", "torch");
+    j.key("included").beginObject();
+    keysetJson(j, tv, included);
+    j.endObject().key("excluded").beginObject();
+    keysetJson(j, tv, excluded);
+    return j.endObject().endObject().str();
+  }
+  std::string expr;
+  for (const auto& w : args.positional) expr += (expr.empty() ? "" : " ") + w;
+  const uint64_t raw = keySetArgument(s, tv, expr);
+  if (!args.has("--json")) return keysetText(tv, raw, args.has("--verbose"));
+  Json j;
+  j.beginObject();
+  keysetJson(j, tv, raw);
+  return j.endObject().str();
+}
+
+std::string runTorchOpTable(Session& s, const ParsedArgs& args) {
+  const TorchView& tv = s.torch();
+  const KeyTable& kt = tv.keys();
+  if (args.has("--list")) {
+    const std::string pattern = args.positional.empty() ? "" : args.positional.front();
+    const auto& ops = tv.operators();
+    std::string out;
+    size_t matches = 0;
+    for (const auto& op : ops)
+      if (op.name.find(pattern) != std::string::npos) out += op.name + "\n", ++matches;
+    if (pattern.empty()) return out + std::to_string(ops.size()) + " operators registered\n";
+    return out + std::to_string(matches) + " of " + std::to_string(ops.size()) + " operators match '" + pattern + "'\n";
+  }
+  auto runtimeKey = [&](const std::string& name) {
+    const KeyInfo* k = kt.byName(name);
+    if (!k) fail("no dispatch key '" + shown(name) + "' in this PyTorch (" + tv.profile().version + ")");
+    if (k->alias) fail(name + " is an alias key; computed tables hold runtime keys (e.g. CPU, AutogradCPU)");
+    return k->value;
+  };
+  if (auto missing = args.value("--missing")) {
+    const int key = runtimeKey(*missing);
+    std::string out;
+    size_t count = 0;
+    for (const auto& op : tv.operators())
+      if (auto e = tv.computedEntry(op, key); !e.kernel.valid() && !e.ambiguous) out += op.name + "\n", ++count;
+    return out + std::to_string(count) + " of " + std::to_string(tv.operators().size()) +
+           " operators have no kernel for " + *missing + " (no kernel, alias kernel or fallback: a dispatch there fails)\n";
+  }
+  const TorchOperator op = tv.findOperator(args.positional.front());
+  if (auto key = args.value("--key")) {
+    const TorchTableEntry e = tv.computedEntry(op, runtimeKey(*key));
+    std::string out = op.name + " at " + *key + " (dispatch-table slot " + std::to_string(e.slot) + "):\n";
+    out += "  entry:  " + (e.kernel.valid() || e.ambiguous ? tv.tableRow(e) : *key + ": (missing)") + "\n";
+    return out;
+  }
+  const std::string table = tv.dumpComputedTable(op);
+  if (args.has("--computed")) return table;
+  fail("op-table on PyTorch prints the computed table only so far (--computed)");
+}
+
+}  // namespace dscope::inspect

@@ -1,0 +1,82 @@
+// A layout profile of one real c10 build (docs/DEBUG-INTERFACE.md §9, "c10 profiles"): the file
+// profiles/probe/dscope-profile writes from a probe compiled against that build's own headers,
+// found by the build-id of its libtorch_cpu. It holds the named offsets and sizes the torch
+// reader needs, the exported symbols it looks up, and the build's key table, from which
+// KeyTable answers every key-set question in that build's own terms (a 1.13 key set prints as
+// PyTorch 1.13 prints it; nothing of the 2.11 mirror's enum applies).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dscope::inspect {
+
+// One DispatchKey of the build: its value, name, DispatchKeySet bits and table slot (-1: none).
+struct KeyInfo {
+  int value = 0;
+  std::string name;
+  uint64_t bits = 0;
+  int slot = -1;
+  bool alias = false;
+  std::vector<int> in_aliases;     // the alias keys that cover it (isIncludedInAlias)
+  uint64_t autograd_backends = 0;  // getBackendKeySetFromAutograd: its backends, for an autograd key
+};
+
+class KeyTable {
+ public:
+  KeyTable() = default;
+  KeyTable(std::vector<KeyInfo> keys, std::vector<int> runtime_order, int backends);
+
+  const KeyInfo* byValue(int value) const;
+  const KeyInfo* byName(const std::string& name) const;
+  // The runtime keys in c10's DispatchKeySet(FULL) order (Undefined first): the rows a computed
+  // table may print.
+  const std::vector<int>& runtimeKeys() const { return runtime_order_; }
+  int backends() const { return backends_; }
+  const std::string& name(int value) const;
+
+  // The runtime keys a raw key set holds, in iteration order (c10's DispatchKeySet iterator).
+  std::vector<int> keysOf(uint64_t raw) const;
+  // "DispatchKeySet(CPU, AutogradCPU)", as c10's toString(DispatchKeySet) of this build.
+  std::string keySetString(uint64_t raw) const;
+  // highestPriorityTypeId(): the key of the highest functionality bit (with the highest backend
+  // bit for a per-backend functionality); Undefined (0) for an empty set.
+  int highestKey(uint64_t raw) const;
+  // DispatchKeySet(key).has(other) for a runtime key: every bit of `other` is in raw.
+  static bool has(uint64_t raw, const KeyInfo& k) { return k.bits && (raw & k.bits) == k.bits; }
+
+ private:
+  std::vector<KeyInfo> keys_;  // by value
+  std::map<std::string, int> by_name_;
+  std::vector<int> runtime_order_;
+  int backends_ = 0;
+};
+
+struct TorchProfile {
+  std::string path;  // the file it was read from, for messages
+  std::string version;
+  std::map<std::string, std::string> build_ids;  // "libtorch_cpu" -> hex
+  std::map<std::string, std::string> symbols;    // role -> mangled name
+  std::map<std::string, uint64_t> values;        // offsets, sizes, counts, sets
+  std::vector<std::string> backend_names;        // "CPUBit", ... by backend bit
+  KeyTable keys;
+
+  // A named value; InspectError naming the profile when it lacks it (a profile of another schema).
+  uint64_t at(const std::string& name) const;
+  const std::string& symbol(const std::string& role) const;
+};
+
+// Reads and checks a profile file; InspectError saying what is wrong with it.
+TorchProfile readTorchProfile(const std::string& path);
+
+// The directories searched for "<build-id>.profile", in order: the installed profiles, the
+// source tree's (a build used in place), the per-user cache ($XDG_CACHE_HOME/dscope/profiles,
+// where dscope-profile writes); or only those of $DSCOPE_PROFILE_PATH (colon-separated) when set.
+std::vector<std::string> profileDirectories();
+// The profile of a libtorch_cpu build-id, or nullopt when no directory has one.
+std::optional<TorchProfile> findTorchProfile(const std::string& build_id);
+
+}  // namespace dscope::inspect

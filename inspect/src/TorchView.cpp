@@ -1,0 +1,313 @@
+#include "TorchView.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "CommandLine.h"
+#include "TargetImage.h"
+
+namespace dscope::inspect {
+
+namespace {
+
+// c10's alias keys by name: their values differ between builds, their meaning does not.
+constexpr const char* kAutograd = "Autograd";
+constexpr const char* kMath = "CompositeImplicitAutograd";
+constexpr const char* kNested = "CompositeImplicitAutogradNestedTensor";
+constexpr const char* kDefaultBackend = "CompositeExplicitAutograd";
+constexpr const char* kDefaultBackendNonFunctional = "CompositeExplicitAutogradNonFunctional";
+
+// Bounds on what a profile's structures may hold: a larger count is corrupt memory.
+constexpr uint64_t kMaxTorchOperators = 1u << 20;
+constexpr uint64_t kMaxKernelSlots = 1u << 16;
+constexpr uint64_t kMaxKernelsPerKey = 1024;
+
+std::string baseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+}  // namespace
+
+std::optional<ModuleMapping> TorchView::findLibtorch(const Remote& mem) {
+  for (const auto& m : mem.modules())
+    if (baseName(m.path).rfind("libtorch_cpu.so", 0) == 0) return m;
+  return std::nullopt;
+}
+
+TorchView::TorchView(const Remote& mem) : mem_(mem) {
+  auto lib = findLibtorch(mem);
+  if (!lib) fail<RuntimeNotLoaded>("no PyTorch in this process (libtorch_cpu is not loaded)");
+  libtorch_ = *lib;
+  const std::string id = fileBuildId(libtorch_.path);
+  if (id.empty()) fail("cannot read the build-id of " + libtorch_.path);
+  auto profile = findTorchProfile(id);
+  if (!profile)
+    fail("no layout profile for this PyTorch (" + libtorch_.path + ", build-id " + id +
+         "); run dscope-profile where this torch is installed, or copy its " + id + ".profile into " +
+         (profileDirectories().empty() ? std::string("a profile directory") : profileDirectories().back()));
+  profile_ = std::move(*profile);
+  if (profile_.build_ids["libtorch_cpu"] != id)
+    fail("the layout profile " + profile_.path + " is for libtorch_cpu build-id " + profile_.build_ids["libtorch_cpu"] +
+         ", not " + id);
+  auto singleton = mem.findSymbol(profile_.symbol("realSingleton").c_str());
+  if (!singleton || !*singleton) fail("libtorch_cpu exports no c10::Dispatcher::realSingleton()");
+  dispatcher_ = *singleton + value("Dispatcher_from_realSingleton");
+  auto fallthrough = mem.findSymbol(profile_.symbol("fallthrough_kernel").c_str());
+  fallthrough_ = fallthrough ? *fallthrough : 0;
+  validate();
+}
+
+std::string TorchView::refusal() const { return "the layout profile " + profile_.path + " does not fit this process: "; }
+
+// The checks of docs/DEBUG-INTERFACE.md §9 for a c10 profile, before any answer is given: the
+// operator list (checkOperators, once per list) and the fallthrough sentinel.
+void TorchView::validate() const {
+  const std::string refuse = refusal();
+  try {
+    operators();
+  } catch (const InspectError& e) {  // the profile's offsets lead nowhere readable
+    const std::string why = messageOf(e);
+    if (why.rfind(refuse, 0) == 0) throw;
+    fail(refuse + why);
+  }
+  // Every build registers a fallthrough backend fallback for ADInplaceOrView.
+  const KeyInfo* view = keys().byName("ADInplaceOrView");
+  if (!view || view->slot < 0) fail(refuse + "its key table has no ADInplaceOrView slot");
+  const uint64_t fallback = dispatcher_ + value("Dispatcher_backendFallbackKernels") +
+                            view->slot * value("sizeof_AnnotatedKernel") + value("AnnotatedKernel_kernel");
+  if (!fallthrough_ || mem_.readPointer(fallback + value("KernelFunction_boxed"), "a backend fallback") != fallthrough_)
+    fail(refuse + "the ADInplaceOrView backend fallback is not c10::fallthrough_kernel");
+}
+
+// The list walked must be as long as its size says, and its first operators named and annotated
+// as c10 names and annotates them.
+void TorchView::checkOperators(uint64_t count, const std::vector<TorchOperator>& ops) const {
+  const std::string refuse = refusal();
+  if (count == 0 || count > kMaxTorchOperators)
+    fail(refuse + "its operator list claims " + std::to_string(count) + " operators (not initialized yet?)");
+  if (ops.size() != count)
+    fail(refuse + "the operator list holds " + std::to_string(ops.size()) + " operators, its size says " +
+         std::to_string(count));
+  for (size_t i = 0; i < ops.size() && i < 16; ++i) {
+    if (!isOperatorName(ops[i].name)) fail(refuse + "operator " + std::to_string(i) + " is named '" + shown(ops[i].name) + "'");
+    if (auto debug = schemaDebug(ops[i]); debug && debug->rfind("registered at ", 0) != 0)
+      fail(refuse + "the schema of " + ops[i].name + " says '" + shown(*debug) + "', not 'registered at ...'");
+  }
+}
+
+std::string TorchView::readStdString(uint64_t addr, const char* what) const {
+  const uint64_t data = mem_.readPointer(addr, what);
+  const uint64_t size = mem_.readPointer(addr + 8, what);
+  if (size > kMaxStringLength) fail(std::string(what) + " at " + hex(addr) + " is corrupt (a string of " + std::to_string(size) + " bytes)");
+  std::string s(size, '\0');
+  if (size) mem_.read(data, s.data(), size, what);
+  return s;
+}
+
+// The operator list is walked once and kept across commands: a walk reads a page per operator
+// (each OperatorEntry is ~4 KB), ~20 ms for 3 380 operators, which an op-table per operator
+// would pay every time. c10 only appends operators (push_back) and erases deregistered ones, so
+// a list whose size and both ends are unchanged is the same list (an allocator that put a new
+// node exactly where the erased last one was is the one case this misses; kernels and tables are
+// never kept, they are read per command).
+struct TorchView::ListKey {
+  uint64_t head = 0, size = 0, first = 0, last = 0;
+  bool operator==(const ListKey&) const = default;
+};
+
+namespace {
+std::mutex operator_cache_mutex;
+std::map<uint64_t, std::pair<TorchView::ListKey, std::shared_ptr<const std::vector<TorchOperator>>>> operator_cache;
+}  // namespace
+
+const std::vector<TorchOperator>& TorchView::operators() const {
+  if (operators_) return *operators_;
+  const uint64_t head = dispatcher_ + value("Dispatcher_operators");
+  ListKey key{head, mem_.readPointer(head + value("StdList_size"), "the operator list"),
+              mem_.readPointer(head, "the operator list"), mem_.readPointer(head + 8, "the operator list")};
+  {
+    std::lock_guard lock(operator_cache_mutex);
+    if (auto it = operator_cache.find(head); it != operator_cache.end() && it->second.first == key) {
+      operators_ = it->second.second;
+      return *operators_;
+    }
+  }
+  std::vector<TorchOperator> ops;
+  const uint64_t data = value("StdListNode_data") + value("OperatorDef_op");
+  uint64_t node = mem_.readPointer(head, "the operator list");
+  while (node != head) {
+    if (ops.size() >= kMaxTorchOperators) fail("the operator list at " + hex(head) + " does not end (corrupt memory)");
+    TorchOperator op;
+    op.entry = node + data;
+    const uint64_t name = op.entry + value("OperatorEntry_name");
+    op.name = readStdString(name + value("OperatorName_name"), "an operator name");
+    std::string overload = readStdString(name + value("OperatorName_overload_name"), "an operator name");
+    if (!overload.empty()) op.name += "." + overload;
+    ops.push_back(std::move(op));
+    node = mem_.readPointer(node, "the operator list");
+  }
+  checkOperators(key.size, ops);
+  operators_ = std::make_shared<const std::vector<TorchOperator>>(std::move(ops));
+  std::lock_guard lock(operator_cache_mutex);
+  operator_cache[head] = {key, operators_};
+  return *operators_;
+}
+
+TorchOperator TorchView::findOperator(const std::string& query) const {
+  const auto& ops = operators();
+  for (const auto& op : ops)
+    if (op.name == query) return op;
+  const TorchOperator* base = nullptr;
+  int bases = 0;
+  std::vector<std::string> close;
+  for (const auto& op : ops) {
+    if (op.name.substr(0, op.name.find('.')) == query) base = &op, ++bases;
+    if (close.size() < 3 && op.name.find(query) != std::string::npos) close.push_back(op.name);
+  }
+  if (bases == 1) return *base;
+  std::string hint;
+  for (const auto& c : close) hint += (hint.empty() ? "; close: " : ", ") + c;
+  fail("no operator '" + shown(query) + "' in this process's dispatcher" + hint);
+}
+
+TorchKernel TorchView::readKernel(uint64_t addr) const {
+  TorchKernel k;
+  k.addr = addr;
+  const uint64_t fn = addr + value("AnnotatedKernel_kernel");
+  k.functor = mem_.readPointer(fn + value("KernelFunction_functor"), "a kernel");
+  k.boxed = mem_.readPointer(fn + value("KernelFunction_boxed"), "a kernel");
+  k.unboxed = mem_.readPointer(fn + value("KernelFunction_unboxed"), "a kernel");
+  k.debug = readStdString(addr + value("AnnotatedKernel_debug"), "a kernel's debug string");
+  return k;
+}
+
+std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(const TorchOperator& op) const {
+  const uint64_t map = op.entry + value("OperatorEntry_kernels");
+  const uint64_t entries = mem_.readPointer(map + value("KernelMap_entries"), "a kernel map");
+  const uint64_t slots_minus_one = mem_.readPointer(map + value("KernelMap_num_slots_minus_one"), "a kernel map");
+  const int8_t max_lookups = mem_.read<int8_t>(map + value("KernelMap_max_lookups"), "a kernel map");
+  const uint64_t slots = slots_minus_one + static_cast<uint64_t>(std::max<int8_t>(max_lookups, 0));
+  if (slots > kMaxKernelSlots) fail("the kernel map of " + op.name + " is corrupt (" + std::to_string(slots) + " slots)");
+  const uint64_t entry_size = value("sizeof_KernelMapEntry");
+  std::vector<std::pair<int, std::vector<TorchKernel>>> out;
+  for (uint64_t i = 0; entries && i < slots; ++i) {
+    const uint64_t e = entries + i * entry_size;
+    if (mem_.read<int8_t>(e, "a kernel map entry") < 0) continue;  // distance_from_desired < 0: empty
+    const int key = mem_.read<uint16_t>(e + value("KernelMapEntry_key"), "a kernel map entry");
+    const uint64_t head = e + value("KernelMapEntry_list");
+    std::vector<TorchKernel> list;
+    for (uint64_t node = mem_.readPointer(head, "a kernel list"); node != head; node = mem_.readPointer(node, "a kernel list")) {
+      if (list.size() >= kMaxKernelsPerKey) fail("the kernel list of " + op.name + " does not end (corrupt memory)");
+      list.push_back(readKernel(node + value("StdListNode_data")));
+    }
+    out.emplace_back(key, std::move(list));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+std::optional<std::string> TorchView::schemaDebug(const TorchOperator& op) const {
+  const uint64_t schema = op.entry + value("OperatorEntry_schema");
+  if (!mem_.read<uint8_t>(schema, "an operator schema")) return std::nullopt;  // optional<> disengaged
+  return readStdString(schema + value("OptionalSchema_payload") + value("AnnotatedSchema_debug"), "a schema debug string");
+}
+
+// OperatorEntry::computeDispatchTableEntryWithDebug: the rules, in their order.
+TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels, int key) const {
+  const KeyTable& kt = keys();
+  const KeyInfo* info = kt.byValue(key);
+  TorchTableEntry e;
+  e.key = key;
+  e.slot = info ? info->slot : -1;
+  auto kernelAt = [&](int k) -> const TorchKernel* {
+    for (const auto& [registered_key, list] : kernels)
+      if (registered_key == k && !list.empty()) return &list.front();
+    return nullptr;
+  };
+  auto aliasKernel = [&](const char* alias) -> const TorchKernel* {
+    const KeyInfo* a = kt.byName(alias);
+    return a ? kernelAt(a->value) : nullptr;
+  };
+  auto inAlias = [&](const char* alias) {
+    const KeyInfo* a = kt.byName(alias);
+    return info && a && std::find(info->in_aliases.begin(), info->in_aliases.end(), a->value) != info->in_aliases.end();
+  };
+  auto hasKernelIn = [&](uint64_t raw) {
+    for (const auto& [k, list] : kernels)
+      if (const KeyInfo* ki = kt.byValue(k); ki && !ki->alias && KeyTable::has(raw, *ki)) return true;
+    return false;
+  };
+  auto chosen = [&](const TorchKernel& k, const char* label) {
+    e.kernel = k;
+    e.label = label;
+    e.fallthrough = fallthrough_ && k.boxed == fallthrough_;
+    return e;
+  };
+  const bool undefined = key == 0;
+  if (const TorchKernel* k = kernelAt(key)) return chosen(*k, "kernel");
+  for (const char* alias : {kDefaultBackendNonFunctional, kDefaultBackend})
+    if (undefined || inAlias(alias))
+      if (const TorchKernel* k = aliasKernel(alias)) return chosen(*k, "default backend kernel");
+  const bool has_backend_kernel = hasKernelIn(info ? info->autograd_backends : 0) || aliasKernel(kDefaultBackend);
+  if (inAlias(kNested))
+    if (const TorchKernel* k = aliasKernel(kNested)) return chosen(*k, "nested kernel");
+  if (undefined || inAlias(kMath)) {
+    if (const TorchKernel* k = aliasKernel(kMath)) {
+      if (info && info->name == "AutogradOther" && hasKernelIn(profile_.at("set_autogradother_backends"))) {
+        e.ambiguous = true;
+        TorchKernel ambiguous;
+        ambiguous.debug = "ambiguous_autogradother";
+        return chosen(ambiguous, "ambiguous autogradother");
+      }
+      if (!has_backend_kernel) return chosen(*k, "math kernel");
+    }
+  }
+  if (inAlias(kAutograd))
+    if (const TorchKernel* k = aliasKernel(kAutograd)) return chosen(*k, "autograd kernel");
+  if (e.slot < 0) return chosen(TorchKernel{}, "backend fallback not registered on mobile");
+  if (!fallbacks_) {
+    std::vector<TorchKernel> all;
+    const uint64_t base = dispatcher_ + value("Dispatcher_backendFallbackKernels");
+    for (uint64_t s = 0; s < value("count_table_slots"); ++s) all.push_back(readKernel(base + s * value("sizeof_AnnotatedKernel")));
+    fallbacks_ = std::move(all);
+  }
+  if (static_cast<size_t>(e.slot) < fallbacks_->size() && (*fallbacks_)[e.slot].valid())
+    return chosen((*fallbacks_)[e.slot], "backend fallback");
+  return chosen(TorchKernel{}, "missing");
+}
+
+std::vector<TorchTableEntry> TorchView::computedTable(const TorchOperator& op) const {
+  const auto kernels = registered(op);
+  std::vector<TorchTableEntry> out;
+  for (int key : keys().runtimeKeys()) out.push_back(computeEntry(kernels, key));
+  return out;
+}
+
+TorchTableEntry TorchView::computedEntry(const TorchOperator& op, int key) const {
+  return computeEntry(registered(op), key);
+}
+
+std::string TorchView::tableRow(const TorchTableEntry& e) const {
+  return keys().name(e.key) + ": " + (e.fallthrough ? "fallthrough " : "") + e.kernel.debug + " [" + e.label + "]";
+}
+
+std::string TorchView::dumpComputedTable(const TorchOperator& op) const {
+  std::string out;
+  for (const auto& e : computedTable(op))
+    if (e.kernel.valid() || e.ambiguous) out += tableRow(e) + "\n";
+  return out;
+}
+
+std::pair<uint64_t, uint64_t> TorchView::threadTls() const {
+  auto tls = mem_.findSymbol(profile_.symbol("tls_dispatch_key_set").c_str());
+  if (!tls || !*tls) fail("cannot find this thread's c10::impl::raw_local_dispatch_key_set (libc10's TLS)");
+  const uint64_t included = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_included"), "the thread's TLS key sets");
+  const uint64_t excluded = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_excluded"), "the thread's TLS key sets");
+  return {included ^ value("set_default_included"), excluded ^ value("set_default_excluded")};
+}
+
+uint64_t TorchView::tensorKeySet(uint64_t impl) const {
+  return mem_.readPointer(impl + value("TensorImpl_key_set"), "a TensorImpl");
+}
+
+}  // namespace dscope::inspect

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Real PyTorch, read from memory, against the process's own account of itself.
+
+  torch_oracle_test.py --gdb-script build/gdb/dscope-gdb.py --mode live|core --workdir DIR
+
+Starts oracle_program.py under /usr/bin/python3 (Debian's python3-torch), which writes what
+torch._C says about every operator's computed dispatch table, a few tensors' key sets and its TLS
+sets, then waits. GDB then reads the same from the process (attached, or from a gcore core of
+it) with DispatchScope's commands, and every answer must equal PyTorch's: `op-table OP
+--computed` line for line for every operator, `keyset` of each tensor (its Python object's
+address as hex(id(t)) prints it, and its TensorImpl) equal to torch._C._dispatch_keys, and
+`keyset --tls` equal to the TLS sets. Exits 1 naming the first differences."""
+
+import argparse
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "e2e"))
+import session  # noqa: E402
+
+TORCH_PYTHON = "/usr/bin/python3"  # another python3 on PATH does not see python3-torch
+
+
+def start_oracle(workdir):
+    oracle = workdir / "oracle.txt"
+    proc = subprocess.Popen([TORCH_PYTHON, str(HERE / "oracle_program.py"), str(oracle)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    line = proc.stdout.readline()  # "ready" once the oracle file is written
+    if line.strip() != "ready":
+        proc.kill()
+        sys.exit("the oracle program did not start: " + line + proc.stdout.read())
+    return proc, oracle
+
+
+def parse_oracle(path):
+    """{'computed': {op: text}, 'tensors': [(name, id, impl, keys)], 'tls': {'included': s, 'excluded': s}}"""
+    computed, tensors, tls, op = {}, [], {}, None
+    for line in path.read_text().splitlines(keepends=True):
+        if line.startswith("tensor "):
+            name, ident, impl, keys = line.split(" ", 4)[1:]
+            tensors.append((name, ident[3:], impl[5:], keys.strip()))
+        elif line.startswith("tls "):
+            _, which, keys = line.split(" ", 2)
+            tls[which] = keys.strip()
+        elif line.startswith("== "):
+            kind, op = line.split()[1:3]
+            op = op if kind == "computed" else None
+            if op:
+                computed[op] = ""
+        elif op:
+            computed[op] += line
+    return {"computed": computed, "tensors": tensors, "tls": tls}
+
+
+def command_file(workdir, oracle):
+    """GDB commands, each answer after an `echo` header the parser splits on."""
+    lines = []
+    for op in oracle["computed"]:
+        lines += ["echo @@ computed %s\\n" % op, "op-table %s --computed" % op]
+    for name, ident, impl, _keys in oracle["tensors"]:
+        lines += ["echo @@ tensor-id %s\\n" % name, "keyset " + ident]
+        lines += ["echo @@ tensor-impl %s\\n" % name, "keyset " + impl]
+    lines += ["echo @@ tls\\n", "keyset --tls", "echo @@ end\\n"]
+    path = workdir / "commands.gdb"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def sections(output):
+    found, current = {}, None
+    for line in output.splitlines(keepends=True):
+        if line.startswith("@@ "):
+            current = line[3:].strip()
+            found[current] = ""
+        elif current:
+            found[current] += line
+    return found
+
+
+def compare(oracle, answers):
+    problems = []
+    for op, expected in oracle["computed"].items():
+        got = answers.get("computed " + op)
+        if got != expected:
+            problems.append("op-table %s --computed differs from _dispatch_dump_table:\n--- torch\n%s--- dscope\n%s"
+                            % (op, expected, got))
+    for name, _ident, _impl, keys in oracle["tensors"]:
+        for how in ("tensor-id", "tensor-impl"):
+            got = (answers.get("%s %s" % (how, name)) or "\n").splitlines()[0]
+            if got != keys:
+                problems.append("keyset of tensor %s (%s): %r, torch says %r" % (name, how, got, keys))
+    tls = answers.get("tls", "")
+    for which in ("included", "excluded"):
+        if "  %s: %s (raw " % (which, oracle["tls"][which]) not in tls:
+            problems.append("keyset --tls: no '%s: %s' in:\n%s" % (which, oracle["tls"][which], tls))
+    return problems
+
+
+def refusals(gdb_setup, core, workdir, profile):
+    """Bad profiles and bad input, on the core: each answer is one dscope: line."""
+    cases = []
+    empty = workdir / "no-profiles"
+    empty.mkdir(exist_ok=True)
+    cases.append((empty, "op-table aten::mm --computed", "dscope: no layout profile for this PyTorch"))
+    text = profile.read_text()
+    build_id = profile.stem
+    other = workdir / "other-build"
+    other.mkdir(exist_ok=True)
+    (other / profile.name).write_text(text.replace("build-id libtorch_cpu " + build_id, "build-id libtorch_cpu " + "0" * 40))
+    cases.append((other, "keyset --tls", "dscope: the layout profile %s is for libtorch_cpu build-id %s, not %s"
+                  % (other / profile.name, "0" * 40, build_id)))
+    shifted = workdir / "shifted"
+    shifted.mkdir(exist_ok=True)
+    lines = [("Dispatcher_from_realSingleton %d" % (int(l.split()[1]) + 64)) if l.startswith("Dispatcher_from_realSingleton ")
+             else l for l in text.splitlines()]
+    (shifted / profile.name).write_text("\n".join(lines) + "\n")
+    cases.append((shifted, "op-table --list", "does not fit this process"))
+    cases.append((None, "op-table no_such::op --computed", "dscope: no operator 'no_such::op' in this process's dispatcher"))
+    cases.append((None, "op-table aten::mm --computed --key Autograd", "dscope: --key shows one computed entry"))
+    cases.append((None, "op-table aten::mm --key Autograd", "dscope: Autograd is an alias key"))
+    cases.append((None, "keyset --tls --runtime nothing", "dscope: --runtime takes torch or dscope, not 'nothing'"))
+    problems = []
+    for directory, command, expected in cases:
+        env = dict(os.environ)
+        if directory:
+            env["DSCOPE_PROFILE_PATH"] = str(directory)
+        out = subprocess.run(session.gdb_batch(*gdb_setup, "-ex", command, os.path.realpath(TORCH_PYTHON), str(core)),
+                             capture_output=True, text=True, timeout=300, env=env)
+        lines = [l for l in (out.stdout + out.stderr).splitlines() if l.startswith("dscope:")]
+        if len(lines) != 1 or expected not in lines[0] or "Traceback" in out.stderr:
+            problems.append("%s with profiles from %s: expected one line with %r, got:\n%s"
+                            % (command, directory, expected, out.stdout + out.stderr))
+    return problems
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--gdb-script", required=True)
+    p.add_argument("--mode", choices=["live", "core"], required=True)
+    p.add_argument("--workdir", type=pathlib.Path, required=True)
+    p.add_argument("--profile", help="the shipped profile of this torch (core mode: made foreign for the refusals)")
+    a = p.parse_args()
+    a.workdir.mkdir(parents=True, exist_ok=True)
+    session.keep_file_pages_in_cores()
+    proc, oracle_path = start_oracle(a.workdir)
+    try:
+        oracle = parse_oracle(oracle_path)
+        commands = command_file(a.workdir, oracle)
+        setup = ["-ex", "set debuginfod enabled off", "-x", a.gdb_script]
+        if a.mode == "core":
+            core = a.workdir / "python.core"
+            subprocess.run(session.gdb_batch("-ex", "set debuginfod enabled off", "-p", str(proc.pid), "-ex",
+                                             "gcore " + str(core)), capture_output=True, timeout=300, check=True)
+            proc.kill()
+            argv = session.gdb_batch(*setup, "-x", str(commands), os.path.realpath(TORCH_PYTHON), str(core))
+        else:
+            argv = session.gdb_batch(*setup, "-p", str(proc.pid), "-x", str(commands))
+        started = time.monotonic()
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        elapsed = time.monotonic() - started
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if a.mode == "core":
+            problems = refusals(setup, core, a.workdir, pathlib.Path(a.profile))
+            core.unlink()
+        else:
+            problems = []
+    text = out.stdout + out.stderr
+    problems += session.text_failures(text, reject=["Traceback (most recent call last)", "Python Exception"])
+    answers = sections(out.stdout)
+    if "end" not in answers:
+        problems.append("GDB did not run every command:\n" + text[-3000:])
+    problems += compare(oracle, answers)
+    print("%d operators, %d tensors, TLS: %d problems; GDB %s took %.1f s" %
+          (len(oracle["computed"]), len(oracle["tensors"]), len(problems), a.mode, elapsed))
+    for problem in problems[:5]:
+        print(problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
