@@ -37,6 +37,7 @@ KernelMapEntry_key 8
 KernelMapEntry_list 16
 sizeof_DispatchKey 2
 TensorImpl_key_set 184
+RuntimeFunctor_kernel_func 24
 PODLocalDispatchKeySet_included 0
 PODLocalDispatchKeySet_excluded 8
 count_backends 14
@@ -184,4 +185,156 @@ key 118 CompositeImplicitAutograd bits=0x0 slot=-1 alias
 key 119 CompositeImplicitAutogradNestedTensor bits=0x0 slot=-1 alias
 key 120 CompositeExplicitAutograd bits=0x0 slot=-1 alias
 key 121 CompositeExplicitAutogradNonFunctional bits=0x0 slot=-1 alias
+AnnotatedSchema_schema 0
+AnnotatedKernel_inferred_function_schema 32
+StdVector_begin 0
+StdVector_end 8
+UniquePtr_pointer 0
+SharedPtr_pointer 0
+FunctionSchema_name 0
+FunctionSchema_arguments 64
+FunctionSchema_returns 88
+FunctionSchema_is_vararg 112
+FunctionSchema_is_varret 113
+FunctionSchema_alias_kind 114
+OptionalAliasKind_engaged 0
+OptionalAliasKind_payload 1
+AliasAnalysisKind_unset 1
+name AliasAnalysisKind 0 INTERNAL_SPECIAL_CASE
+name AliasAnalysisKind 1 CONSERVATIVE
+name AliasAnalysisKind 2 FROM_SCHEMA
+name AliasAnalysisKind 3 PURE_FUNCTION
+sizeof_Argument 112
+Argument_name 0
+Argument_real_type 48
+Argument_N 64
+OptionalInt32_engaged 0
+OptionalInt32_payload 4
+Argument_default_value 72
+OptionalIValue_engaged 0
+OptionalIValue_payload 8
+Argument_alias_info 96
+Argument_kwarg_only 104
+sizeof_AliasInfo 144
+AliasInfo_before 0
+AliasInfo_after 56
+AliasInfo_contained 112
+AliasInfo_is_write 136
+SymbolSet_first 16
+SymbolSetNode_next 0
+SymbolSetNode_symbol 8
+InternedStrings_from_realSingleton 103848240
+InternedStrings_sym_to_info 56
+sizeof_SymbolInfo 72
+SymbolInfo_unqual_name 40
+sizeof_TypePtr 16
+TypePtr_pointer 0
+Type_kind 8
+ListType_element 32
+FutureType_element 32
+RRefType_element 32
+OptionalType_element 72
+DictType_types 32
+TupleType_elements 160
+TupleType_schema 192
+NamedType_name 32
+OptionalQualifiedName_engaged 0
+OptionalQualifiedName_payload 8
+QualifiedName_qualified 24
+VarType_name 32
+name TypeKind 0 AnyType
+name TypeKind 1 EnumType
+name TypeKind 2 AnyEnumType
+name TypeKind 3 TensorType
+name TypeKind 4 StorageType
+name TypeKind 5 TupleType
+name TypeKind 6 ListType
+name TypeKind 7 DictType
+name TypeKind 8 NumberType
+name TypeKind 9 FloatType
+name TypeKind 10 ComplexType
+name TypeKind 11 FutureType
+name TypeKind 12 RRefType
+name TypeKind 13 IntType
+name TypeKind 14 NoneType
+name TypeKind 15 StringType
+name TypeKind 16 GeneratorType
+name TypeKind 17 QuantizerType
+name TypeKind 18 BoolType
+name TypeKind 19 OptionalType
+name TypeKind 20 VarType
+name TypeKind 21 DeviceObjType
+name TypeKind 22 StreamObjType
+name TypeKind 23 FunctionType
+name TypeKind 24 ClassType
+name TypeKind 25 PyObjectType
+name TypeKind 26 CapsuleType
+name TypeKind 27 InterfaceType
+name TypeKind 28 QSchemeType
+name TypeKind 29 ScalarTypeType
+name TypeKind 30 LayoutType
+name TypeKind 31 MemoryFormatType
+name TypeKind 32 AnyListType
+name TypeKind 33 AnyTupleType
+name TypeKind 34 AnyClassType
+name TypeKind 35 SymIntType
+name TypeKind 36 SymFloatType
+name TypeKind 37 UnionType
+name TypeKind 38 DynamicType
+name TypeStr 0 Any
+name TypeStr 2 AnyEnumType
+name TypeStr 3 Tensor
+name TypeStr 4 Storage
+name TypeStr 8 Scalar
+name TypeStr 9 float
+name TypeStr 10 complex
+name TypeStr 13 int
+name TypeStr 35 SymInt
+name TypeStr 36 SymFloat
+name TypeStr 14 NoneType
+name TypeStr 15 str
+name TypeStr 16 Generator
+name TypeStr 17 Quantizer
+name TypeStr 18 bool
+name TypeStr 21 Device
+name TypeStr 22 Stream
+name TypeStr 26 Capsule
+name TypeStr 25 PyObject
+name TypeStr 28 QScheme
+name TypeStr 29 ScalarType
+name TypeStr 30 Layout
+name TypeStr 31 MemoryFormat
+name TypeStr 32 list
+name TypeStr 33 tuple
+name TypeStr 34 AnyClassType
+sizeof_IValue 16
+IValue_payload 0
+IValue_tag 8
+ConstantString_str 24
+ListImpl_list 24
+name IValueTag 0 None
+name IValueTag 1 Tensor
+name IValueTag 2 Storage
+name IValueTag 3 Double
+name IValueTag 4 ComplexDouble
+name IValueTag 5 Int
+name IValueTag 6 SymInt
+name IValueTag 7 SymFloat
+name IValueTag 8 Bool
+name IValueTag 9 Tuple
+name IValueTag 10 String
+name IValueTag 11 Blob
+name IValueTag 12 GenericList
+name IValueTag 13 GenericDict
+name IValueTag 14 Future
+name IValueTag 15 Device
+name IValueTag 16 Stream
+name IValueTag 17 Object
+name IValueTag 18 PyObject
+name IValueTag 19 Uninitialized
+name IValueTag 20 Capsule
+name IValueTag 21 RRef
+name IValueTag 22 Quantizer
+name IValueTag 23 Generator
+name IValueTag 24 Enum
 THPVariable_cdata 24

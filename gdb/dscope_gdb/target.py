@@ -147,15 +147,23 @@ def _find_symbol(_ctx, name, out):
     # as if it were memory (a dispatcher that "does not exist yet"); LLDB finds nothing there.
     if gdb.selected_inferior().pid == 0:
         return 1
-    out[0] = symbol_address(name.decode())
+    address = symbol_address(name.decode())
+    if address is None:
+        return 1
+    out[0] = address
     return 0
 
 
 def symbol_address(name):
-    """A global's address, from .dynsym alone (no DWARF needed); cached like address names."""
+    """A global's address, from .dynsym alone (no DWARF needed), or None when no objfile has it.
+    Cached, misses too: in a process with hundreds of libraries (Python with torch) a lookup that
+    finds nothing searches them all, milliseconds for every command that asks."""
     if name not in _symbol_addresses:
-        with cxx_language():
-            _symbol_addresses[name] = int(gdb.parse_and_eval("(unsigned long)&'%s'" % name))
+        try:
+            with cxx_language():
+                _symbol_addresses[name] = int(gdb.parse_and_eval("(unsigned long)&'%s'" % name))
+        except gdb.error:
+            _symbol_addresses[name] = None
     return _symbol_addresses[name]
 
 

@@ -85,6 +85,10 @@ const dscope_value_type* valueTypeAt(uint64_t index);
 
 // ---- shared by the commands ----
 
+// Why a computed entry of `op` at `key` holds what it holds (c10's computeDispatchTableEntry
+// rules), its kernel registered at `registered_key`: the `why:` line of `op-table OP --key K`.
+std::string whyText(impl::TableEntrySource source, const std::string& key, const std::string& registered_key,
+                    const std::string& op);
 // "DispatchKeySet(CPU, AutogradCPU) (raw 0x2000010001)"
 std::string keySetWithRaw(DispatchKeySet ks);
 // "AutogradCPU (dispatch-table slot 97)", also right for bit 63 (the sentinel has no slot).

@@ -22,33 +22,9 @@ namespace {
 
 using impl::TableEntrySource;
 
-// Why the computed entry of `key` holds what it holds (c10's computeDispatchTableEntry rules).
 std::string whyText(const TableEntry& e, const std::string& op) {
-  const std::string key = toString(e.key);
-  const std::string reg_key = toString(e.kernel.key);
-  switch (e.source) {
-    case TableEntrySource::Kernel: return "a kernel is registered at " + key + " itself";
-    case TableEntrySource::DefaultBackendKernel:
-      return "no kernel at " + key + "; the " + reg_key + " kernel (a default backend kernel) covers it";
-    case TableEntrySource::NestedKernel:
-      return "no kernel at " + key + "; the CompositeImplicitAutogradNestedTensor kernel covers it";
-    case TableEntrySource::AmbiguousAutogradOther:
-      return "ambiguous: a CompositeImplicitAutograd kernel and a kernel for a backend behind AutogradOther both "
-             "apply; register an AutogradOther kernel (or a CompositeExplicitAutograd one) to resolve it";
-    case TableEntrySource::MathKernel:
-      return "no kernel at " + key + " and no backend kernel; the CompositeImplicitAutograd kernel (a math kernel) "
-             "covers it";
-    case TableEntrySource::AutogradKernel: return "no kernel at " + key + "; the Autograd alias kernel covers it";
-    case TableEntrySource::BatchedKernel:
-      return "no kernel at " + key + "; the FuncTorchBatchedDecomposition kernel covers it";
-    case TableEntrySource::BackendFallback:
-      return "no kernel for " + op + " at " + key + "; the backend fallback registered for " + key + " runs";
-    case TableEntrySource::Missing: break;
-  }
-  return "no kernel, alias kernel or backend fallback covers " + key + ": a dispatch here fails with \"Could not run '" +
-         op + "' with arguments from the '" + key + "' backend\"";
+  return inspect::whyText(e.source, toString(e.key), toString(e.kernel.key), op);
 }
-
 // The row _dispatch_dump_table prints for one entry (or a "missing" row).
 std::string tableRow(const RuntimeView& rt, const TableEntry& e) {
   if (rt.isMissing(e.kernel)) return std::string(toString(e.key)) + ": (missing)";
@@ -161,6 +137,32 @@ std::string missingForKey(const RuntimeView& rt, const std::string& key_name, co
 }
 
 }  // namespace
+
+std::string whyText(impl::TableEntrySource source, const std::string& key, const std::string& reg_key,
+                    const std::string& op) {
+  using impl::TableEntrySource;
+  switch (source) {
+    case TableEntrySource::Kernel: return "a kernel is registered at " + key + " itself";
+    case TableEntrySource::DefaultBackendKernel:
+      return "no kernel at " + key + "; the " + reg_key + " kernel (a default backend kernel) covers it";
+    case TableEntrySource::NestedKernel:
+      return "no kernel at " + key + "; the CompositeImplicitAutogradNestedTensor kernel covers it";
+    case TableEntrySource::AmbiguousAutogradOther:
+      return "ambiguous: a CompositeImplicitAutograd kernel and a kernel for a backend behind AutogradOther both "
+             "apply; register an AutogradOther kernel (or a CompositeExplicitAutograd one) to resolve it";
+    case TableEntrySource::MathKernel:
+      return "no kernel at " + key + " and no backend kernel; the CompositeImplicitAutograd kernel (a math kernel) "
+             "covers it";
+    case TableEntrySource::AutogradKernel: return "no kernel at " + key + "; the Autograd alias kernel covers it";
+    case TableEntrySource::BatchedKernel:
+      return "no kernel at " + key + "; the FuncTorchBatchedDecomposition kernel covers it";
+    case TableEntrySource::BackendFallback:
+      return "no kernel for " + op + " at " + key + "; the backend fallback registered for " + key + " runs";
+    case TableEntrySource::Missing: break;
+  }
+  return "no kernel, alias kernel or backend fallback covers " + key + ": a dispatch here fails with \"Could not run '" +
+         op + "' with arguments from the '" + key + "' backend\"";
+}
 
 std::string runOpTable(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args =

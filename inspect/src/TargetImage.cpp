@@ -5,7 +5,11 @@
 #include <libelf.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <map>
+#include <mutex>
 
 #include <cstdio>
 #include <vector>
@@ -81,6 +85,14 @@ std::string programMismatch(const Remote& mem) {
 }
 
 std::string fileBuildId(const std::string& path) {
+  // Read once per file version: a command asks for libtorch's every time.
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<std::pair<int64_t, int64_t>, std::string>> known;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return "";
+  const std::pair<int64_t, int64_t> version{st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, st.st_size};
+  std::lock_guard lock(mutex);
+  if (auto it = known.find(path); it != known.end() && it->second.first == version) return it->second.second;
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return "";
   elf_version(EV_CURRENT);
@@ -95,6 +107,7 @@ std::string fileBuildId(const std::string& path) {
   }
   if (elf) elf_end(elf);
   close(fd);
+  known[path] = {version, id};
   return id;
 }
 

@@ -5,25 +5,12 @@
 #include "CommandLine.h"
 #include "Commands.h"
 #include "Json.h"
+#include "TorchSchema.h"
 #include "TorchView.h"
 
 namespace dscope::inspect {
 
 namespace {
-
-// The dynamic type of a C++ object with a vtable, as its typeinfo names it (mangled, without the
-// leading '*' of a local type), or "" when addr holds none: vptr, then vptr[-1] -> type_info,
-// whose name pointer follows its own vptr.
-std::string dynamicTypeName(const Remote& mem, uint64_t addr) {
-  try {
-    const uint64_t vptr = mem.readPointer(addr, "an object");
-    const uint64_t type_info = mem.readPointer(vptr - 8, "a vtable");
-    std::string name = mem.readString(mem.readPointer(type_info + 8, "a type_info"), "a type name");
-    return !name.empty() && name[0] == '*' ? name.substr(1) : name;
-  } catch (const InspectError&) {
-    return "";
-  }
-}
 
 bool isTensorImpl(const Remote& mem, uint64_t addr) {
   return addr && dynamicTypeName(mem, addr).find("TensorImpl") != std::string::npos;
@@ -123,10 +110,10 @@ std::string differenceText(const KeyTable& kt, uint64_t raw) {
   return names.empty() ? "bits " + hex(raw) + " (no complete runtime key)" : names;
 }
 
-std::string tlsText(Session& s, const TorchView& tv, uint64_t included, uint64_t excluded, const std::optional<uint64_t>& explain) {
+std::string tlsText(int64_t tid, const TorchView& tv, uint64_t included, uint64_t excluded, const std::optional<uint64_t>& explain) {
   const KeyTable& kt = tv.keys();
   const uint64_t def_inc = tv.profile().at("set_default_included"), def_exc = tv.profile().at("set_default_excluded");
-  std::string out = "thread tid " + std::to_string(s.mem().selectedTid()) + ":\n";
+  std::string out = "thread tid " + std::to_string(tid) + ":\n";
   out += "  included: " + withRaw(kt, included) + "\n";
   out += "  excluded: " + withRaw(kt, excluded) + "\n";
   if (included == def_inc && excluded == def_exc) out += "  (both are the defaults: nothing included or excluded by hand)\n";
@@ -156,13 +143,17 @@ std::string tlsText(Session& s, const TorchView& tv, uint64_t included, uint64_t
 std::string runTorchKeyset(Session& s, const ParsedArgs& args) {
   const TorchView& tv = s.torch();
   if (args.has("--tls")) {
-    if (args.value("--thread")) fail("--thread is not supported on PyTorch yet: select the thread in the debugger");
-    auto [included, excluded] = tv.threadTls();
+    int64_t tid = s.mem().selectedTid();
+    if (auto thread = args.value("--thread")) {
+      const int64_t n = threadOption(*thread);
+      tid = s.mem().threadTid(n).value_or(n);  // a debugger thread number, else an OS thread id
+    }
+    auto [included, excluded] = tv.threadTls(tid);
     std::optional<uint64_t> explain;
     if (auto e = args.value("--explain")) explain = keySetArgument(s, tv, *e);
-    if (!args.has("--json")) return tlsText(s, tv, included, excluded, explain);
+    if (!args.has("--json")) return tlsText(tid, tv, included, excluded, explain);
     Json j;
-    j.beginObject().field("tid", s.mem().selectedTid()).field("runtime", "torch");
+    j.beginObject().field("tid", tid).field("runtime", "torch");
     j.key("included").beginObject();
     keysetJson(j, tv, included);
     j.endObject().key("excluded").beginObject();
@@ -179,19 +170,94 @@ std::string runTorchKeyset(Session& s, const ParsedArgs& args) {
   return j.endObject().str();
 }
 
+namespace {
+
+// _dispatch_dump(op): OperatorEntry::dumpState() of the operator, from memory.
+std::string registeredDump(const TorchView& tv, const TorchOperator& op) { return dumpRegistered(tv, op); }
+
+std::string keyEntry(const TorchView& tv, const TorchOperator& op, const std::string& key, int value, bool json) {
+  const KeyTable& kt = tv.keys();
+  const TorchTableEntry e = tv.computedEntry(op, value);
+  const std::string registered_key = e.registered_key >= 0 ? kt.name(e.registered_key) : key;
+  const std::string why = whyText(e.source, key, registered_key, op.name);
+  const bool kernel = e.present() && !e.ambiguous();
+  const std::string name = kernel ? tv.kernelName(e.kernel) : "";
+  if (json) {
+    Json j;
+    j.beginObject().field("op", op.name).field("key", key).field("slot", e.slot);
+    j.field("missing", !e.present()).field("label", e.present() ? impl::toString(e.source) : "missing");
+    j.field("why", why).field("fallthrough", e.fallthrough);
+    if (kernel) j.field("debug", e.kernel.debug).field("registered_at_key", registered_key).field("symbol", name);
+    return j.endObject().str();
+  }
+  std::string out = op.name + " at " + key + " (dispatch-table slot " + std::to_string(e.slot) + "):\n";
+  out += "  entry:  " + tv.tableRow(e) + "\n";
+  out += "  why:    " + why + "\n";
+  if (!kernel) return out;
+  if (e.fallthrough) out += "  note:   a fallthrough: the dispatcher skips " + key + " and goes on to the next key\n";
+  if (e.source == impl::TableEntrySource::BackendFallback) out += "  kernel: the backend fallback for " + key + ", " + e.kernel.debug + "\n";
+  else out += "  kernel: registered at key " + registered_key + ", " + e.kernel.debug + "\n";
+  return out + "  symbol: " + name + "\n";
+}
+
+std::string wholeOperator(const TorchView& tv, const TorchOperator& op, const ParsedArgs& args) {
+  const KeyTable& kt = tv.keys();
+  const bool registered = !args.has("--computed"), computed = !args.has("--registered");
+  const std::string dump = registered ? registeredDump(tv, op) : "";
+  std::vector<TorchTableEntry> rows;
+  for (auto& e : tv.computedTable(op))
+    if (e.present()) rows.push_back(std::move(e));
+  std::string table;
+  for (const auto& e : rows) table += tv.tableRow(e) + "\n";
+  if (args.has("--json")) {
+    Json j;
+    j.beginObject().field("name", op.name).field("runtime", "torch");
+    if (registered) j.field("dispatch_dump", dump);
+    if (computed) {
+      j.key("computed").beginArray();
+      for (const auto& e : rows) {
+        j.beginObject().field("key", kt.name(e.key)).field("slot", e.slot).field("label", impl::toString(e.source));
+        j.field("debug", e.kernel.debug).field("fallthrough", e.fallthrough);
+        j.field("symbol", e.ambiguous() ? "" : tv.kernelName(e.kernel)).endObject();
+      }
+      j.endArray().field("dispatch_dump_table", table);
+    }
+    return j.endObject().str();
+  }
+  if (args.has("--registered")) return dump;
+  if (args.has("--computed")) return table;
+  std::string out = "== torch._C._dispatch_dump(\"" + op.name + "\")\n" + dump;
+  out += "== torch._C._dispatch_dump_table(\"" + op.name + "\")\n" + table;
+  out += "== kernels of the computed table (key: symbol)\n";
+  for (const auto& e : rows) out += kt.name(e.key) + ": " + (e.ambiguous() ? "(ambiguous)" : tv.kernelName(e.kernel)) + "\n";
+  return out;
+}
+
+std::string listOperators(const TorchView& tv, const ParsedArgs& args) {
+  if (args.positional.size() > 1) usageError("--list takes at most one pattern", kOpTableUsage);
+  const std::string pattern = args.positional.empty() ? "" : args.positional.front();
+  const auto& ops = tv.operators();
+  std::vector<const TorchOperator*> matches;
+  for (const auto& op : ops)
+    if (op.name.find(pattern) != std::string::npos) matches.push_back(&op);
+  if (args.has("--json")) {
+    Json j;
+    j.beginObject().field("pattern", pattern).field("total", static_cast<uint64_t>(ops.size())).key("operators").beginArray();
+    for (const auto* op : matches) j.value(op->name);
+    return j.endArray().endObject().str();
+  }
+  std::string out;
+  for (const auto* op : matches) out += op->name + "\n";
+  if (pattern.empty()) return out + std::to_string(ops.size()) + " operators registered\n";
+  return out + std::to_string(matches.size()) + " of " + std::to_string(ops.size()) + " operators match '" + pattern + "'\n";
+}
+
+}  // namespace
+
 std::string runTorchOpTable(Session& s, const ParsedArgs& args) {
   const TorchView& tv = s.torch();
   const KeyTable& kt = tv.keys();
-  if (args.has("--list")) {
-    const std::string pattern = args.positional.empty() ? "" : args.positional.front();
-    const auto& ops = tv.operators();
-    std::string out;
-    size_t matches = 0;
-    for (const auto& op : ops)
-      if (op.name.find(pattern) != std::string::npos) out += op.name + "\n", ++matches;
-    if (pattern.empty()) return out + std::to_string(ops.size()) + " operators registered\n";
-    return out + std::to_string(matches) + " of " + std::to_string(ops.size()) + " operators match '" + pattern + "'\n";
-  }
+  if (args.has("--list")) return listOperators(tv, args);
   auto runtimeKey = [&](const std::string& name) {
     const KeyInfo* k = kt.byName(name);
     if (!k) fail("no dispatch key '" + shown(name) + "' in this PyTorch (" + tv.profile().version + ")");
@@ -200,23 +266,24 @@ std::string runTorchOpTable(Session& s, const ParsedArgs& args) {
   };
   if (auto missing = args.value("--missing")) {
     const int key = runtimeKey(*missing);
-    std::string out;
-    size_t count = 0;
+    std::vector<const TorchOperator*> found;
     for (const auto& op : tv.operators())
-      if (auto e = tv.computedEntry(op, key); !e.kernel.valid() && !e.ambiguous) out += op.name + "\n", ++count;
-    return out + std::to_string(count) + " of " + std::to_string(tv.operators().size()) +
+      if (!tv.computedEntry(op, key).present()) found.push_back(&op);
+    if (args.has("--json")) {
+      Json j;
+      j.beginObject().field("key", *missing).field("total", static_cast<uint64_t>(tv.operators().size()));
+      j.key("operators").beginArray();
+      for (const auto* op : found) j.value(op->name);
+      return j.endArray().endObject().str();
+    }
+    std::string out;
+    for (const auto* op : found) out += op->name + "\n";
+    return out + std::to_string(found.size()) + " of " + std::to_string(tv.operators().size()) +
            " operators have no kernel for " + *missing + " (no kernel, alias kernel or fallback: a dispatch there fails)\n";
   }
   const TorchOperator op = tv.findOperator(args.positional.front());
-  if (auto key = args.value("--key")) {
-    const TorchTableEntry e = tv.computedEntry(op, runtimeKey(*key));
-    std::string out = op.name + " at " + *key + " (dispatch-table slot " + std::to_string(e.slot) + "):\n";
-    out += "  entry:  " + (e.kernel.valid() || e.ambiguous ? tv.tableRow(e) : *key + ": (missing)") + "\n";
-    return out;
-  }
-  const std::string table = tv.dumpComputedTable(op);
-  if (args.has("--computed")) return table;
-  fail("op-table on PyTorch prints the computed table only so far (--computed)");
+  if (auto key = args.value("--key")) return keyEntry(tv, op, *key, runtimeKey(*key), args.has("--json"));
+  return wholeOperator(tv, op, args);
 }
 
 }  // namespace dscope::inspect

@@ -1,7 +1,10 @@
 #include "TorchProfile.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <fstream>
 #include <sstream>
 
@@ -121,6 +124,20 @@ const std::string& TorchProfile::symbol(const std::string& role) const {
   return it->second;
 }
 
+const std::string* TorchProfile::nameOf(const std::string& table, uint64_t value) const {
+  auto t = names.find(table);
+  if (t == names.end()) return nullptr;
+  auto it = t->second.find(value);
+  return it == t->second.end() ? nullptr : &it->second;
+}
+
+uint64_t TorchProfile::valueNamed(const std::string& table, const std::string& name) const {
+  if (auto t = names.find(table); t != names.end())
+    for (const auto& [value, text] : t->second)
+      if (text == name) return value;
+  badProfile(path, "its " + table + " table has no '" + name + "'");
+}
+
 TorchProfile readTorchProfile(const std::string& path) {
   std::ifstream file(path);
   if (!file) fail("cannot read the layout profile " + path);
@@ -142,6 +159,13 @@ TorchProfile readTorchProfile(const std::string& path) {
     else if (word == "symbol") in >> a >> b, p.symbols[a] = b;
     else if (word == "backend") in >> a >> b, p.backend_names.push_back(b);
     else if (word == "key") keys.push_back(keyLine(path, in));
+    else if (word == "name") {  // "name TABLE VALUE TEXT": TEXT is the rest of the line
+      in >> a >> b;
+      std::string text;
+      std::getline(in >> std::ws, text);
+      if (text.empty()) badProfile(path, "a name line has no text: '" + shown(line) + "'");
+      p.names[a][numberIn(path, b)] = text;
+    }
     else if (word == "runtime-keys") {
       while (in >> a) runtime_order.push_back(static_cast<int>(numberIn(path, a)));
     } else {
@@ -172,9 +196,19 @@ std::vector<std::string> profileDirectories() {
 }
 
 std::optional<TorchProfile> findTorchProfile(const std::string& build_id) {
+  // Parsed once per file version: every command looks its profile up again.
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<std::pair<int64_t, int64_t>, TorchProfile>> parsed;  // by path
   for (const auto& dir : profileDirectories()) {
     const std::string path = dir + "/" + build_id + ".profile";
-    if (std::ifstream(path)) return readTorchProfile(path);
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) continue;
+    const std::pair<int64_t, int64_t> version{st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, st.st_size};
+    std::lock_guard lock(mutex);
+    if (auto it = parsed.find(path); it != parsed.end() && it->second.first == version) return it->second.second;
+    TorchProfile profile = readTorchProfile(path);
+    parsed[path] = {version, profile};
+    return profile;
   }
   return std::nullopt;
 }

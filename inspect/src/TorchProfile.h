@@ -61,12 +61,18 @@ struct TorchProfile {
   std::map<std::string, std::string> build_ids;  // "libtorch_cpu" -> hex
   std::map<std::string, std::string> symbols;    // role -> mangled name
   std::map<std::string, uint64_t> values;        // offsets, sizes, counts, sets
+  // Name tables, "name TABLE VALUE TEXT" lines: an enum's names as the build spells them
+  // ("TypeKind", "IValueTag", "AliasAnalysisKind") and the fixed str() of types ("TypeStr").
+  std::map<std::string, std::map<uint64_t, std::string>> names;
   std::vector<std::string> backend_names;        // "CPUBit", ... by backend bit
   KeyTable keys;
 
   // A named value; InspectError naming the profile when it lacks it (a profile of another schema).
   uint64_t at(const std::string& name) const;
   const std::string& symbol(const std::string& role) const;
+  // A name table's text for value, or nullptr; the value of a name in a table, or InspectError.
+  const std::string* nameOf(const std::string& table, uint64_t value) const;
+  uint64_t valueNamed(const std::string& table, const std::string& name) const;
 };
 
 // Reads and checks a profile file; InspectError saying what is wrong with it.

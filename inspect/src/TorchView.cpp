@@ -1,12 +1,16 @@
 #include "TorchView.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 
 #include "CommandLine.h"
 #include "TargetImage.h"
+#include "ThreadLocal.h"
 
 namespace dscope::inspect {
 
@@ -27,6 +31,20 @@ constexpr uint64_t kMaxKernelsPerKey = 1024;
 std::string baseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 }  // namespace
+
+// The dynamic type of a C++ object with a vtable, as its typeinfo names it (mangled, without the
+// leading '*' of a local type), or "" when addr holds none: vptr, then vptr[-1] -> type_info,
+// whose name pointer follows its own vptr.
+std::string dynamicTypeName(const Remote& mem, uint64_t addr) {
+  try {
+    const uint64_t vptr = mem.readPointer(addr, "an object");
+    const uint64_t type_info = mem.readPointer(vptr - 8, "a vtable");
+    std::string name = mem.readString(mem.readPointer(type_info + 8, "a type_info"), "a type name");
+    return !name.empty() && name[0] == '*' ? name.substr(1) : name;
+  } catch (const InspectError&) {
+    return "";
+  }
+}
 
 std::optional<ModuleMapping> TorchView::findLibtorch(const Remote& mem) {
   for (const auto& m : mem.modules())
@@ -237,43 +255,62 @@ TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::ve
       if (const KeyInfo* ki = kt.byValue(k); ki && !ki->alias && KeyTable::has(raw, *ki)) return true;
     return false;
   };
-  auto chosen = [&](const TorchKernel& k, const char* label) {
-    e.kernel = k;
-    e.label = label;
-    e.fallthrough = fallthrough_ && k.boxed == fallthrough_;
+  using Source = impl::TableEntrySource;
+  auto chosen = [&](const TorchKernel* k, Source source, const char* registered_at = nullptr) {
+    if (k) e.kernel = *k;
+    e.source = source;
+    if (registered_at) e.registered_key = kt.byName(registered_at) ? kt.byName(registered_at)->value : -1;
+    e.fallthrough = fallthrough_ && e.kernel.boxed == fallthrough_;
     return e;
   };
   const bool undefined = key == 0;
-  if (const TorchKernel* k = kernelAt(key)) return chosen(*k, "kernel");
+  if (const TorchKernel* k = kernelAt(key)) {
+    e.registered_key = key;
+    return chosen(k, Source::Kernel);
+  }
   for (const char* alias : {kDefaultBackendNonFunctional, kDefaultBackend})
     if (undefined || inAlias(alias))
-      if (const TorchKernel* k = aliasKernel(alias)) return chosen(*k, "default backend kernel");
+      if (const TorchKernel* k = aliasKernel(alias)) return chosen(k, Source::DefaultBackendKernel, alias);
   const bool has_backend_kernel = hasKernelIn(info ? info->autograd_backends : 0) || aliasKernel(kDefaultBackend);
   if (inAlias(kNested))
-    if (const TorchKernel* k = aliasKernel(kNested)) return chosen(*k, "nested kernel");
+    if (const TorchKernel* k = aliasKernel(kNested)) return chosen(k, Source::NestedKernel, kNested);
   if (undefined || inAlias(kMath)) {
     if (const TorchKernel* k = aliasKernel(kMath)) {
       if (info && info->name == "AutogradOther" && hasKernelIn(profile_.at("set_autogradother_backends"))) {
-        e.ambiguous = true;
-        TorchKernel ambiguous;
+        TorchKernel ambiguous;  // c10's ambiguousAutogradOtherKernel(): its debug string is this
         ambiguous.debug = "ambiguous_autogradother";
-        return chosen(ambiguous, "ambiguous autogradother");
+        return chosen(&ambiguous, Source::AmbiguousAutogradOther);
       }
-      if (!has_backend_kernel) return chosen(*k, "math kernel");
+      if (!has_backend_kernel) return chosen(k, Source::MathKernel, kMath);
     }
   }
   if (inAlias(kAutograd))
-    if (const TorchKernel* k = aliasKernel(kAutograd)) return chosen(*k, "autograd kernel");
-  if (e.slot < 0) return chosen(TorchKernel{}, "backend fallback not registered on mobile");
-  if (!fallbacks_) {
-    std::vector<TorchKernel> all;
-    const uint64_t base = dispatcher_ + value("Dispatcher_backendFallbackKernels");
-    for (uint64_t s = 0; s < value("count_table_slots"); ++s) all.push_back(readKernel(base + s * value("sizeof_AnnotatedKernel")));
-    fallbacks_ = std::move(all);
-  }
-  if (static_cast<size_t>(e.slot) < fallbacks_->size() && (*fallbacks_)[e.slot].valid())
-    return chosen((*fallbacks_)[e.slot], "backend fallback");
-  return chosen(TorchKernel{}, "missing");
+    if (const TorchKernel* k = aliasKernel(kAutograd)) return chosen(k, Source::AutogradKernel, kAutograd);
+  if (e.slot < 0) return chosen(nullptr, Source::Missing);
+  const auto& fallbacks = backendFallbacks();
+  if (static_cast<size_t>(e.slot) < fallbacks.size() && fallbacks[e.slot].valid())
+    return chosen(&fallbacks[e.slot], Source::BackendFallback);
+  return chosen(nullptr, Source::Missing);
+}
+
+// The Dispatcher's backend fallbacks (one AnnotatedKernel per slot), kept across commands while
+// the block's bytes are unchanged: they hold each kernel's pointers and its debug string's pointer
+// and length, so equal bytes are equal kernels (the strings are never written in place). Reading
+// the 106 debug strings anew would cost every op-table a hundred page reads.
+const std::vector<TorchKernel>& TorchView::backendFallbacks() const {
+  if (fallbacks_) return *fallbacks_;
+  static std::mutex mutex;
+  static std::map<uint64_t, std::pair<std::vector<unsigned char>, std::shared_ptr<const std::vector<TorchKernel>>>> kept;
+  const uint64_t base = dispatcher_ + value("Dispatcher_backendFallbackKernels");
+  const uint64_t size = value("sizeof_AnnotatedKernel"), slots = value("count_table_slots");
+  std::vector<unsigned char> bytes(size * slots);
+  mem_.read(base, bytes.data(), bytes.size(), "the backend fallbacks");
+  std::lock_guard lock(mutex);
+  if (auto it = kept.find(base); it != kept.end() && it->second.first == bytes) return *(fallbacks_ = it->second.second);
+  auto all = std::make_shared<std::vector<TorchKernel>>();
+  for (uint64_t s = 0; s < slots; ++s) all->push_back(readKernel(base + s * size));
+  kept[base] = {std::move(bytes), all};
+  return *(fallbacks_ = all);
 }
 
 std::vector<TorchTableEntry> TorchView::computedTable(const TorchOperator& op) const {
@@ -288,21 +325,76 @@ TorchTableEntry TorchView::computedEntry(const TorchOperator& op, int key) const
 }
 
 std::string TorchView::tableRow(const TorchTableEntry& e) const {
-  return keys().name(e.key) + ": " + (e.fallthrough ? "fallthrough " : "") + e.kernel.debug + " [" + e.label + "]";
+  if (!e.present()) return keys().name(e.key) + ": (missing)";
+  return keys().name(e.key) + ": " + (e.fallthrough ? "fallthrough " : "") + e.kernel.debug + " [" +
+         impl::toString(e.source) + "]";
 }
 
 std::string TorchView::dumpComputedTable(const TorchOperator& op) const {
   std::string out;
   for (const auto& e : computedTable(op))
-    if (e.kernel.valid() || e.ambiguous) out += tableRow(e) + "\n";
+    if (e.present()) out += tableRow(e) + "\n";
   return out;
 }
 
-std::pair<uint64_t, uint64_t> TorchView::threadTls() const {
-  auto tls = mem_.findSymbol(profile_.symbol("tls_dispatch_key_set").c_str());
-  if (!tls || !*tls) fail("cannot find this thread's c10::impl::raw_local_dispatch_key_set (libc10's TLS)");
-  const uint64_t included = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_included"), "the thread's TLS key sets");
-  const uint64_t excluded = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_excluded"), "the thread's TLS key sets");
+namespace {
+
+// "&at::(anonymous namespace)::wrapper_mm" out of a demangled
+// "...WrapFunctionIntoFunctor_<c10::CompileTimeFunctionPointer<Sig, &fn>, ...>": the function, or "".
+std::string compileTimeFunction(const std::string& type) {
+  const std::string marker = "CompileTimeFunctionPointer<";
+  const size_t start = type.find(marker);
+  if (start == std::string::npos) return "";
+  int depth = 0;
+  size_t amp = std::string::npos;
+  for (size_t i = start + marker.size(); i < type.size(); ++i) {
+    const char c = type[i];
+    if (c == '<' || c == '(') ++depth;
+    else if ((c == '>' || c == ')') && depth > 0) --depth;
+    else if (c == '>' && depth == 0) return amp == std::string::npos ? "" : type.substr(amp + 1, i - amp - 1);
+    else if (c == '&' && depth == 0 && i > 0 && type[i - 1] == ' ' && type[i - 2] == ',') amp = i;
+  }
+  return "";
+}
+
+std::string demangledType(const std::string& mangled) {
+  int status = 0;
+  char* text = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
+  std::string out = status == 0 && text ? text : mangled;
+  std::free(text);
+  return out;
+}
+
+}  // namespace
+
+std::string TorchView::kernelName(const TorchKernel& k) const {
+  if (fallthrough_ && k.boxed == fallthrough_) return "c10::fallthrough_kernel";
+  if (!k.valid()) return "(no kernel)";
+  if (k.functor) {
+    const std::string type = demangledType(dynamicTypeName(mem_, k.functor));
+    if (std::string fn = compileTimeFunction(type); !fn.empty()) return fn;
+    if (type.find("WrapFunctionIntoRuntimeFunctor_<") != std::string::npos) {
+      const uint64_t target = mem_.readPointer(k.functor + value("RuntimeFunctor_kernel_func"), "a kernel functor");
+      const std::string name = mem_.symbolize(target);
+      return name.empty() ? "a function at " + hex(target) + " (no symbol: not exported)" : name;
+    }
+    if (!type.empty()) return type;
+  }
+  const std::string boxed = mem_.symbolize(k.boxed);
+  return boxed.empty() ? "a boxed function at " + hex(k.boxed) + " (no symbol: not exported)" : boxed;
+}
+
+std::pair<uint64_t, uint64_t> TorchView::threadTls(int64_t tid) const {
+  std::optional<ModuleMapping> c10;
+  for (const auto& m : mem_.modules())
+    if (m.path.substr(m.path.rfind('/') + 1).rfind("libc10.so", 0) == 0) c10 = m;
+  if (!c10) fail("libc10 is not loaded in this process");
+  // Both words are zero until the thread first changes its sets (a block not allocated yet).
+  uint64_t included = 0, excluded = 0;
+  if (auto tls = threadLocalAddress(mem_, tid, c10->path, profile_.symbol("tls_dispatch_key_set"))) {
+    included = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_included"), "the thread's TLS key sets");
+    excluded = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_excluded"), "the thread's TLS key sets");
+  }
   return {included ^ value("set_default_included"), excluded ^ value("set_default_excluded")};
 }
 

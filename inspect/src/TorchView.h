@@ -14,6 +14,7 @@
 
 #include "Remote.h"
 #include "TorchProfile.h"
+#include "dscope/OperatorEntry.h"
 
 namespace dscope::inspect {
 
@@ -31,15 +32,23 @@ struct TorchOperator {
 };
 
 // One entry of a computed dispatch table, as OperatorEntry::computeDispatchTableEntryWithDebug
-// finds it: the kernel and why ("kernel", "math kernel", "backend fallback", ...; "missing").
+// finds it: the kernel, why (the same rules and labels as our runtime's), and the key it was
+// registered at (an alias key for an alias kernel; -1 for a backend fallback or none).
 struct TorchTableEntry {
   int key = 0;
   int slot = -1;
   TorchKernel kernel;
-  std::string label;
+  impl::TableEntrySource source = impl::TableEntrySource::Missing;
+  int registered_key = -1;
   bool fallthrough = false;
-  bool ambiguous = false;  // c10's ambiguousAutogradOtherKernel()
+  bool ambiguous() const { return source == impl::TableEntrySource::AmbiguousAutogradOther; }
+  bool present() const { return source != impl::TableEntrySource::Missing; }
 };
+
+// The dynamic type of a C++ object with a vtable as its type_info names it (mangled, without a
+// local type's leading '*'), or "" when addr holds none. Read through the vtable's RTTI slot,
+// which release builds keep: kernel functors and TensorImpls are named this way.
+std::string dynamicTypeName(const Remote& mem, uint64_t addr);
 
 class TorchView {
  public:
@@ -69,9 +78,14 @@ class TorchView {
   // _dispatch_dump_table(op): the valid entries, one line each.
   std::string dumpComputedTable(const TorchOperator& op) const;
   std::string tableRow(const TorchTableEntry& e) const;
+  // What a kernel is, without DWARF: c10's sentinel it is, else the function a compile-time
+  // function-pointer kernel names in its functor's type, the function a runtime functor wraps,
+  // the functor's own type, or the boxed function's symbol.
+  std::string kernelName(const TorchKernel& k) const;
 
-  // The thread's TLS key sets, decoded (stored XOR the build's defaults): {included, excluded}.
-  std::pair<uint64_t, uint64_t> threadTls() const;
+  // Thread tid's TLS key sets, decoded (stored XOR the build's defaults): {included, excluded}.
+  // Read through glibc's own thread and TLS layouts (ThreadLocal.h), the same in every debugger.
+  std::pair<uint64_t, uint64_t> threadTls(int64_t tid) const;
   // A TensorImpl's key_set_.
   uint64_t tensorKeySet(uint64_t impl) const;
 
@@ -81,6 +95,7 @@ class TorchView {
   TorchKernel readKernel(uint64_t addr) const;
   TorchTableEntry computeEntry(const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels, int key) const;
   void validate() const;
+  const std::vector<TorchKernel>& backendFallbacks() const;
   void checkOperators(uint64_t count, const std::vector<TorchOperator>& ops) const;
   std::string refusal() const;
 
@@ -90,7 +105,7 @@ class TorchView {
   uint64_t dispatcher_ = 0;
   uint64_t fallthrough_ = 0;
   mutable std::shared_ptr<const std::vector<TorchOperator>> operators_;
-  mutable std::optional<std::vector<TorchKernel>> fallbacks_;
+  mutable std::shared_ptr<const std::vector<TorchKernel>> fallbacks_;
 };
 
 }  // namespace dscope::inspect

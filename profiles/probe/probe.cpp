@@ -16,6 +16,10 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <ATen/core/class_type.h>
+#include <ATen/core/function_schema.h>
+#include <ATen/core/interned_strings_class.h>
+#include <ATen/core/ivalue.h>
 #include <torch/csrc/api/include/torch/version.h>
 #undef private
 #undef protected
@@ -77,6 +81,172 @@ struct KM : KernelMap {
 };
 using KE = std::remove_pointer_t<decltype(std::declval<KernelMap&>().entries)>;
 
+
+// ---------------------------------------------------------------------------------------------
+// Schemas, types, default values and alias sets: what op-table --registered needs to print
+// OperatorEntry::dumpState() from memory (inspect/src/TorchSchema.cpp). Besides offsets it
+// prints name tables ("name TABLE VALUE TEXT"): the TypeKind enum, str() of every type whose
+// str() is fixed (each singleton with a static get()), IValue's tags and AliasAnalysisKind.
+// A few libstdc++ facts are measured on live objects (wordAt), where the members are private.
+
+// The offset of the one aligned word of the object at obj (size bytes) that equals value.
+size_t wordAt(const void* obj, size_t size, uint64_t value, const char* what) {
+  size_t found = SIZE_MAX, hits = 0;
+  for (size_t off = 0; off + 8 <= size; off += 8) {
+    uint64_t word;
+    std::memcpy(&word, static_cast<const char*>(obj) + off, 8);
+    if (word == value) found = off, ++hits;
+  }
+  if (hits != 1) {
+    std::fprintf(stderr, "dscope-profile: cannot measure %s (%zu candidates)\n", what, hits);
+    std::exit(1);
+  }
+  return found;
+}
+
+// c10's InternedStrings (globalStrings(), a static of libtorch_cpu that it does not export):
+// found as the one word in libtorch_cpu's writable segments that holds the start of its
+// sym_to_info_ vector, which a symbol interned at run time leads to (its qual_name is short,
+// so its characters lie inside its SymbolInfo).
+uint64_t internedStringsAddress() {
+  using Info = InternedStrings::SymbolInfo;
+  const Symbol sym = Symbol::fromQualString("alias::a");
+  const std::string shortString("x");
+  const uint64_t sso = reinterpret_cast<uint64_t>(shortString.data()) - reinterpret_cast<uint64_t>(&shortString);
+  const uint64_t info = reinterpret_cast<uint64_t>(sym.toQualString()) - sso - offsetof(Info, qual_name);
+  struct Query { uint64_t begin; std::vector<uint64_t> hits; } q{info - static_cast<uint64_t>(static_cast<unique_t>(sym)) * sizeof(Info), {}};
+  dl_iterate_phdr([](dl_phdr_info* lib, size_t, void* data) {
+    auto* q = static_cast<Query*>(data);
+    if (!lib->dlpi_name || !std::strstr(lib->dlpi_name, "libtorch_cpu")) return 0;
+    for (int i = 0; i < lib->dlpi_phnum; ++i) {
+      const auto& ph = lib->dlpi_phdr[i];
+      if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_W)) continue;
+      const uint64_t start = (lib->dlpi_addr + ph.p_vaddr + 7) & ~uint64_t{7}, end = lib->dlpi_addr + ph.p_vaddr + ph.p_memsz;
+      for (uint64_t a = start; a + 8 <= end; a += 8)
+        if (*reinterpret_cast<const uint64_t*>(a) == q->begin) q->hits.push_back(a - offsetof(InternedStrings, sym_to_info_));
+    }
+    return 1;
+  }, &q);
+  if (q.hits.size() != 1 || reinterpret_cast<InternedStrings*>(q.hits[0])->sym_to_info_.at(sym).unqual_name != "a") {
+    std::fprintf(stderr, "dscope-profile: cannot find c10's interned strings (%zu candidates)\n", q.hits.size());
+    std::exit(1);
+  }
+  return q.hits[0];
+}
+
+void printSchemaLayout(uint64_t real_singleton) {
+  entry("AnnotatedSchema_schema", offsetof(impl::AnnotatedSchema, schema));
+  entry("AnnotatedKernel_inferred_function_schema", offsetof(impl::AnnotatedKernel, inferred_function_schema));
+  {
+    std::vector<int> v(3);
+    v.reserve(8);  // end and end of storage differ
+    entry("StdVector_begin", wordAt(&v, sizeof v, reinterpret_cast<uint64_t>(v.data()), "a vector's begin"));
+    entry("StdVector_end", wordAt(&v, sizeof v, reinterpret_cast<uint64_t>(v.data() + v.size()), "a vector's end"));
+  }
+  {
+    auto unique = std::make_unique<int>(1);
+    auto shared = std::make_shared<int>(1);
+    entry("UniquePtr_pointer", wordAt(&unique, sizeof unique, reinterpret_cast<uint64_t>(unique.get()), "a unique_ptr"));
+    entry("SharedPtr_pointer", wordAt(&shared, sizeof shared, reinterpret_cast<uint64_t>(shared.get()), "a shared_ptr"));
+  }
+  entry("FunctionSchema_name", offsetof(FunctionSchema, name_));
+  entry("FunctionSchema_arguments", offsetof(FunctionSchema, arguments_));
+  entry("FunctionSchema_returns", offsetof(FunctionSchema, returns_));
+  entry("FunctionSchema_is_vararg", offsetof(FunctionSchema, is_vararg_));
+  entry("FunctionSchema_is_varret", offsetof(FunctionSchema, is_varret_));
+  entry("FunctionSchema_alias_kind", offsetof(FunctionSchema, alias_kind_));
+  entry("OptionalAliasKind_engaged", offsetof(c10::optional<AliasAnalysisKind>, init_));
+  entry("OptionalAliasKind_payload", offsetof(c10::optional<AliasAnalysisKind>, storage_.value_));
+  entry("AliasAnalysisKind_unset", static_cast<int>(FunctionSchema("", "", {}, {}).aliasAnalysis()));
+  for (int k = 0; k <= static_cast<int>(AliasAnalysisKind::PURE_FUNCTION); ++k)
+    std::printf("name AliasAnalysisKind %d %s\n", k, toString(static_cast<AliasAnalysisKind>(k)));
+
+  entry("sizeof_Argument", sizeof(Argument));
+  entry("Argument_name", offsetof(Argument, name_));
+  entry("Argument_real_type", offsetof(Argument, real_type_));
+  entry("Argument_N", offsetof(Argument, N_));
+  entry("OptionalInt32_engaged", offsetof(c10::optional<int32_t>, init_));
+  entry("OptionalInt32_payload", offsetof(c10::optional<int32_t>, storage_.value_));
+  entry("Argument_default_value", offsetof(Argument, default_value_));
+  entry("OptionalIValue_engaged", offsetof(c10::optional<IValue>, init_));
+  entry("OptionalIValue_payload", offsetof(c10::optional<IValue>, storage_.value_));
+  entry("Argument_alias_info", offsetof(Argument, alias_info_));
+  entry("Argument_kwarg_only", offsetof(Argument, kwarg_only_));
+
+  // AliasInfo: its sets are std::unordered_set<Symbol>, printed in their node order.
+  entry("sizeof_AliasInfo", sizeof(AliasInfo));
+  entry("AliasInfo_before", offsetof(AliasInfo, beforeSets_));
+  entry("AliasInfo_after", offsetof(AliasInfo, afterSets_));
+  entry("AliasInfo_contained", offsetof(AliasInfo, containedTypes_));
+  entry("AliasInfo_is_write", offsetof(AliasInfo, isWrite_));
+  {
+    const Symbol sym = Symbol::fromQualString("alias::a");
+    std::unordered_set<Symbol> set{sym};
+    auto it = set.begin();
+    entry("SymbolSet_first", wordAt(&set, sizeof set, reinterpret_cast<uint64_t>(it._M_cur), "a hash set's first node"));
+    entry("SymbolSetNode_next", offsetof(std::__detail::_Hash_node_base, _M_nxt));
+    entry("SymbolSetNode_symbol", reinterpret_cast<const char*>(&*it) - reinterpret_cast<const char*>(it._M_cur));
+  }
+  entry("InternedStrings_from_realSingleton", internedStringsAddress() - real_singleton);
+  entry("InternedStrings_sym_to_info", offsetof(InternedStrings, sym_to_info_));
+  entry("sizeof_SymbolInfo", sizeof(InternedStrings::SymbolInfo));
+  entry("SymbolInfo_unqual_name", offsetof(InternedStrings::SymbolInfo, unqual_name));
+
+  // Types: a TypePtr holds the Type* in the same word whether it shares or not.
+  {
+    TypePtr shared = ListType::ofInts();
+    TypePtr singleton = IntType::get();
+    const size_t word = wordAt(&shared, sizeof shared, reinterpret_cast<uint64_t>(shared.get()), "a shared TypePtr");
+    if (word != wordAt(&singleton, sizeof singleton, reinterpret_cast<uint64_t>(singleton.get()), "a singleton TypePtr")) {
+      std::fprintf(stderr, "dscope-profile: a TypePtr keeps its pointer in two places\n");
+      std::exit(1);
+    }
+    entry("sizeof_TypePtr", sizeof(TypePtr));
+    entry("TypePtr_pointer", word);
+  }
+  entry("Type_kind", offsetof(Type, kind_));
+  entry("ListType_element", offsetof(ListType, elem));
+  entry("FutureType_element", offsetof(FutureType, elem));
+  entry("RRefType_element", offsetof(RRefType, elem));
+  entry("OptionalType_element", offsetof(OptionalType, contained_));
+  entry("DictType_types", offsetof(DictType, types));
+  entry("TupleType_elements", offsetof(TupleType, elements_));
+  entry("TupleType_schema", offsetof(TupleType, schema_));
+  entry("NamedType_name", offsetof(ClassType, name_));
+  entry("OptionalQualifiedName_engaged", offsetof(c10::optional<QualifiedName>, init_));
+  entry("OptionalQualifiedName_payload", offsetof(c10::optional<QualifiedName>, storage_.value_));
+  entry("QualifiedName_qualified", offsetof(QualifiedName, qualifiedName_));
+  entry("VarType_name", offsetof(VarType, name_));
+#define DSCOPE_TYPE_KIND(T) std::printf("name TypeKind %d %s\n", static_cast<int>(TypeKind::T), typeKindToString(TypeKind::T));
+  C10_FORALL_TYPES(DSCOPE_TYPE_KIND)
+#undef DSCOPE_TYPE_KIND
+#define DSCOPE_TYPE_STR(T) std::printf("name TypeStr %d %s\n", static_cast<int>(T::Kind), T::get()->str().c_str());
+  DSCOPE_TYPE_STR(AnyType) DSCOPE_TYPE_STR(AnyEnumType) DSCOPE_TYPE_STR(TensorType) DSCOPE_TYPE_STR(StorageType)
+  DSCOPE_TYPE_STR(NumberType) DSCOPE_TYPE_STR(FloatType) DSCOPE_TYPE_STR(ComplexType) DSCOPE_TYPE_STR(IntType)
+  DSCOPE_TYPE_STR(SymIntType) DSCOPE_TYPE_STR(SymFloatType) DSCOPE_TYPE_STR(NoneType) DSCOPE_TYPE_STR(StringType)
+  DSCOPE_TYPE_STR(GeneratorType) DSCOPE_TYPE_STR(QuantizerType) DSCOPE_TYPE_STR(BoolType) DSCOPE_TYPE_STR(DeviceObjType)
+  DSCOPE_TYPE_STR(StreamObjType) DSCOPE_TYPE_STR(CapsuleType) DSCOPE_TYPE_STR(PyObjectType) DSCOPE_TYPE_STR(QSchemeType)
+  DSCOPE_TYPE_STR(ScalarTypeType) DSCOPE_TYPE_STR(LayoutType) DSCOPE_TYPE_STR(MemoryFormatType)
+  DSCOPE_TYPE_STR(AnyListType) DSCOPE_TYPE_STR(AnyTupleType) DSCOPE_TYPE_STR(AnyClassType)
+#undef DSCOPE_TYPE_STR
+
+  // IValues: a tag and an 8-byte payload (int64, double, bool, or an intrusive_ptr target).
+  entry("sizeof_IValue", sizeof(IValue));
+  entry("IValue_payload", offsetof(IValue, payload));
+  entry("IValue_tag", offsetof(IValue, tag));
+  entry("ConstantString_str", offsetof(ivalue::ConstantString, str_));
+  entry("ListImpl_list", offsetof(detail::ListImpl, list));
+  // Tag names as IValue::tagKind() spells them, up to the first value it calls invalid.
+  IValue v;
+  for (int t = 0;; ++t) {
+    v.tag = static_cast<IValue::Tag>(t);
+    const std::string name = v.tagKind();
+    v.tag = IValue::Tag::None;
+    if (name.rfind("InvalidTag", 0) == 0) break;
+    std::printf("name IValueTag %d %s\n", t, name.c_str());
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -132,6 +302,9 @@ int main() {
   entry("KernelMapEntry_list", offsetof(KE, value) + offsetof(std::remove_reference_t<decltype(std::declval<KE&>().value)>, second));
   entry("sizeof_DispatchKey", sizeof(DispatchKey));
   entry("TensorImpl_key_set", offsetof(TensorImpl, key_set_));
+  // A runtime functor (a kernel made from a function pointer at run time) keeps the pointer here.
+  using RuntimeFunctor = impl::WrapFunctionIntoRuntimeFunctor<at::Tensor (*)(const at::Tensor&)>;
+  entry("RuntimeFunctor_kernel_func", offsetof(RuntimeFunctor, kernel_func_));
   entry("PODLocalDispatchKeySet_included", offsetof(impl::PODLocalDispatchKeySet, included_));
   entry("PODLocalDispatchKeySet_excluded", offsetof(impl::PODLocalDispatchKeySet, excluded_));
   entry("count_backends", num_backends);
@@ -174,5 +347,6 @@ int main() {
     if (backends) std::printf(" autograd-backends=0x%llx", static_cast<unsigned long long>(backends));
     std::printf("\n");
   }
+  printSchemaLayout(reinterpret_cast<uint64_t>(real_singleton));
   return 0;
 }

@@ -38,8 +38,9 @@ def start_oracle(workdir):
 
 
 def parse_oracle(path):
-    """{'computed': {op: text}, 'tensors': [(name, id, impl, keys)], 'tls': {'included': s, 'excluded': s}}"""
-    computed, tensors, tls, op = {}, [], {}, None
+    """{'computed': {op: text}, 'registered': {op: text}, 'tensors': [(name, id, impl, keys)],
+    'tls': {'included': s, 'excluded': s}}"""
+    dumps, tensors, tls, section = {"computed": {}, "registered": {}}, [], {}, None
     for line in path.read_text().splitlines(keepends=True):
         if line.startswith("tensor "):
             name, ident, impl, keys = line.split(" ", 4)[1:]
@@ -49,12 +50,11 @@ def parse_oracle(path):
             tls[which] = keys.strip()
         elif line.startswith("== "):
             kind, op = line.split()[1:3]
-            op = op if kind == "computed" else None
-            if op:
-                computed[op] = ""
-        elif op:
-            computed[op] += line
-    return {"computed": computed, "tensors": tensors, "tls": tls}
+            section = dumps[kind]
+            section[op] = ""
+        elif section is not None:
+            section[op] += line
+    return {"computed": dumps["computed"], "registered": dumps["registered"], "tensors": tensors, "tls": tls}
 
 
 def command_file(workdir, oracle):
@@ -62,6 +62,8 @@ def command_file(workdir, oracle):
     lines = []
     for op in oracle["computed"]:
         lines += ["echo @@ computed %s\\n" % op, "op-table %s --computed" % op]
+    for op in oracle["registered"]:
+        lines += ["echo @@ registered %s\\n" % op, "op-table %s --registered" % op]
     for name, ident, impl, _keys in oracle["tensors"]:
         lines += ["echo @@ tensor-id %s\\n" % name, "keyset " + ident]
         lines += ["echo @@ tensor-impl %s\\n" % name, "keyset " + impl]
@@ -88,6 +90,11 @@ def compare(oracle, answers):
         got = answers.get("computed " + op)
         if got != expected:
             problems.append("op-table %s --computed differs from _dispatch_dump_table:\n--- torch\n%s--- dscope\n%s"
+                            % (op, expected, got))
+    for op, expected in oracle["registered"].items():
+        got = answers.get("registered " + op)
+        if got != expected:
+            problems.append("op-table %s --registered differs from _dispatch_dump:\n--- torch\n%s--- dscope\n%s"
                             % (op, expected, got))
     for name, _ident, _impl, keys in oracle["tensors"]:
         for how in ("tensor-id", "tensor-impl"):

@@ -11,3 +11,4 @@ foreach(mode live core)
             --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
   set_tests_properties(gdb_torch_oracle_${mode} PROPERTIES LABELS "gdb;torch" TIMEOUT 600)
 endforeach()
+include(${TORCH_TESTS}/libtorch_program.cmake)  # a C++ libtorch program and its kernel core

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Real PyTorch (Debian's 1.13, issue 23): DispatchScope reading a Python process with torch.
+
+  python3 bench/torch_bench.py [--build build/release] [--repeats 5]
+
+1. op-table for every operator of tests/torch/oracle_program.py's gcore core, in one session,
+   timed inside the debugger (start-up and core load excluded), GDB and lldb-16 alternating:
+   goal <= 2 s in each.
+2. Attaching to the live process and answering the first `op-table aten::mm` (the operator list
+   walked, the profile found and checked) against the same debugger's bare attach and detach,
+   side by side: goal <= 1.5x.
+Prints one summary line per measurement; the numbers go to docs/PERFORMANCE.md."""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from debuggers import GDB, LLDB, Debugger, fail, log, run_timed, summary  # noqa: E402
+
+TORCH_PYTHON = "/usr/bin/python3"
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORACLE_PROGRAM = os.path.join(HERE, "..", "tests", "torch", "oracle_program.py")
+
+# Every operator's op-table in one session; RUN(command) -> its output (lldb_bench's runners).
+OPTABLE_SCRIPT = r'''
+import time
+t0 = time.monotonic()
+names = [l.strip() for l in RUN("op-table --list").splitlines() if "::" in l and " " not in l.strip()]
+failed = sum("_dispatch_dump_table" not in RUN("op-table " + name) for name in names)
+print("OPTABLE ops=%d failed=%d total_s=%.4f" % (len(names), failed, time.monotonic() - t0))
+'''
+RUNNERS = {
+    "gdb": "import gdb\nRUN = lambda c: gdb.execute(c, to_string=True)\n",
+    "lldb": "import lldb\ndef RUN(c):\n    r = lldb.SBCommandReturnObject()\n"
+            "    lldb.debugger.GetCommandInterpreter().HandleCommand(c, r)\n    return r.GetOutput() or ''\n",
+}
+
+
+def start_process(workdir):
+    proc = subprocess.Popen([TORCH_PYTHON, ORACLE_PROGRAM, os.path.join(workdir, "oracle.txt")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.stdout.readline().strip() != "ready":
+        proc.kill()
+        fail("the torch program did not start (is python3-torch installed?)")
+    return proc
+
+
+def bench_optable(args, workdir, core):
+    prog = os.path.realpath(TORCH_PYTHON)
+    totals = {"gdb": [], "lldb": []}
+    ops = 0
+    for _ in range(args.repeats):
+        for name in ("gdb", "lldb"):  # alternating, so that the machine's load falls on both alike
+            debugger = Debugger(name, args.build, prog, core)
+            command = debugger.script_command(RUNNERS[name] + OPTABLE_SCRIPT, workdir)
+            _, rc, out = run_timed(debugger.argv([command], plugin=True), stdout=subprocess.PIPE, timeout=600)
+            m = re.search(r"OPTABLE ops=(\d+) failed=(\d+) total_s=([\d.]+)", out or "")
+            if rc != 0 or not m or int(m.group(2)) or int(m.group(1)) < 3000:
+                fail("%s op-table of every operator failed:\n%s" % (name, (out or "")[-2000:]))
+            ops = int(m.group(1))
+            totals[name].append(float(m.group(3)))
+    for name in ("gdb", "lldb"):
+        best = min(totals[name])
+        summary("optable %s: %d operators, --list + every op-table in one session on the core: best %.2f s, median "
+                "%.2f s (%s; goal <= 2 s: %s)" % (name, ops, best, statistics.median(totals[name]),
+                                                 " ".join("%.2f" % t for t in totals[name]),
+                                                 "met" if best <= 2 else "missed"))
+
+
+def attach_argv(debugger, build, pid, command):
+    if debugger == "gdb":
+        argv = [GDB, "-batch", "-nx", "-ex", "set debuginfod enabled off"]
+        if command:
+            argv += ["-x", os.path.join(build, "gdb", "dscope-gdb.py")]
+        return argv + ["-p", str(pid)] + (["-ex", command] if command else []) + ["-ex", "detach"]
+    argv = [LLDB, "--no-lldbinit", "-b"]
+    if command:
+        argv += ["-O", "plugin load " + os.path.join(build, "lldb", "libdscope_lldb.so")]
+    return argv + ["-p", str(pid)] + (["-o", command] if command else []) + ["-o", "detach"]
+
+
+def bench_attach(args, pid):
+    for debugger in ("gdb", "lldb"):
+        bare, first = [], []
+        for _ in range(args.repeats):
+            bare.append(run_timed(attach_argv(debugger, args.build, pid, None), timeout=300)[0])
+            seconds, rc, out = run_timed(attach_argv(debugger, args.build, pid, "op-table aten::mm"), timeout=300,
+                                         stdout=subprocess.PIPE)
+            if rc != 0 or "_dispatch_dump_table" not in (out or ""):
+                fail("%s: attach + op-table aten::mm failed:\n%s" % (debugger, (out or "")[-2000:]))
+            first.append(seconds)
+        b, f = statistics.median(bare), statistics.median(first)
+        summary("attach %s: attach + first op-table aten::mm median %.2f s vs bare attach + detach %.2f s -> %.2fx "
+                "(goal <= 1.5x: %s)" % (debugger, f, b, f / b, "met" if f / b <= 1.5 else "missed"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default="build/release")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="torch_bench_") as workdir:
+        proc = start_process(workdir)
+        try:
+            bench_attach(args, proc.pid)
+            core = os.path.join(workdir, "python.core")
+            with open("/proc/self/coredump_filter", "w") as f:
+                f.write("0x37")
+            subprocess.run([GDB, "-batch", "-nx", "-p", str(proc.pid), "-ex", "gcore " + core], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        finally:
+            proc.kill()
+            proc.wait()
+        log("core: %d MB" % (os.path.getsize(core) >> 20))
+        bench_optable(args, workdir, core)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+#include "ThreadLocal.h"
+
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace dscope::inspect {
+
+namespace {
+
+constexpr uint64_t kMaxThreads = 1u << 20;  // a longer thread list is corrupt memory
+constexpr uint64_t kMaxModules = 1u << 16;
+constexpr uint64_t kDtvUnallocated = ~uint64_t{0};  // TLS_DTV_UNALLOCATED
+
+// A libthread_db descriptor: {size in bits, element count, offset} (glibc's DB_STRUCT_FIELD and
+// friends); for a DB_STRUCT sizeof entry only the first word is the size.
+struct Descriptor {
+  uint32_t bits = 0, count = 0, offset = 0;
+};
+
+Descriptor descriptor(const Remote& mem, const std::string& field) {
+  const std::string name = "_thread_db_" + field;
+  auto addr = mem.findSymbol(name.c_str());
+  if (!addr) fail("cannot find glibc's " + name + " (a libc without thread debugging descriptors?)");
+  return mem.read<Descriptor>(*addr, "a glibc thread descriptor");
+}
+
+std::string baseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// "libc10.so" of "/usr/lib/x86_64-linux-gnu/libc10.so.1.13.0": link_map names the file as it was
+// opened (often the unversioned symlink), the mappings as it resolved.
+std::string sharedObjectStem(const std::string& path) {
+  std::string base = baseName(path);
+  const auto so = base.find(".so");
+  return so == std::string::npos ? base : base.substr(0, so + 3);
+}
+
+// The struct pthread (= the thread pointer on x86-64) of thread `tid`, or 0.
+uint64_t threadPointer(const Remote& mem, int64_t tid) {
+  auto rtld = mem.findSymbol("_rtld_global");
+  if (!rtld) fail("cannot find the dynamic linker's _rtld_global (no process, or a static program)");
+  const uint32_t next = descriptor(mem, "list_t_next").offset;
+  const uint32_t list_in_thread = descriptor(mem, "pthread_list").offset;
+  const uint32_t tid_in_thread = descriptor(mem, "pthread_tid").offset;
+  for (const char* list : {"rtld_global__dl_stack_user", "rtld_global__dl_stack_used"}) {
+    const uint64_t head = *rtld + descriptor(mem, list).offset;
+    uint64_t node = mem.readPointer(head + next, "glibc's thread list");
+    for (uint64_t n = 0; node != head; ++n) {
+      if (n == kMaxThreads || node == 0) fail("glibc's thread list at " + hex(head) + " does not end (corrupt memory)");
+      const uint64_t thread = node - list_in_thread;
+      if (mem.read<int32_t>(thread + tid_in_thread, "a glibc thread") == tid) return thread;
+      node = mem.readPointer(node + next, "glibc's thread list");
+    }
+  }
+  return 0;
+}
+
+// The TLS module id the dynamic linker gave the module file `path` (l_tls_modid), or 0.
+uint64_t tlsModuleId(const Remote& mem, const std::string& path) {
+  auto r_debug = mem.findSymbol("_r_debug");
+  if (!r_debug) fail("cannot find the dynamic linker's _r_debug");
+  const uint32_t modid = descriptor(mem, "link_map_l_tls_modid").offset;
+  const std::string wanted = sharedObjectStem(path);
+  uint64_t map = mem.readPointer(*r_debug + 8, "r_debug");  // r_map
+  for (uint64_t n = 0; map; ++n) {
+    if (n == kMaxModules) fail("the dynamic linker's link_map list does not end (corrupt memory)");
+    const uint64_t name = mem.readPointer(map + 8, "a link_map");  // l_name
+    if (name && sharedObjectStem(mem.readString(name, "a link_map name")) == wanted) return mem.readPointer(map + modid, "a link_map");
+    map = mem.readPointer(map + 24, "a link_map");  // l_next
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::optional<uint64_t> dynamicSymbolValue(const std::string& path, const std::string& name) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  std::optional<uint64_t> value;
+  for (Elf_Scn* scn = nullptr; elf && !value && (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !shdr.sh_entsize) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    for (size_t i = 0; data && i < shdr.sh_size / shdr.sh_entsize; ++i) {
+      GElf_Sym sym;
+      const char* s = gelf_getsym(data, static_cast<int>(i), &sym) ? elf_strptr(elf, shdr.sh_link, sym.st_name) : nullptr;
+      if (s && name == s && sym.st_shndx != SHN_UNDEF) {
+        value = sym.st_value;
+        break;
+      }
+    }
+  }
+  if (elf) elf_end(elf);
+  close(fd);
+  return value;
+}
+
+std::optional<uint64_t> threadLocalAddress(const Remote& mem, int64_t tid, const std::string& module_path,
+                                           const std::string& symbol) {
+  if (tid <= 0) fail(kNoProcess);
+  auto offset = dynamicSymbolValue(module_path, symbol);
+  if (!offset) fail(module_path + " exports no " + symbol);
+  const uint64_t thread = threadPointer(mem, tid);
+  if (!thread) fail("thread tid " + std::to_string(tid) + " is on none of glibc's thread lists");
+  const uint64_t modid = tlsModuleId(mem, module_path);
+  if (!modid) fail(baseName(module_path) + " has no TLS module id (not loaded by the dynamic linker?)");
+  const uint64_t dtv = mem.readPointer(thread + descriptor(mem, "pthread_dtvp").offset, "a thread's DTV");
+  const uint64_t entry_size = descriptor(mem, "dtv_dtv").bits / 8;
+  const uint32_t pointer_val = descriptor(mem, "dtv_t_pointer_val").offset;
+  // dtv[-1].counter is the number of entries the DTV has room for.
+  const uint64_t room = mem.readPointer(dtv - entry_size + descriptor(mem, "dtv_t_counter").offset, "a thread's DTV");
+  if (modid > room) return std::nullopt;  // the thread's DTV predates the module: nothing allocated
+  const uint64_t block = mem.readPointer(dtv + modid * entry_size + pointer_val, "a thread's DTV");
+  if (block == 0 || block == kDtvUnallocated) return std::nullopt;
+  return block + *offset;
+}
+
+}  // namespace dscope::inspect

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""A C++ libtorch program's kernel core, read by GDB, against the program's own account of itself.
+
+  libtorch_core_test.py --gdb-script build/gdb/dscope-gdb.py --program build/.../libtorch_program --workdir DIR
+
+Runs libtorch_program (tests/torch/libtorch_program.cpp, built against Debian's libtorch-dev) in
+a fresh DIR with core files on (RLIMIT_CORE unlimited, coredump_filter 0x37, as
+tests/e2e/expect_crash.sh). It writes the oracle file (oracle_program.py's format: what its
+dispatcher says about every operator, a few tensors and its TLS sets) and aborts with an
+AutogradCPU exclude guard held; the kernel writes `core`. GDB then reads the same from that core
+with DispatchScope's commands, and every answer must equal the program's (torch_oracle_test.py's
+comparison). Exits 1 naming the first differences, 77 when the kernel pipes cores elsewhere."""
+
+import argparse
+import os
+import pathlib
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import torch_oracle_test as oracle_test  # noqa: E402  (also puts tests/e2e on sys.path)
+import session  # noqa: E402
+
+
+def unlimited_cores():
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--gdb-script", required=True)
+    p.add_argument("--program", required=True)
+    p.add_argument("--workdir", type=pathlib.Path, required=True)
+    a = p.parse_args()
+    pattern = pathlib.Path("/proc/sys/kernel/core_pattern").read_text().strip()
+    if pattern.startswith("|"):
+        print("SKIP: kernel.core_pattern pipes cores to a program (%s); no core file to read" % pattern)
+        return 77
+    shutil.rmtree(a.workdir, ignore_errors=True)
+    a.workdir.mkdir(parents=True)
+    session.keep_file_pages_in_cores()
+    oracle_path = a.workdir / "oracle.txt"
+    program = os.path.realpath(a.program)
+    started = time.monotonic()
+    run = subprocess.run([program, str(oracle_path)], cwd=a.workdir, preexec_fn=unlimited_cores,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    ran = time.monotonic() - started
+    if run.returncode != -signal.SIGABRT:
+        print("FAIL: libtorch_program exited with %s, expected SIGABRT:\n%s%s" % (run.returncode, run.stdout, run.stderr))
+        return 1
+    # `core`, or `core.PID` where kernel.core_uses_pid is 1.
+    cores = sorted(a.workdir.glob("core*"))
+    core = cores[0] if cores else None
+    if core is None or not oracle_path.is_file():
+        print("FAIL: no core (core_pattern %r) or no oracle file in %s: %s" % (pattern, a.workdir,
+                                                                           sorted(x.name for x in a.workdir.iterdir())))
+        return 1
+    try:
+        oracle = oracle_test.parse_oracle(oracle_path)
+        commands = oracle_test.command_file(a.workdir, oracle)
+        argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", a.gdb_script, "-x", str(commands),
+                                 program, str(core))
+        started = time.monotonic()
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=540, stdin=subprocess.DEVNULL)
+        elapsed = time.monotonic() - started
+    finally:
+        core_size = core.stat().st_size
+        core.unlink()
+    text = out.stdout + out.stderr
+    problems = session.text_failures(text, reject=["Traceback (most recent call last)", "Python Exception"])
+    answers = oracle_test.sections(out.stdout)
+    if "end" not in answers:
+        problems.append("GDB did not run every command:\n" + text[-3000:])
+    problems += oracle_test.compare(oracle, answers)
+    if not oracle["computed"] or not oracle["tensors"]:
+        problems.append("the oracle file %s has no operators or no tensors" % oracle_path)
+    print("%d operators, %d tensors, TLS: %d problems; program %.1f s, core %.0f MB, GDB core took %.1f s" %
+          (len(oracle["computed"]), len(oracle["tensors"]), len(problems), ran, core_size / 1e6, elapsed))
+    for problem in problems[:5]:
+        print(problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+# A C++ libtorch program (Debian's libtorch-dev, PyTorch 1.13) that defines its own operators,
+# writes what its dispatcher says about itself and aborts; GDB reads the kernel core and must
+# print the same (tests/torch/libtorch_core_test.py). Included from torch_tests.cmake, where
+# Python3_EXECUTABLE and GDB_SCRIPT are defined. Built only where libtorch-dev is installed.
+# Debian puts torch/library.h in /usr/include, the C++ frontend's headers (torch/all.h) in
+# /usr/include/torch/csrc/api/include.
+find_library(DSCOPE_TORCH_CPU_LIBRARY torch_cpu)
+find_path(DSCOPE_TORCH_LIBRARY_INCLUDE torch/library.h)
+set(DSCOPE_TORCH_API_INCLUDE /usr/include/torch/csrc/api/include)
+if(DSCOPE_TORCH_CPU_LIBRARY AND DSCOPE_TORCH_LIBRARY_INCLUDE AND EXISTS ${DSCOPE_TORCH_API_INCLUDE}/torch/all.h)
+  add_executable(libtorch_program ${PROJECT_SOURCE_DIR}/tests/torch/libtorch_program.cpp)
+  # PyTorch 1.13's headers are written for C++14/17.
+  set_target_properties(libtorch_program PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+  target_compile_definitions(libtorch_program PRIVATE _GLIBCXX_USE_CXX11_ABI=1)
+  target_include_directories(libtorch_program SYSTEM PRIVATE ${DSCOPE_TORCH_API_INCLUDE})
+  target_compile_options(libtorch_program PRIVATE -g)
+  target_link_libraries(libtorch_program PRIVATE torch torch_cpu c10)
+  add_test(NAME gdb_libtorch_core
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/libtorch_core_test.py --gdb-script ${GDB_SCRIPT}
+            --program $<TARGET_FILE:libtorch_program> --workdir ${CMAKE_CURRENT_BINARY_DIR}/libtorch_core)
+  set_tests_properties(gdb_libtorch_core PROPERTIES LABELS "gdb;torch" TIMEOUT 600)
+else()
+  message(STATUS "libtorch-dev not found (torch_cpu, torch/library.h): no libtorch_program, no gdb_libtorch_core test")
+endif()
