@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <vector>
 
 namespace dscope::inspect {
 
@@ -59,18 +60,24 @@ uint64_t threadPointer(const Remote& mem, int64_t tid) {
   return 0;
 }
 
-// The TLS module id the dynamic linker gave the module file `path` (l_tls_modid), or 0.
-uint64_t tlsModuleId(const Remote& mem, const std::string& path) {
+// The TLS module id the dynamic linker gave the module file `path` mapped at `start`
+// (l_tls_modid), or 0. A link_map is matched by its load bias (l_addr: a shared object's first
+// byte is mapped at its bias), else by its file name; the name's bytes may be in a read-only
+// mapping a core does not hold (a DT_NEEDED string), so names are read only when biases do not tell.
+uint64_t tlsModuleId(const Remote& mem, const std::string& path, uint64_t start) {
   auto r_debug = mem.findSymbol("_r_debug");
   if (!r_debug) fail("cannot find the dynamic linker's _r_debug");
   const uint32_t modid = descriptor(mem, "link_map_l_tls_modid").offset;
+  std::vector<uint64_t> maps;
+  for (uint64_t map = mem.readPointer(*r_debug + 8, "r_debug"); map; map = mem.readPointer(map + 24, "a link_map")) {
+    if (maps.size() == kMaxModules) fail("the dynamic linker's link_map list does not end (corrupt memory)");
+    maps.push_back(map);  // r_map, then l_next
+    if (mem.readPointer(map, "a link_map") == start) return mem.readPointer(map + modid, "a link_map");  // l_addr
+  }
   const std::string wanted = sharedObjectStem(path);
-  uint64_t map = mem.readPointer(*r_debug + 8, "r_debug");  // r_map
-  for (uint64_t n = 0; map; ++n) {
-    if (n == kMaxModules) fail("the dynamic linker's link_map list does not end (corrupt memory)");
+  for (uint64_t map : maps) {
     const uint64_t name = mem.readPointer(map + 8, "a link_map");  // l_name
     if (name && sharedObjectStem(mem.readString(name, "a link_map name")) == wanted) return mem.readPointer(map + modid, "a link_map");
-    map = mem.readPointer(map + 24, "a link_map");  // l_next
   }
   return 0;
 }
@@ -101,14 +108,15 @@ std::optional<uint64_t> dynamicSymbolValue(const std::string& path, const std::s
   return value;
 }
 
-std::optional<uint64_t> threadLocalAddress(const Remote& mem, int64_t tid, const std::string& module_path,
+std::optional<uint64_t> threadLocalAddress(const Remote& mem, int64_t tid, const ModuleMapping& module,
                                            const std::string& symbol) {
+  const std::string& module_path = module.path;
   if (tid <= 0) fail(kNoProcess);
   auto offset = dynamicSymbolValue(module_path, symbol);
   if (!offset) fail(module_path + " exports no " + symbol);
   const uint64_t thread = threadPointer(mem, tid);
   if (!thread) fail("thread tid " + std::to_string(tid) + " is on none of glibc's thread lists");
-  const uint64_t modid = tlsModuleId(mem, module_path);
+  const uint64_t modid = tlsModuleId(mem, module_path, module.start);
   if (!modid) fail(baseName(module_path) + " has no TLS module id (not loaded by the dynamic linker?)");
   const uint64_t dtv = mem.readPointer(thread + descriptor(mem, "pthread_dtvp").offset, "a thread's DTV");
   const uint64_t entry_size = descriptor(mem, "dtv_dtv").bits / 8;

@@ -16,11 +16,11 @@
 
 namespace dscope::inspect {
 
-// The address of the TLS symbol `symbol` of the module file `module_path` in thread `tid`, or
+// The address of the TLS symbol `symbol` of the module (its file, mapped at its start) in thread `tid`, or
 // nullopt when that thread has not allocated the module's TLS block yet (dynamic TLS is allocated
 // on first use: the variable still holds its initial value, zero). InspectError (one line) when
 // the walk cannot be made.
-std::optional<uint64_t> threadLocalAddress(const Remote& mem, int64_t tid, const std::string& module_path,
+std::optional<uint64_t> threadLocalAddress(const Remote& mem, int64_t tid, const ModuleMapping& module,
                                            const std::string& symbol);
 
 // The value (st_value) of a symbol in an ELF file's .dynsym, or nullopt.

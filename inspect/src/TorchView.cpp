@@ -391,7 +391,7 @@ std::pair<uint64_t, uint64_t> TorchView::threadTls(int64_t tid) const {
   if (!c10) fail("libc10 is not loaded in this process");
   // Both words are zero until the thread first changes its sets (a block not allocated yet).
   uint64_t included = 0, excluded = 0;
-  if (auto tls = threadLocalAddress(mem_, tid, c10->path, profile_.symbol("tls_dispatch_key_set"))) {
+  if (auto tls = threadLocalAddress(mem_, tid, *c10, profile_.symbol("tls_dispatch_key_set"))) {
     included = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_included"), "the thread's TLS key sets");
     excluded = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_excluded"), "the thread's TLS key sets");
   }

@@ -280,18 +280,57 @@ bool LldbTarget::interrupted() {
 
 // ---------------------------------------------------------------- addresses
 
+namespace {
+
+// Where the modules' top-level sections (segments) are loaded, sorted by start: made once per
+// process and module count, and kept across commands. A core's heap address is in no section,
+// and finding that out by asking every section of every module cost milliseconds per read in a
+// process with hundreds of libraries (Python with torch).
+struct LoadedSegment {
+  uint64_t start = 0, end = 0;
+  uint32_t module = 0, section = 0;
+};
+struct SegmentIndex {
+  uint32_t process = 0, modules = 0;
+  std::vector<LoadedSegment> segments;
+};
+
+const std::vector<LoadedSegment>& loadedSegments(lldb::SBTarget& target, lldb::SBProcess& process) {
+  static SegmentIndex index;
+  const uint32_t modules = target.GetNumModules();
+  if (!index.segments.empty() && index.process == process.GetUniqueID() && index.modules == modules) return index.segments;
+  index = {process.GetUniqueID(), modules, {}};
+  for (uint32_t m = 0; m < modules; ++m) {
+    lldb::SBModule module = target.GetModuleAtIndex(m);
+    for (size_t i = 0; i < module.GetNumSections(); ++i) {
+      lldb::SBSection segment = module.GetSectionAtIndex(i);
+      const uint64_t base = segment.GetLoadAddress(target);
+      if (base != LLDB_INVALID_ADDRESS && segment.GetByteSize())
+        index.segments.push_back({base, base + segment.GetByteSize(), m, static_cast<uint32_t>(i)});
+    }
+  }
+  std::sort(index.segments.begin(), index.segments.end(), [](const auto& a, const auto& b) { return a.start < b.start; });
+  return index.segments;
+}
+
+}  // namespace
+
 lldb::SBAddress LldbTarget::resolveLoadAddress(uint64_t addr) {
   lldb::SBAddress a = target_.ResolveLoadAddress(addr);
   if (a.GetSection().IsValid()) return a;
   // LLDB 16 cannot map back addresses in a library's read-write segment when that segment also
   // holds thread-local sections (.tdata/.tbss get load addresses that shadow it): the runtime's
   // .data.rel.ro (vtables) and .data. Find the section by its load range instead.
-  for (uint32_t m = 0; m < target_.GetNumModules(); ++m) {
-    lldb::SBModule module = target_.GetModuleAtIndex(m);
-    for (size_t i = 0; i < module.GetNumSections(); ++i) {
-      lldb::SBSection segment = module.GetSectionAtIndex(i);
-      const uint64_t base = segment.GetLoadAddress(target_);
-      if (base == LLDB_INVALID_ADDRESS || addr < base || addr - base >= segment.GetByteSize()) continue;
+  const auto& segments = loadedSegments(target_, process_);
+  auto after = std::upper_bound(segments.begin(), segments.end(), addr,
+                                [](uint64_t x, const LoadedSegment& s) { return x < s.start; });
+  // The segment starting last at or below addr holds it; a few before it too, in case segments nest.
+  for (int tried = 0; after != segments.begin() && tried < 8; ++tried) {
+    const auto it = --after;
+    if (addr >= it->end) continue;
+    {
+      lldb::SBSection segment = target_.GetModuleAtIndex(it->module).GetSectionAtIndex(it->section);
+      const uint64_t base = it->start;
       for (size_t j = 0; j < segment.GetNumSubSections(); ++j) {
         lldb::SBSection section = segment.GetSubSectionAtIndex(j);
         const char* name = section.GetName();

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A C++ libtorch program's kernel core, read by GDB, against the program's own account of itself.
+"""A C++ libtorch program's kernel core, read by GDB and lldb-16, against the program's own account of itself.
 
   libtorch_core_test.py --gdb-script build/gdb/dscope-gdb.py --program build/.../libtorch_program --workdir DIR
 
@@ -7,7 +7,7 @@ Runs libtorch_program (tests/torch/libtorch_program.cpp, built against Debian's 
 a fresh DIR with core files on (RLIMIT_CORE unlimited, coredump_filter 0x37, as
 tests/e2e/expect_crash.sh). It writes the oracle file (oracle_program.py's format: what its
 dispatcher says about every operator, a few tensors and its TLS sets) and aborts with an
-AutogradCPU exclude guard held; the kernel writes `core`. GDB then reads the same from that core
+AutogradCPU exclude guard held; the kernel writes `core`. GDB (and lldb-16 with --lldb-plugin) then read the same from that core
 with DispatchScope's commands, and every answer must equal the program's (torch_oracle_test.py's
 comparison). Exits 1 naming the first differences, 77 when the kernel pipes cores elsewhere."""
 
@@ -34,6 +34,7 @@ def unlimited_cores():
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
+    p.add_argument("--lldb-plugin", help="also lldb-16 with this plugin, on the same core")
     p.add_argument("--program", required=True)
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     a = p.parse_args()
@@ -60,27 +61,23 @@ def main():
         print("FAIL: no core (core_pattern %r) or no oracle file in %s: %s" % (pattern, a.workdir,
                                                                            sorted(x.name for x in a.workdir.iterdir())))
         return 1
+    problems, times = [], []
+    debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
     try:
         oracle = oracle_test.parse_oracle(oracle_path)
-        commands = oracle_test.command_file(a.workdir, oracle)
-        argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", a.gdb_script, "-x", str(commands),
-                                 program, str(core))
-        started = time.monotonic()
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=540, stdin=subprocess.DEVNULL)
-        elapsed = time.monotonic() - started
+        for debugger, plugin in debuggers:
+            commands = oracle_test.command_file(a.workdir, oracle, debugger)
+            argv = oracle_test.debugger_argv(debugger, plugin, program, core=core, commands=commands)
+            found, elapsed = oracle_test.check_session(debugger, argv, oracle)
+            problems += found
+            times.append("%s %.1f s" % (debugger, elapsed))
     finally:
         core_size = core.stat().st_size
         core.unlink()
-    text = out.stdout + out.stderr
-    problems = session.text_failures(text, reject=["Traceback (most recent call last)", "Python Exception"])
-    answers = oracle_test.sections(out.stdout)
-    if "end" not in answers:
-        problems.append("GDB did not run every command:\n" + text[-3000:])
-    problems += oracle_test.compare(oracle, answers)
     if not oracle["computed"] or not oracle["tensors"]:
         problems.append("the oracle file %s has no operators or no tensors" % oracle_path)
-    print("%d operators, %d tensors, TLS: %d problems; program %.1f s, core %.0f MB, GDB core took %.1f s" %
-          (len(oracle["computed"]), len(oracle["tensors"]), len(problems), ran, core_size / 1e6, elapsed))
+    print("%d operators, %d tensors, TLS: %d problems; program %.1f s, core %.0f MB; %s" %
+          (len(oracle["computed"]), len(oracle["tensors"]), len(problems), ran, core_size / 1e6, ", ".join(times)))
     for problem in problems[:5]:
         print(problem)
     return 1 if problems else 0

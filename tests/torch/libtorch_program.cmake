@@ -15,10 +15,10 @@ if(DSCOPE_TORCH_CPU_LIBRARY AND DSCOPE_TORCH_LIBRARY_INCLUDE AND EXISTS ${DSCOPE
   target_include_directories(libtorch_program SYSTEM PRIVATE ${DSCOPE_TORCH_API_INCLUDE})
   target_compile_options(libtorch_program PRIVATE -g)
   target_link_libraries(libtorch_program PRIVATE torch torch_cpu c10)
-  add_test(NAME gdb_libtorch_core
-    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/libtorch_core_test.py --gdb-script ${GDB_SCRIPT}
+  add_test(NAME torch_libtorch_core
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/libtorch_core_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
             --program $<TARGET_FILE:libtorch_program> --workdir ${CMAKE_CURRENT_BINARY_DIR}/libtorch_core)
-  set_tests_properties(gdb_libtorch_core PROPERTIES LABELS "gdb;torch" TIMEOUT 600)
+  set_tests_properties(torch_libtorch_core PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600 SKIP_RETURN_CODE 77)
 else()
-  message(STATUS "libtorch-dev not found (torch_cpu, torch/library.h): no libtorch_program, no gdb_libtorch_core test")
+  message(STATUS "libtorch-dev not found (torch_cpu, torch/library.h): no libtorch_program, no torch_libtorch_core test")
 endif()

@@ -4,10 +4,11 @@
   torch_oracle_test.py --gdb-script build/gdb/dscope-gdb.py --mode live|core --workdir DIR
 
 Starts oracle_program.py under /usr/bin/python3 (Debian's python3-torch), which writes what
-torch._C says about every operator's computed dispatch table, a few tensors' key sets and its TLS
-sets, then waits. GDB then reads the same from the process (attached, or from a gcore core of
-it) with DispatchScope's commands, and every answer must equal PyTorch's: `op-table OP
---computed` line for line for every operator, `keyset` of each tensor (its Python object's
+torch._C says about every operator's registrations and computed dispatch table, a few tensors'
+key sets and its TLS sets, then waits. GDB (and lldb-16 with --lldb-plugin) then read the same
+from the process (attached, or from a gcore core of it) with DispatchScope's commands, and every
+answer must equal PyTorch's: `op-table OP --registered` and `--computed` line for line for every
+operator, `keyset` of each tensor (its Python object's
 address as hex(id(t)) prints it, and its TensorImpl) equal to torch._C._dispatch_keys, and
 `keyset --tls` equal to the TLS sets. Exits 1 naming the first differences."""
 
@@ -57,25 +58,69 @@ def parse_oracle(path):
     return {"computed": dumps["computed"], "registered": dumps["registered"], "tensors": tensors, "tls": tls}
 
 
-def command_file(workdir, oracle):
-    """GDB commands, each answer after an `echo` header the parser splits on."""
+def marker(debugger, text):
+    """A command that prints "@@ text" on a line of its own, where the next answer starts."""
+    return 'echo @@ %s\\n' % text if debugger == "gdb" else 'script print("@@ %s")' % text
+
+
+def command_file(workdir, oracle, debugger="gdb"):
+    """The debugger's commands, each answer after a marker the parser splits on."""
     lines = []
     for op in oracle["computed"]:
-        lines += ["echo @@ computed %s\\n" % op, "op-table %s --computed" % op]
+        lines += [marker(debugger, "computed " + op), "op-table %s --computed" % op]
     for op in oracle["registered"]:
-        lines += ["echo @@ registered %s\\n" % op, "op-table %s --registered" % op]
+        lines += [marker(debugger, "registered " + op), "op-table %s --registered" % op]
     for name, ident, impl, _keys in oracle["tensors"]:
-        lines += ["echo @@ tensor-id %s\\n" % name, "keyset " + ident]
-        lines += ["echo @@ tensor-impl %s\\n" % name, "keyset " + impl]
-    lines += ["echo @@ tls\\n", "keyset --tls", "echo @@ end\\n"]
-    path = workdir / "commands.gdb"
+        lines += [marker(debugger, "tensor-id " + name), "keyset " + ident]
+        lines += [marker(debugger, "tensor-impl " + name), "keyset " + impl]
+    lines += [marker(debugger, "tls"), "keyset --tls", marker(debugger, "end")]
+    path = workdir / ("commands." + debugger)
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def debugger_argv(debugger, plugin, program, core=None, pid=None, commands=None, extra=()):
+    """A batch session of gdb or lldb-16 with DispatchScope loaded, on a core or attached to pid,
+    running the command file and then the extra commands."""
+    if debugger == "gdb":
+        argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", plugin)
+        if commands:
+            argv += ["-x", str(commands)]
+        for c in extra:
+            argv += ["-ex", c]
+        return argv + ([program, str(core)] if core else ["-p", str(pid)])
+    argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin]
+    argv += ["-c", str(core), program] if core else ["-p", str(pid)]
+    if commands:
+        argv += ["-s", str(commands)]
+    for c in extra:
+        argv += ["-o", c]
+    return argv + ([] if core else ["-o", "detach"])
+
+
+REJECT = ["Traceback (most recent call last)", "Python Exception", "PLEASE submit a bug report", "Stack dump:",
+          "is not a valid command"]
+
+
+def check_session(debugger, argv, oracle):
+    """Runs one debugger over every command; the problems, and its time."""
+    started = time.monotonic()
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    elapsed = time.monotonic() - started
+    text = out.stdout + out.stderr
+    problems = ["%s: %s" % (debugger, f) for f in session.text_failures(text, reject=REJECT)]
+    answers = sections(out.stdout)
+    if "end" not in answers:
+        problems.append("%s did not run every command:\n%s" % (debugger, text[-3000:]))
+    problems += ["%s: %s" % (debugger, p) for p in compare(oracle, answers)]
+    return problems, elapsed
 
 
 def sections(output):
     found, current = {}, None
     for line in output.splitlines(keepends=True):
+        if line.startswith("(lldb) "):  # lldb-16 echoes each command it runs from a file
+            continue
         if line.startswith("@@ "):
             current = line[3:].strip()
             found[current] = ""
@@ -108,7 +153,7 @@ def compare(oracle, answers):
     return problems
 
 
-def refusals(gdb_setup, core, workdir, profile):
+def refusals(debugger, plugin, core, workdir, profile):
     """Bad profiles and bad input, on the core: each answer is one dscope: line."""
     cases = []
     empty = workdir / "no-profiles"
@@ -136,56 +181,51 @@ def refusals(gdb_setup, core, workdir, profile):
         env = dict(os.environ)
         if directory:
             env["DSCOPE_PROFILE_PATH"] = str(directory)
-        out = subprocess.run(session.gdb_batch(*gdb_setup, "-ex", command, os.path.realpath(TORCH_PYTHON), str(core)),
-                             capture_output=True, text=True, timeout=300, env=env)
+        argv = debugger_argv(debugger, plugin, os.path.realpath(TORCH_PYTHON), core=core, extra=[command])
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
         lines = [l for l in (out.stdout + out.stderr).splitlines() if l.startswith("dscope:")]
-        if len(lines) != 1 or expected not in lines[0] or "Traceback" in out.stderr:
-            problems.append("%s with profiles from %s: expected one line with %r, got:\n%s"
-                            % (command, directory, expected, out.stdout + out.stderr))
+        if len(lines) != 1 or expected not in lines[0] or session.text_failures(out.stdout + out.stderr, reject=REJECT):
+            problems.append("%s: %s with profiles from %s: expected one line with %r, got:\n%s"
+                            % (debugger, command, directory, expected, out.stdout + out.stderr))
     return problems
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
+    p.add_argument("--lldb-plugin", help="also lldb-16 with this plugin, on the same process or core")
     p.add_argument("--mode", choices=["live", "core"], required=True)
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     p.add_argument("--profile", help="the shipped profile of this torch (core mode: made foreign for the refusals)")
     a = p.parse_args()
     a.workdir.mkdir(parents=True, exist_ok=True)
+    debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
     session.keep_file_pages_in_cores()
     proc, oracle_path = start_oracle(a.workdir)
+    problems, times, core = [], [], None
+    program = os.path.realpath(TORCH_PYTHON)
     try:
         oracle = parse_oracle(oracle_path)
-        commands = command_file(a.workdir, oracle)
-        setup = ["-ex", "set debuginfod enabled off", "-x", a.gdb_script]
         if a.mode == "core":
             core = a.workdir / "python.core"
             subprocess.run(session.gdb_batch("-ex", "set debuginfod enabled off", "-p", str(proc.pid), "-ex",
                                              "gcore " + str(core)), capture_output=True, timeout=300, check=True)
             proc.kill()
-            argv = session.gdb_batch(*setup, "-x", str(commands), os.path.realpath(TORCH_PYTHON), str(core))
-        else:
-            argv = session.gdb_batch(*setup, "-p", str(proc.pid), "-x", str(commands))
-        started = time.monotonic()
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-        elapsed = time.monotonic() - started
+        for debugger, plugin in debuggers:
+            commands = command_file(a.workdir, oracle, debugger)
+            argv = debugger_argv(debugger, plugin, program, core=core, pid=proc.pid, commands=commands)
+            found, elapsed = check_session(debugger, argv, oracle)
+            problems += found
+            times.append("%s %.1f s" % (debugger, elapsed))
+            if core:
+                problems += refusals(debugger, plugin, core, a.workdir, pathlib.Path(a.profile))
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        if a.mode == "core":
-            problems = refusals(setup, core, a.workdir, pathlib.Path(a.profile))
+        if core and core.exists():
             core.unlink()
-        else:
-            problems = []
-    text = out.stdout + out.stderr
-    problems += session.text_failures(text, reject=["Traceback (most recent call last)", "Python Exception"])
-    answers = sections(out.stdout)
-    if "end" not in answers:
-        problems.append("GDB did not run every command:\n" + text[-3000:])
-    problems += compare(oracle, answers)
-    print("%d operators, %d tensors, TLS: %d problems; GDB %s took %.1f s" %
-          (len(oracle["computed"]), len(oracle["tensors"]), len(problems), a.mode, elapsed))
+    print("%d operators, %d tensors, TLS: %d problems; %s: %s" %
+          (len(oracle["computed"]), len(oracle["tensors"]), len(problems), a.mode, ", ".join(times)))
     for problem in problems[:5]:
         print(problem)
     return 1 if problems else 0

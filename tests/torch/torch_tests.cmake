@@ -1,14 +1,17 @@
-# Real PyTorch (Debian's python3-torch 1.13, installed by scripts/ensure-packages.sh): GDB reads
+# Real PyTorch (Debian's python3-torch 1.13, installed by scripts/ensure-packages.sh): GDB and lldb-16 read
 # the dispatcher of a live Python process and of its gcore core through the shipped layout
 # profile, and every answer must equal what that process's torch._C printed for itself
 # (tests/torch/torch_oracle_test.py). The core run also checks the refusals: no profile, a
 # profile of another build, a profile whose offsets do not fit, and bad input.
 set(TORCH_TESTS ${PROJECT_SOURCE_DIR}/tests/torch)
+if(TARGET dscope_lldb)
+  set(TORCH_LLDB --lldb-plugin $<TARGET_FILE:dscope_lldb>)
+endif()
 foreach(mode live core)
-  add_test(NAME gdb_torch_oracle_${mode}
-    COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_oracle_test.py --gdb-script ${GDB_SCRIPT} --mode ${mode}
+  add_test(NAME torch_oracle_${mode}
+    COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_oracle_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --mode ${mode}
             --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_oracle_${mode}
             --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
-  set_tests_properties(gdb_torch_oracle_${mode} PROPERTIES LABELS "gdb;torch" TIMEOUT 600)
+  set_tests_properties(torch_oracle_${mode} PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
 endforeach()
 include(${TORCH_TESTS}/libtorch_program.cmake)  # a C++ libtorch program and its kernel core
