@@ -311,6 +311,11 @@ constexpr dscope_value_type kValueTypes[] = {
     {"dscope::TensorImpl", "TensorImpl", 0, kExpands},
     {"dscope::impl::PODLocalDispatchKeySet", "PODLocalDispatchKeySet", 0, kExpands},
     {"dscope_dispatch_record", "dscope_dispatch_record", 0, 0},
+    // Real PyTorch's (TorchView): key names from the process's own build.
+    {"c10::DispatchKeySet", "c10::DispatchKeySet", 8, kExpands | kElements},
+    {"at::Tensor", "at::Tensor", 0, kExpands},
+    {"at::TensorBase", "at::Tensor", 0, kExpands},
+    {"c10::TensorImpl", "c10::TensorImpl", 0, kExpands},
 };
 static_assert(sizeof(DispatchKeySet) == 8 && sizeof(Device) == 2 && sizeof(DispatchKey) == 2);
 
@@ -346,9 +351,39 @@ uint64_t valueBits(Session& s, const dscope_value& v, uint32_t size) {
   return v.bits;
 }
 
+// ---- real PyTorch's own types (c10, ATen), where the user's code has DWARF: decoded through the
+// process's layout profile (TorchView), with that build's key names.
+
+bool isTorchType(const std::string& type) {
+  return type == "c10::DispatchKeySet" || type == "at::Tensor" || type == "at::TensorBase" || type == "c10::TensorImpl";
+}
+
+Summary torchKeySetSummary(const TorchView& tv, uint64_t bits) {
+  Summary out{tv.keys().keySetString(bits), {}};
+  int index = 0;
+  for (int k : tv.keys().keysOf(bits))
+    out.children.push_back({"[" + std::to_string(index++) + "]", tv.keys().name(k), "", 0, {}});
+  return out;
+}
+
+Summary torchSummary(Session& s, const dscope_value& v) {
+  const TorchView& tv = s.torch();
+  const std::string type = v.type;
+  if (type == "c10::DispatchKeySet") return torchKeySetSummary(tv, valueBits(s, v, 8));
+  if (v.kind != DSCOPE_KIND_OBJECT || !v.address) fail("not in memory (no address to read the object at)");
+  uint64_t impl = v.address;
+  if (type != "c10::TensorImpl") {
+    impl = s.mem().readPointer(v.address, "a tensor");  // TensorBase::impl_, an intrusive_ptr's only member
+    if (!impl) return {"Tensor(undefined)", {}};
+  }
+  const uint64_t keys = tv.tensorKeySet(impl);
+  return {"Tensor keys=" + tv.keys().keySetString(keys), {{"key_set", tv.keys().keySetString(keys), "c10::DispatchKeySet", keys, {}}}};
+}
+
 }  // namespace
 
 Summary summarize(Session& s, const dscope_value& v) {
+  if (isTorchType(v.type)) return torchSummary(s, v);
   const TypeDecoder& decoder = decoderFor(v.type);
   if (decoder.of_value) return decoder.of_value(valueBits(s, v, decoder.size));
   if (v.kind != DSCOPE_KIND_OBJECT || !v.address) fail("not in memory (no address to read the object at)");

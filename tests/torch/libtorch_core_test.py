@@ -31,6 +31,28 @@ def unlimited_cores():
     resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
+def printer_commands(debugger):
+    """In abortHolding's frame (a tensor and a key set as parameters, with DWARF): the value
+    printers of at::Tensor and c10::DispatchKeySet, and `keyset` of the tensor expression."""
+    m = lambda text: oracle_test.marker(debugger, text)  # noqa: E731
+    if debugger == "gdb":
+        # `frame function abortHolding` finds no such frame in a core (gdb 13): walk to it.
+        return ["python frame = gdb.newest_frame()", "python exec(\"while frame.name() != 'abortHolding': frame = frame.older()\")",
+                "python frame.select()", m("print-tensor"), "print tensor", m("print-keys"), "print keys",
+                m("keyset-tensor"), "keyset tensor", m("printers-end")]
+    select = ("script lldb.thread.SetSelectedFrame(next(i for i, f in enumerate(lldb.thread) "
+              "if 'abortHolding' in (f.GetFunctionName() or '')))")
+    return [select, m("print-tensor"), "frame variable tensor", m("print-keys"), "frame variable keys",
+            m("keyset-tensor"), "keyset tensor", m("printers-end")]
+
+
+def check_printers(oracle, answers):
+    keys = dict((name, k) for name, _i, _impl, k in oracle["tensors"])["a"]
+    expected = {"print-tensor": "Tensor keys=" + keys, "print-keys": keys, "keyset-tensor": keys + "\n"}
+    return ["%s: no %r in %r" % (section, text, answers.get(section)) for section, text in expected.items()
+            if text not in (answers.get(section) or "")]
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
@@ -67,9 +89,11 @@ def main():
         oracle = oracle_test.parse_oracle(oracle_path)
         for debugger, plugin in debuggers:
             commands = oracle_test.command_file(a.workdir, oracle, debugger)
+            with commands.open("a") as f:
+                f.write("\n".join(printer_commands(debugger)) + "\n")
             argv = oracle_test.debugger_argv(debugger, plugin, program, core=core, commands=commands)
-            found, elapsed = oracle_test.check_session(debugger, argv, oracle)
-            problems += found
+            found, elapsed, answers = oracle_test.check_session(debugger, argv, oracle)
+            problems += found + ["%s: %s" % (debugger, p) for p in check_printers(oracle, answers)]
             times.append("%s %.1f s" % (debugger, elapsed))
     finally:
         core_size = core.stat().st_size

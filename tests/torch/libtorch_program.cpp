@@ -49,6 +49,20 @@ std::string fullName(const c10::OperatorName& name) {
 
 }  // namespace
 
+// The frame the core stops in, with a tensor and a key set as parameters: what the value printers
+// show for c10's and ATen's types where the user's code has DWARF (both debuggers see a
+// non-inlined, unoptimized function's parameters; main's variables may sit in a cold part LLDB
+// cannot read, and an optimized reference parameter is a DW_OP_entry_value LLDB cannot evaluate).
+#if defined(__clang__)
+#define DSCOPE_UNOPTIMIZED __attribute__((noinline, optnone))
+#else
+#define DSCOPE_UNOPTIMIZED __attribute__((noinline, optimize("O0")))
+#endif
+DSCOPE_UNOPTIMIZED void abortHolding(const at::Tensor& tensor, c10::DispatchKeySet keys) {
+  asm volatile("" : : "r"(&tensor), "r"(&keys) : "memory");
+  std::abort();
+}
+
 TORCH_LIBRARY(dscope_cpp, m) {
   m.def("twice(Tensor x) -> Tensor");
   m.def("combine(Tensor a, Tensor b, float alpha=1.0) -> Tensor");
@@ -123,5 +137,5 @@ int main(int argc, char** argv) {
   }
   std::printf("wrote %s: %zu operators; aborting with AutogradCPU excluded\n", argv[1], ops.size());
   std::fflush(stdout);
-  std::abort();  // the guard is still held: the core's TLS shows AutogradCPU excluded
+  abortHolding(a, a.key_set());  // the guard is still held: the core's TLS shows AutogradCPU excluded
 }

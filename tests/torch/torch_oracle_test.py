@@ -113,7 +113,7 @@ def check_session(debugger, argv, oracle):
     if "end" not in answers:
         problems.append("%s did not run every command:\n%s" % (debugger, text[-3000:]))
     problems += ["%s: %s" % (debugger, p) for p in compare(oracle, answers)]
-    return problems, elapsed
+    return problems, elapsed, answers
 
 
 def sections(output):
@@ -214,7 +214,7 @@ def main():
         for debugger, plugin in debuggers:
             commands = command_file(a.workdir, oracle, debugger)
             argv = debugger_argv(debugger, plugin, program, core=core, pid=proc.pid, commands=commands)
-            found, elapsed = check_session(debugger, argv, oracle)
+            found, elapsed, _answers = check_session(debugger, argv, oracle)
             problems += found
             times.append("%s %.1f s" % (debugger, elapsed))
             if core:

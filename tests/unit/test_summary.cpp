@@ -314,7 +314,7 @@ TEST_SUITE("summary") {
       CHECK((!(row->flags & DSCOPE_VALUE_ELEMENTS) || (row->flags & DSCOPE_VALUE_EXPANDS)));
       CHECK(row->word_size <= 8);
     }
-    CHECK(names.size() == 14);
+    CHECK(names.size() == 18);  // 14 of our runtime's, 4 of real PyTorch's (c10::, at::)
     // The value types' sizes, from the runtime's own types.
     auto row = [&](const std::string& name) {
       for (uint64_t i = 0; const dscope_value_type* r = dscope_value_type_at(i); ++i)
@@ -337,6 +337,12 @@ TEST_SUITE("summary") {
                     addr(&mm)).text == summaryOf(t, "OperatorHandle", addr(&mm)).text);
     CHECK(summaryOf(t, "dscope::DispatchKey", 1).text == summaryOf(t, "DispatchKey", 1).text);
     checkOneLineError(summaryOf(t, "dscope::TypedOperatorHandle<", 1));  // the row's prefix alone names no type
+    // Real PyTorch's types are decoded through a PyTorch process's profile: this one has none.
+    CHECK(row("c10::DispatchKeySet")->word_size == 8);
+    CHECK(row("at::Tensor")->word_size == 0);
+    auto torch = summaryOf(t, "c10::DispatchKeySet", 0x12800004001);
+    checkOneLineError(torch);
+    CHECK(torch.text == "dscope: no PyTorch in this process (libtorch_cpu is not loaded)\n");
   }
 
   TEST_CASE("summary: bad input, one line each") {
