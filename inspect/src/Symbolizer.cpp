@@ -96,6 +96,9 @@ struct ModuleFile {
   // functionName's answers by DIE offset: naming a function without a linkage name finds its
   // scopes by a walk from its unit's root (dwarf_getscopes_die), for it and every parameter type.
   mutable std::unordered_map<Dwarf_Off, std::string> names;
+  // describeIn's answers by file address: libdwfl finds an ELF symbol by a walk of the whole
+  // symbol table (33 000 in libtorch_cpu's .dynsym), and an op-table names the same kernels again.
+  mutable std::unordered_map<uint64_t, std::string> described;
   ~ModuleFile() {
     if (dwfl) dwfl_end(dwfl);
   }
@@ -469,15 +472,17 @@ std::string demangledFunctionName(const char* name) {
 namespace {
 
 // The module file that `modules` map over addr, and where its first byte went (file addresses =
-// addr - bias); null when none does. Called with symbolizer_mutex held.
+// addr - bias); null when none does. Modules do not overlap and each starts where its file's first
+// byte is mapped, so only the one starting last at or below addr can hold it: one file is looked at
+// (a Python process with torch maps 300+, and each look is a stat). Called with symbolizer_mutex held.
 const ModuleFile* moduleHolding(const std::vector<ModuleMapping>& modules, uint64_t addr, uint64_t* bias) {
-  for (const auto& mapping : modules) {
-    const ModuleFile* m = moduleFile(mapping.path);
-    if (!m || mapping.start < m->low) continue;
-    *bias = mapping.start - m->low;
-    if (addr >= m->low + *bias && addr < m->high + *bias) return m;
-  }
-  return nullptr;
+  const ModuleMapping* holder = nullptr;
+  for (const auto& mapping : modules)
+    if (!mapping.path.empty() && mapping.start <= addr && (!holder || mapping.start > holder->start)) holder = &mapping;
+  const ModuleFile* m = holder ? moduleFile(holder->path) : nullptr;
+  if (!m || holder->start < m->low) return nullptr;
+  *bias = holder->start - m->low;
+  return addr >= m->low + *bias && addr < m->high + *bias ? m : nullptr;
 }
 
 }  // namespace
@@ -486,7 +491,10 @@ std::string describeCodeAddress(const std::vector<ModuleMapping>& modules, uint6
   std::lock_guard<std::mutex> lock(symbolizer_mutex);
   uint64_t bias = 0;
   const ModuleFile* m = moduleHolding(modules, addr, &bias);
-  return m ? describeIn(*m, addr - bias) : "";
+  if (!m) return "";
+  auto [it, added] = m->described.try_emplace(addr - bias);
+  if (added) it->second = describeIn(*m, addr - bias);
+  return it->second;
 }
 
 FramePc functionsAt(const std::vector<ModuleMapping>& modules, uint64_t addr, bool return_address) {

@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <tuple>
+#include <unordered_map>
 
 #include "CommandLine.h"
 #include "TargetImage.h"
@@ -365,20 +367,42 @@ std::string demangledType(const std::string& mangled) {
   return out;
 }
 
+// What a functor type's mangled name says: the compile-time function's name, "" for a runtime
+// functor, else the demangled type. Kept for the library's life: demangling these long template
+// names costs more than everything else an op-table reads, and a name means the same everywhere.
+std::string functorTypeName(const std::string& mangled) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::string> known;
+  std::lock_guard lock(mutex);
+  if (auto it = known.find(mangled); it != known.end()) return it->second;
+  const std::string type = demangledType(mangled);
+  std::string name = compileTimeFunction(type);
+  if (name.empty() && type.find("WrapFunctionIntoRuntimeFunctor_<") == std::string::npos) name = type;
+  return known[mangled] = name;
+}
+
 }  // namespace
 
 std::string TorchView::kernelName(const TorchKernel& k) const {
+  // A computed table names the same few kernels many times (a default backend kernel fills a
+  // dozen slots): each is named once per view.
+  const auto key = std::make_tuple(k.functor, k.boxed, k.unboxed);
+  if (auto it = kernel_names_.find(key); it != kernel_names_.end()) return it->second;
+  return kernel_names_[key] = nameKernel(k);
+}
+
+std::string TorchView::nameKernel(const TorchKernel& k) const {
   if (fallthrough_ && k.boxed == fallthrough_) return "c10::fallthrough_kernel";
   if (!k.valid()) return "(no kernel)";
   if (k.functor) {
-    const std::string type = demangledType(dynamicTypeName(mem_, k.functor));
-    if (std::string fn = compileTimeFunction(type); !fn.empty()) return fn;
-    if (type.find("WrapFunctionIntoRuntimeFunctor_<") != std::string::npos) {
+    const std::string mangled = dynamicTypeName(mem_, k.functor);
+    const std::string type = mangled.empty() ? "" : functorTypeName(mangled);
+    if (!type.empty()) return type;
+    if (!mangled.empty()) {  // a runtime functor: the function it wraps
       const uint64_t target = mem_.readPointer(k.functor + value("RuntimeFunctor_kernel_func"), "a kernel functor");
       const std::string name = mem_.symbolize(target);
       return name.empty() ? "a function at " + hex(target) + " (no symbol: not exported)" : name;
     }
-    if (!type.empty()) return type;
   }
   const std::string boxed = mem_.symbolize(k.boxed);
   return boxed.empty() ? "a boxed function at " + hex(k.boxed) + " (no symbol: not exported)" : boxed;

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <utility>
@@ -95,6 +97,7 @@ class TorchView {
   TorchKernel readKernel(uint64_t addr) const;
   TorchTableEntry computeEntry(const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels, int key) const;
   void validate() const;
+  std::string nameKernel(const TorchKernel& k) const;
   const std::vector<TorchKernel>& backendFallbacks() const;
   void checkOperators(uint64_t count, const std::vector<TorchOperator>& ops) const;
   std::string refusal() const;
@@ -106,6 +109,7 @@ class TorchView {
   uint64_t fallthrough_ = 0;
   mutable std::shared_ptr<const std::vector<TorchOperator>> operators_;
   mutable std::shared_ptr<const std::vector<TorchKernel>> fallbacks_;
+  mutable std::map<std::tuple<uint64_t, uint64_t, uint64_t>, std::string> kernel_names_;  // kernelName's
 };
 
 }  // namespace dscope::inspect
