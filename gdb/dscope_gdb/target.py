@@ -61,6 +61,7 @@ class _Target(ctypes.Structure):
         ("executable_build_id", _EXECUTABLE_BUILD_ID),
         ("is_core", ctypes.c_int),
         ("place_break_hook", _PLACE_BREAK_HOOK),
+        ("memory_generation", ctypes.c_uint64),
     ]
 
 _INTERRUPTED = object()  # Inspect._call's answer after a Ctrl-C
@@ -460,6 +461,28 @@ def _frame_walk_end(_ctx, tid, _level):
     return _walk.end(tid)
 
 
+# The target's memory generation (inspect.h memory_generation): a new one after anything that may
+# change what the library reads (the program ran, libraries or a core were loaded, memory was
+# written, a function was called), so that it keeps pages between commands only while none did.
+_generation = {"count": 1}
+
+
+def _next_generation(_event=None):
+    _generation["count"] += 1
+
+
+def _memory_generation():
+    inferior = gdb.selected_inferior()
+    if inferior is None or inferior.pid == 0:
+        return 0
+    return (_generation["count"] << 16) | (inferior.num & 0xFFFF)
+
+
+for _event in ("cont", "stop", "exited", "new_objfile", "clear_objfiles", "memory_changed", "register_changed",
+               "inferior_call", "new_inferior", "inferior_deleted", "new_thread"):
+    getattr(gdb.events, _event).connect(_next_generation)
+
+
 # Symbol addresses stay valid while the loaded objfiles stay the same.
 _symbol_addresses = {}
 
@@ -536,6 +559,7 @@ class Inspect:
         names, the stack walk's frame restored): what it returns, or _INTERRUPTED."""
         self._target.selected_tid = _selected_tid()
         self._target.is_core = _is_core()
+        self._target.memory_generation = _memory_generation()
         _interrupt["seen"] = False
         result = None
         try:

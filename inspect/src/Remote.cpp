@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 namespace dscope::inspect {
@@ -50,8 +51,41 @@ struct Remote::Page {
   unsigned char bytes[kPageSize];
 };
 
-Remote::Remote(const dscope_target* target) : target_(target) {}
-Remote::~Remote() = default;
+// What the last command read, kept for the next one under the same memory generation.
+struct Remote::Kept {
+  uint64_t generation = 0;
+  std::unordered_map<uint64_t, std::unique_ptr<Page>> pages;
+  std::unordered_map<uint64_t, std::string> symbols;
+  std::optional<std::vector<ModuleMapping>> modules;
+};
+
+namespace {
+std::mutex kept_mutex;
+}  // namespace
+
+Remote::Kept& Remote::kept() {
+  static Kept k;
+  return k;
+}
+
+Remote::Remote(const dscope_target* target) : target_(target) {
+  const uint64_t generation = target ? target->memory_generation : 0;
+  std::lock_guard lock(kept_mutex);
+  Kept& k = kept();
+  if (generation && k.generation == generation) {
+    pages_ = std::move(k.pages);
+    symbols_ = std::move(k.symbols);
+    modules_ = std::move(k.modules);
+  }
+  k = Kept{};
+}
+
+Remote::~Remote() {
+  const uint64_t generation = target_ ? target_->memory_generation : 0;
+  if (!generation) return;
+  std::lock_guard lock(kept_mutex);
+  kept() = Kept{generation, std::move(pages_), std::move(symbols_), std::move(modules_)};
+}
 
 void Remote::read(uint64_t addr, void* out, uint64_t size, const char* what) const {
   if (!target_) fail(kNoProcess);

@@ -62,8 +62,10 @@ constexpr const char* kNoProcess = "no process or core file (start the program, 
 // One Remote lives for one command (a Session), while the target stands still, so it keeps what
 // it has read: whole pages, and symbol names. A command asks for the same few pages hundreds of
 // times (an operator's fields, its kernels, their strings), and every call into the debugger
-// costs microseconds. Nothing outlives the command, so a stop, a continue or another process
-// can never see stale bytes; writes and expression evaluations drop what they may change.
+// costs microseconds. What it read passes to the next command only under the same nonzero
+// memory_generation (inspect.h: the front end's word that nothing can have changed the memory),
+// so a stop, a continue or another process never sees stale bytes; writes and expression
+// evaluations drop what they may change.
 class Remote {
  public:
   // target may be null: then every read fails with "no process".
@@ -120,6 +122,8 @@ class Remote {
 
  private:
   struct Page;
+  struct Kept;
+  static Kept& kept();
   static constexpr uint64_t kPageSize = 4096;
   // At most this many cached pages (16 MiB): a command that reads more starts over.
   static constexpr size_t kMaxCachedPages = 4096;

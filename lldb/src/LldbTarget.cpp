@@ -223,9 +223,16 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
   c_.executable_build_id = &LldbTarget::executableBuildId;
   c_.is_core = core_ ? 1 : 0;  // place_break_hook stays NULL: DispatchBreak.cpp places the hook pending
   c_.selected_tid = 0;
+  c_.memory_generation = 0;
   if (live_ || core_) {
     lldb::SBThread thread = process_.GetSelectedThread();
     if (thread.IsValid()) c_.selected_tid = static_cast<int64_t>(thread.GetThreadID());
+    // The memory is as it was while the process has not run since (its stop id, expression
+    // evaluations included) and no module was added; the process's unique id tells targets apart.
+    // (A `memory write` typed by hand bumps none of them: the next command may read the old bytes.)
+    c_.memory_generation = ((uint64_t{process_.GetUniqueID()} << 40) ^ (uint64_t{target_.GetNumModules()} << 24) ^
+                            process_.GetStopID(true)) |
+                           (uint64_t{1} << 63);
   }
   c_.frame_cap = 0;  // filled by run(): reading a setting needs the debugger
 }

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 8
+#define DSCOPE_INSPECT_ABI_VERSION 9
 
 /* A value as the debugger sees it, described without reading through it (evaluate, frame_variable,
  * and the printers' dscope_value_summary): the library alone knows what the runtime's types hold.
@@ -104,6 +104,12 @@ typedef struct dscope_target {
    * are written). 0 on success. Optional (NULL: the front end places it by itself, e.g. pending
    * in every target it debugs). */
   int (*place_break_hook)(void* ctx);
+
+  /* An id of the target's memory as it is now: the same for two commands only when nothing can
+   * have changed it in between (the same core file; a live process stopped at the same stop, with
+   * no memory written and no function called). The library then keeps what one command read for
+   * the next with the same id (pages, module list, symbol names); 0: keep nothing. */
+  uint64_t memory_generation;
 } dscope_target;
 
 enum dscope_frames_end {
