@@ -10,6 +10,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <tuple>
+#include <unordered_map>
 #include <sstream>
 #include <vector>
 
@@ -442,10 +444,20 @@ int LldbTarget::writeMemory(void* ctx, uint64_t addr, const void* data, uint64_t
 // ---------------------------------------------------------------- symbols
 
 bool LldbTarget::lookupSymbol(const std::string& name, uint64_t* addr) {
-  auto cached = symbol_addresses_.find(name);
-  if (cached != symbol_addresses_.end()) {
-    *addr = cached->second;
-    return true;
+  // Answers, misses too, are kept while the process and its modules stay the same: a lookup
+  // that finds nothing asks every module (300+ in a Python process with torch), and the commands
+  // look up the same few names every time.
+  static std::tuple<lldb::user_id_t, uint32_t, bool> owner;
+  static std::unordered_map<std::string, std::optional<uint64_t>> known;
+  const auto current = std::make_tuple(process_.IsValid() ? process_.GetUniqueID() : 0, target_.GetNumModules(),
+                                       live_ || core_);
+  if (current != owner) {
+    known.clear();
+    owner = current;
+  }
+  if (auto cached = known.find(name); cached != known.end()) {
+    if (cached->second) *addr = *cached->second;
+    return cached->second.has_value();
   }
   lldb::SBModule executable = target_.GetModuleAtIndex(0);
   const bool loaded = live_ || core_;
@@ -455,7 +467,7 @@ bool LldbTarget::lookupSymbol(const std::string& name, uint64_t* addr) {
   bool found = executable.IsValid() && definitionIn(executable, name.c_str(), target_, loaded, addr);
   for (uint32_t i = 1; !found && loaded && i < target_.GetNumModules(); ++i)
     found = definitionIn(target_.GetModuleAtIndex(i), name.c_str(), target_, loaded, addr);
-  if (found) symbol_addresses_[name] = *addr;
+  known[name] = found ? std::optional<uint64_t>(*addr) : std::nullopt;
   return found;
 }
 

@@ -105,7 +105,6 @@ class LldbTarget {
     bool complete = false;
   } walk_;
   // Per-command cache: op-table asks for the same sentinel symbols many times.
-  std::unordered_map<std::string, uint64_t> symbol_addresses_;
 };
 
 // A value as the inspect library's dscope_value describes it (a reference as its referent), or

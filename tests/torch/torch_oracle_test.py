@@ -27,10 +27,11 @@ import session  # noqa: E402
 TORCH_PYTHON = "/usr/bin/python3"  # another python3 on PATH does not see python3-torch
 
 
-def start_oracle(workdir):
+def start_oracle(workdir, preload=None):
     oracle = workdir / "oracle.txt"
+    env = dict(os.environ, LD_PRELOAD=preload) if preload else None
     proc = subprocess.Popen([TORCH_PYTHON, str(HERE / "oracle_program.py"), str(oracle)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, env=env)
     line = proc.stdout.readline()  # "ready" once the oracle file is written
     if line.strip() != "ready":
         proc.kill()
@@ -190,16 +191,46 @@ def refusals(debugger, plugin, core, workdir, profile):
     return problems
 
 
+def both_runtimes(a, debuggers):
+    """A process holding DispatchScope's runtime (preloaded) and PyTorch: the commands read ours and
+    say so in one line; --runtime torch reads PyTorch's."""
+    proc, oracle_path = start_oracle(a.workdir, preload=a.runtime_library)
+    problems = []
+    try:
+        ops = parse_oracle(oracle_path)["computed"]
+        expected_torch = "%d of %d operators match 'aten::mm'" % (sum("aten::mm" in op for op in ops), len(ops))
+        for debugger, plugin in debuggers:
+            argv = debugger_argv(debugger, plugin, os.path.realpath(TORCH_PYTHON), pid=proc.pid,
+                                 extra=["op-table --list aten::mm", "op-table --list aten::mm --runtime torch"])
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+            text = out.stdout + out.stderr
+            expect = ["dscope: this process holds DispatchScope's runtime and PyTorch: this is DispatchScope's "
+                      "(--runtime torch reads PyTorch's)", "1 of 16 operators match 'aten::mm'", expected_torch]
+            problems += ["%s: %s" % (debugger, f) for f in session.text_failures(text, expect=expect, reject=REJECT)]
+            if problems:
+                problems.append(text[-2000:])
+    finally:
+        proc.kill()
+        proc.wait()
+    print("both runtimes: %d problems" % len(problems))
+    for problem in problems[:5]:
+        print(problem)
+    return 1 if problems else 0
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
     p.add_argument("--lldb-plugin", help="also lldb-16 with this plugin, on the same process or core")
-    p.add_argument("--mode", choices=["live", "core"], required=True)
+    p.add_argument("--mode", choices=["live", "core", "both"], required=True)
+    p.add_argument("--runtime-library", help="both: DispatchScope's runtime, preloaded into the torch process")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     p.add_argument("--profile", help="the shipped profile of this torch (core mode: made foreign for the refusals)")
     a = p.parse_args()
     a.workdir.mkdir(parents=True, exist_ok=True)
     debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
+    if a.mode == "both":
+        return both_runtimes(a, debuggers)
     session.keep_file_pages_in_cores()
     proc, oracle_path = start_oracle(a.workdir)
     problems, times, core = [], [], None

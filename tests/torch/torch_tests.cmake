@@ -14,4 +14,9 @@ foreach(mode live core)
             --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
   set_tests_properties(torch_oracle_${mode} PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
 endforeach()
+# One process with both runtimes (ours preloaded into the torch process): the default and --runtime.
+add_test(NAME torch_both_runtimes
+  COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_oracle_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --mode both
+          --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_both_runtimes --runtime-library $<TARGET_FILE:dscope_runtime>)
+set_tests_properties(torch_both_runtimes PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
 include(${TORCH_TESTS}/libtorch_program.cmake)  # a C++ libtorch program and its kernel core
