@@ -2,6 +2,7 @@
 recipe, how to start gdb and lldb-16, and one way to time a command inside either debugger."""
 
 import os
+import re
 import resource
 import shutil
 import signal
@@ -140,3 +141,31 @@ class Debugger:
         if rc != 0 or not os.path.exists(stamp):
             fail("%s %r failed (%s)" % (self.name, command, "killed at 600 s" if rc is None else "exit %d" % rc))
         return float(open(stamp).read()), wall, out
+
+
+# Every operator's op-table in one session, timed inside the debugger (lldb_bench's catalogue,
+# torch_bench's PyTorch core): OPTABLE_RUNNERS[debugger] defines RUN(command) -> its output.
+OPTABLE_SCRIPT = r'''
+import time
+t0 = time.monotonic()
+names = [l.strip() for l in RUN("op-table --list").splitlines() if "::" in l and " " not in l.strip()]
+failed = sum("_dispatch_dump_table" not in RUN("op-table " + name) for name in names)
+print("OPTABLE ops=%d failed=%d total_s=%.4f" % (len(names), failed, time.monotonic() - t0))
+'''
+
+OPTABLE_RUNNERS = {
+    "gdb": "import gdb\nRUN = lambda c: gdb.execute(c, to_string=True)\n",
+    "lldb": "import lldb\ndef RUN(c):\n    r = lldb.SBCommandReturnObject()\n"
+            "    lldb.debugger.GetCommandInterpreter().HandleCommand(c, r)\n    return r.GetOutput() or ''\n",
+}
+
+
+def optable_session(name, build, prog, core, workdir, minimum_ops):
+    """One debugger session running OPTABLE_SCRIPT on core: (operators, seconds inside the debugger)."""
+    debugger = Debugger(name, build, prog, core)
+    command = debugger.script_command(OPTABLE_RUNNERS[name] + OPTABLE_SCRIPT, workdir)
+    _, rc, out = run_timed(debugger.argv([command], plugin=True), stdout=subprocess.PIPE, timeout=600)
+    m = re.search(r"OPTABLE ops=(\d+) failed=(\d+) total_s=([\d.]+)", out or "")
+    if rc != 0 or not m or int(m.group(2)) or int(m.group(1)) < minimum_ops:
+        fail("%s: op-table of every operator failed:\n%s" % (name, (out or "")[-2000:]))
+    return int(m.group(1)), float(m.group(3))

@@ -38,7 +38,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from debuggers import LLDB, Debugger, fail, lldb_argv, log, make_core, require, run_timed, summary  # noqa: E402
+from debuggers import (LLDB, Debugger, fail, lldb_argv, log, make_core, optable_session, require,  # noqa: E402
+                       run_timed, summary)
 
 DEPTH_SETTING = "settings set target.process.thread.max-backtrace-depth 100000000"
 
@@ -115,39 +116,18 @@ def bench_core(args, workdir, stack_kib, label, bt_repeats):
     os.unlink(core)
 
 
-# The catalogue's op-tables in one session, timed inside the debugger; RUN(command) -> its output.
-OPTABLE_SCRIPT = r'''
-import time
-t0 = time.monotonic()
-names = [l.strip() for l in RUN("op-table --list").splitlines() if "::" in l and " " not in l.strip()]
-failed = sum("_dispatch_dump_table" not in RUN("op-table " + name) for name in names)
-print("OPTABLE ops=%d failed=%d total_s=%.4f" % (len(names), failed, time.monotonic() - t0))
-'''
-
-RUNNERS = {
-    "gdb": "import gdb\nRUN = lambda c: gdb.execute(c, to_string=True)\n",
-    "lldb": "import lldb\ndef RUN(c):\n    r = lldb.SBCommandReturnObject()\n"
-            "    lldb.debugger.GetCommandInterpreter().HandleCommand(c, r)\n    return r.GetOutput() or ''\n",
-}
-
-
 def bench_optable(args, workdir):
     prog = os.path.join(args.build, "samples", "op_catalog")
     core = make_core(workdir, [prog, "--core"], 8192, "op_catalog")
     totals = {"gdb": [], "lldb": []}
     for _ in range(args.optable_repeats):
         for name in ("gdb", "lldb"):  # alternating, so that the machine's load falls on both alike
-            debugger = Debugger(name, args.build, prog, core)
-            command = debugger.script_command(RUNNERS[name] + OPTABLE_SCRIPT, workdir)
-            _, rc, out = run_timed(debugger.argv([command], plugin=True), stdout=subprocess.PIPE, timeout=600)
-            m = re.search(r"OPTABLE ops=(\d+) failed=(\d+) total_s=([\d.]+)", out or "")
-            if rc != 0 or not m or int(m.group(2)) or int(m.group(1)) < 3000:
-                fail("%s op-table of the catalogue failed:\n%s" % (name, (out or "")[-2000:]))
-            totals[name].append(float(m.group(3)))
+            ops, seconds = optable_session(name, args.build, prog, core, workdir, 3000)
+            totals[name].append(seconds)
     g, l = min(totals["gdb"]), min(totals["lldb"])
     summary("optable: %s operators, --list + every op-table, inside the debugger: LLDB best %.2f s (%s), GDB best "
             "%.2f s (%s) -> LLDB/GDB %.2fx (goal <= 1.5x: %s)"
-            % (m.group(1), l, " ".join("%.2f" % t for t in totals["lldb"]), g,
+            % (ops, l, " ".join("%.2f" % t for t in totals["lldb"]), g,
                " ".join("%.2f" % t for t in totals["gdb"]), l / g, "met" if l / g <= 1.5 else "missed"))
     os.unlink(core)
 

@@ -13,33 +13,17 @@ Prints one summary line per measurement; the numbers go to docs/PERFORMANCE.md."
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from debuggers import GDB, LLDB, Debugger, fail, log, run_timed, summary  # noqa: E402
+from debuggers import GDB, LLDB, fail, log, optable_session, run_timed, summary  # noqa: E402
 
 TORCH_PYTHON = "/usr/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE_PROGRAM = os.path.join(HERE, "..", "tests", "torch", "oracle_program.py")
-
-# Every operator's op-table in one session; RUN(command) -> its output (lldb_bench's runners).
-OPTABLE_SCRIPT = r'''
-import time
-t0 = time.monotonic()
-names = [l.strip() for l in RUN("op-table --list").splitlines() if "::" in l and " " not in l.strip()]
-failed = sum("_dispatch_dump_table" not in RUN("op-table " + name) for name in names)
-print("OPTABLE ops=%d failed=%d total_s=%.4f" % (len(names), failed, time.monotonic() - t0))
-'''
-RUNNERS = {
-    "gdb": "import gdb\nRUN = lambda c: gdb.execute(c, to_string=True)\n",
-    "lldb": "import lldb\ndef RUN(c):\n    r = lldb.SBCommandReturnObject()\n"
-            "    lldb.debugger.GetCommandInterpreter().HandleCommand(c, r)\n    return r.GetOutput() or ''\n",
-}
-
 
 def start_process(workdir):
     proc = subprocess.Popen([TORCH_PYTHON, ORACLE_PROGRAM, os.path.join(workdir, "oracle.txt")],
@@ -56,14 +40,8 @@ def bench_optable(args, workdir, core):
     ops = 0
     for _ in range(args.repeats):
         for name in ("gdb", "lldb"):  # alternating, so that the machine's load falls on both alike
-            debugger = Debugger(name, args.build, prog, core)
-            command = debugger.script_command(RUNNERS[name] + OPTABLE_SCRIPT, workdir)
-            _, rc, out = run_timed(debugger.argv([command], plugin=True), stdout=subprocess.PIPE, timeout=600)
-            m = re.search(r"OPTABLE ops=(\d+) failed=(\d+) total_s=([\d.]+)", out or "")
-            if rc != 0 or not m or int(m.group(2)) or int(m.group(1)) < 3000:
-                fail("%s op-table of every operator failed:\n%s" % (name, (out or "")[-2000:]))
-            ops = int(m.group(1))
-            totals[name].append(float(m.group(3)))
+            ops, seconds = optable_session(name, args.build, prog, core, workdir, 3000)
+            totals[name].append(seconds)
     for name in ("gdb", "lldb"):
         best = min(totals[name])
         summary("optable %s: %d operators, --list + every op-table in one session on the core: best %.2f s, median "

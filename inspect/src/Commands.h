@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "CommandLine.h"
+#include "Json.h"
 #include "Remote.h"
 #include "RuntimeView.h"
 #include "TorchView.h"
@@ -85,6 +86,23 @@ const dscope_value_type* valueTypeAt(uint64_t index);
 
 // ---- shared by the commands ----
 
+// One computed-table row as op-table shows it beside the dump: the key, its slot, why, the kernel's
+// registered-at string and name. The plain op-table's text and the JSON's "computed" array are
+// made of these for both runtimes.
+struct ComputedRow {
+  std::string key;
+  int slot = 0;
+  std::string label, debug;
+  bool fallthrough = false;
+  std::string symbol;
+};
+void computedJson(Json& j, const std::vector<ComputedRow>& rows, const std::string& table);
+std::string wholeOperatorText(const std::string& name, const std::string& dump, const std::string& table,
+                              const std::vector<ComputedRow>& rows);
+// op-table --list [PATTERN] [--json] over a runtime's operator names, and --missing KEY's answer
+// (the operators whose computed entry for key is missing): one text and JSON for both runtimes.
+std::string operatorListAnswer(const std::vector<std::string>& names, const ParsedArgs& args);
+std::string missingAnswer(const std::string& key, const std::vector<std::string>& missing, size_t total, bool json);
 // Why a computed entry of `op` at `key` holds what it holds (c10's computeDispatchTableEntry
 // rules), its kernel registered at `registered_key`: the `why:` line of `op-table OP --key K`.
 std::string whyText(impl::TableEntrySource source, const std::string& key, const std::string& registered_key,

@@ -61,6 +61,12 @@ std::string keyEntry(const RuntimeView& rt, const RemoteOperator& op, DispatchKe
 std::string wholeOperator(const RuntimeView& rt, const RemoteOperator& op, const ParsedArgs& args) {
   format::OperatorSnapshot snap = rt.snapshot(op.addr);
   const std::string dump = format::dumpState(snap), table = format::dumpComputedTable(snap);
+  if (!args.has("--json") && args.has("--registered")) return dump;
+  if (!args.has("--json") && args.has("--computed")) return table;
+  std::vector<ComputedRow> rows;
+  for (const TableEntry& e : rt.validTableEntries(op.addr))
+    rows.push_back({toString(e.key), e.slot, impl::toString(e.source), e.kernel.debug, rt.isFallthrough(e.kernel),
+                    rt.kernelSymbol(e.kernel)});
   if (args.has("--json")) {  // --registered / --computed keep their half, as in the text
     const bool registered = !args.has("--computed"), computed = !args.has("--registered");
     Json j;
@@ -74,45 +80,16 @@ std::string wholeOperator(const RuntimeView& rt, const RemoteOperator& op, const
       }
       j.endArray().field("dispatch_dump", dump);
     }
-    if (computed) {
-      j.key("computed").beginArray();
-      for (const TableEntry& e : rt.validTableEntries(op.addr)) {
-        j.beginObject().field("key", toString(e.key)).field("slot", e.slot).field("label", impl::toString(e.source));
-        j.field("debug", e.kernel.debug).field("fallthrough", rt.isFallthrough(e.kernel));
-        j.field("symbol", rt.kernelSymbol(e.kernel)).endObject();
-      }
-      j.endArray().field("dispatch_dump_table", table);
-    }
+    if (computed) computedJson(j, rows, table);
     return j.endObject().str();
   }
-  if (args.has("--registered")) return dump;
-  if (args.has("--computed")) return table;
-  std::string out = "== torch._C._dispatch_dump(\"" + snap.name + "\")\n" + dump;
-  out += "== torch._C._dispatch_dump_table(\"" + snap.name + "\")\n" + table;
-  out += "== kernels of the computed table (key: symbol)\n";
-  for (const TableEntry& e : rt.validTableEntries(op.addr))
-    out += std::string(toString(e.key)) + ": " + rt.kernelSymbol(e.kernel) + "\n";
-  return out;
+  return wholeOperatorText(snap.name, dump, table, rows);
 }
 
 std::string listOperators(const RuntimeView& rt, const ParsedArgs& args) {
-  if (args.positional.size() > 1) usageError("--list takes at most one pattern", kOpTableUsage);
-  const std::string pattern = args.positional.empty() ? "" : args.positional.front();
-  const auto& ops = rt.operators();
-  std::vector<const RemoteOperator*> matches;
-  for (const auto& op : ops)
-    if (op.name.find(pattern) != std::string::npos) matches.push_back(&op);
-  if (args.has("--json")) {
-    Json j;
-    j.beginObject().field("pattern", pattern).field("total", static_cast<uint64_t>(ops.size()));
-    j.key("operators").beginArray();
-    for (const auto* op : matches) j.value(op->name);
-    return j.endArray().endObject().str();
-  }
-  std::string out;
-  for (const auto* op : matches) out += op->name + "\n";
-  if (pattern.empty()) return out + std::to_string(ops.size()) + (ops.size() == 1 ? " operator registered\n" : " operators registered\n");
-  return out + std::to_string(matches.size()) + " of " + std::to_string(ops.size()) + " operators match '" + pattern + "'\n";
+  std::vector<std::string> names;
+  for (const auto& op : rt.operators()) names.push_back(op.name);
+  return operatorListAnswer(names, args);
 }
 
 std::string missingForKey(const RuntimeView& rt, const std::string& key_name, const ParsedArgs& args) {
@@ -120,23 +97,64 @@ std::string missingForKey(const RuntimeView& rt, const std::string& key_name, co
   if (isAliasDispatchKey(key))
     fail(key_name + " is an alias key; --missing needs a runtime key (e.g. CPU, Meta, AutogradCPU)");
   const auto& ops = rt.operators();
-  std::vector<const RemoteOperator*> missing;
+  std::vector<std::string> missing;
   for (const auto& op : ops)
-    if (rt.isMissing(rt.tableEntry(op.addr, key).kernel)) missing.push_back(&op);
-  if (args.has("--json")) {
-    Json j;
-    j.beginObject().field("key", toString(key)).field("total", static_cast<uint64_t>(ops.size()));
-    j.key("operators").beginArray();
-    for (const auto* op : missing) j.value(op->name);
-    return j.endArray().endObject().str();
-  }
-  std::string out;
-  for (const auto* op : missing) out += op->name + "\n";
-  return out + std::to_string(missing.size()) + " of " + std::to_string(ops.size()) + " operators have no kernel for " +
-         toString(key) + " (no kernel, alias kernel or fallback: a dispatch there fails)\n";
+    if (rt.isMissing(rt.tableEntry(op.addr, key).kernel)) missing.push_back(op.name);
+  return missingAnswer(toString(key), missing, ops.size(), args.has("--json"));
 }
 
 }  // namespace
+
+void computedJson(Json& j, const std::vector<ComputedRow>& rows, const std::string& table) {
+  j.key("computed").beginArray();
+  for (const auto& r : rows) {
+    j.beginObject().field("key", r.key).field("slot", r.slot).field("label", r.label);
+    j.field("debug", r.debug).field("fallthrough", r.fallthrough).field("symbol", r.symbol).endObject();
+  }
+  j.endArray().field("dispatch_dump_table", table);
+}
+
+std::string wholeOperatorText(const std::string& name, const std::string& dump, const std::string& table,
+                              const std::vector<ComputedRow>& rows) {
+  std::string out = "== torch._C._dispatch_dump(\"" + name + "\")\n" + dump;
+  out += "== torch._C._dispatch_dump_table(\"" + name + "\")\n" + table;
+  out += "== kernels of the computed table (key: symbol)\n";
+  for (const auto& r : rows) out += r.key + ": " + r.symbol + "\n";
+  return out;
+}
+
+std::string operatorListAnswer(const std::vector<std::string>& names, const ParsedArgs& args) {
+  if (args.positional.size() > 1) usageError("--list takes at most one pattern", kOpTableUsage);
+  const std::string pattern = args.positional.empty() ? "" : args.positional.front();
+  std::vector<const std::string*> matches;
+  for (const auto& name : names)
+    if (name.find(pattern) != std::string::npos) matches.push_back(&name);
+  if (args.has("--json")) {
+    Json j;
+    j.beginObject().field("pattern", pattern).field("total", static_cast<uint64_t>(names.size()));
+    j.key("operators").beginArray();
+    for (const auto* name : matches) j.value(*name);
+    return j.endArray().endObject().str();
+  }
+  std::string out;
+  for (const auto* name : matches) out += *name + "\n";
+  if (pattern.empty()) return out + std::to_string(names.size()) + (names.size() == 1 ? " operator registered\n" : " operators registered\n");
+  return out + std::to_string(matches.size()) + " of " + std::to_string(names.size()) + " operators match '" + pattern + "'\n";
+}
+
+std::string missingAnswer(const std::string& key, const std::vector<std::string>& missing, size_t total, bool json) {
+  if (json) {
+    Json j;
+    j.beginObject().field("key", key).field("total", static_cast<uint64_t>(total));
+    j.key("operators").beginArray();
+    for (const auto& name : missing) j.value(name);
+    return j.endArray().endObject().str();
+  }
+  std::string out;
+  for (const auto& name : missing) out += name + "\n";
+  return out + std::to_string(missing.size()) + " of " + std::to_string(total) + " operators have no kernel for " + key +
+         " (no kernel, alias kernel or fallback: a dispatch there fails)\n";
+}
 
 std::string whyText(impl::TableEntrySource source, const std::string& key, const std::string& reg_key,
                     const std::string& op) {

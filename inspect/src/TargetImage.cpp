@@ -18,6 +18,19 @@ namespace dscope::inspect {
 
 namespace {
 
+// An ELF's NT_GNU_BUILD_ID note in hex, or "".
+std::string gnuBuildId(Elf* elf) {
+  const void* bits = nullptr;
+  const ssize_t n = dwelf_elf_gnu_build_id(elf, &bits);
+  std::string id;
+  for (ssize_t i = 0; i < n; ++i) {
+    char hex_byte[3];
+    std::snprintf(hex_byte, sizeof hex_byte, "%02x", static_cast<const unsigned char*>(bits)[i]);
+    id += hex_byte;
+  }
+  return id;
+}
+
 // The first bytes of a file mapping: the ELF header, the program headers and (in every linker's
 // layout) the build-id note right after them. Two pages, or one at the end of a mapping.
 std::vector<unsigned char> headPages(const Remote& mem, uint64_t start) {
@@ -54,13 +67,7 @@ std::string programImageBuildId(std::vector<unsigned char>& bytes) {
       program = gelf_getphdr(elf, static_cast<int>(i), &phdr) && phdr.p_type == PT_INTERP;
     }
   }
-  const void* bits = nullptr;
-  const ssize_t n = program ? dwelf_elf_gnu_build_id(elf, &bits) : 0;
-  for (ssize_t i = 0; i < n; ++i) {
-    char hex_byte[3];
-    std::snprintf(hex_byte, sizeof hex_byte, "%02x", static_cast<const unsigned char*>(bits)[i]);
-    id += hex_byte;
-  }
+  if (program) id = gnuBuildId(elf);
   elf_end(elf);
   return id;
 }
@@ -97,14 +104,7 @@ std::string fileBuildId(const std::string& path) {
   if (fd < 0) return "";
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  std::string id;
-  const void* bits = nullptr;
-  const ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &bits) : 0;
-  for (ssize_t i = 0; i < n; ++i) {
-    char hex_byte[3];
-    std::snprintf(hex_byte, sizeof hex_byte, "%02x", static_cast<const unsigned char*>(bits)[i]);
-    id += hex_byte;
-  }
+  const std::string id = elf ? gnuBuildId(elf) : "";
   if (elf) elf_end(elf);
   close(fd);
   known[path] = {version, id};

@@ -204,52 +204,31 @@ std::string wholeOperator(const TorchView& tv, const TorchOperator& op, const Pa
   const KeyTable& kt = tv.keys();
   const bool registered = !args.has("--computed"), computed = !args.has("--registered");
   const std::string dump = registered ? registeredDump(tv, op) : "";
-  std::vector<TorchTableEntry> rows;
-  for (auto& e : tv.computedTable(op))
-    if (e.present()) rows.push_back(std::move(e));
+  if (args.has("--registered") && !args.has("--json")) return dump;
+  const bool named = args.has("--json") || !args.has("--computed");  // --computed's text names no kernel
   std::string table;
-  for (const auto& e : rows) table += tv.tableRow(e) + "\n";
+  std::vector<ComputedRow> rows;
+  for (const auto& e : tv.computedTable(op)) {
+    if (!e.present()) continue;
+    table += tv.tableRow(e) + "\n";
+    rows.push_back({kt.name(e.key), e.slot, impl::toString(e.source), e.kernel.debug, e.fallthrough,
+                    !named ? "" : e.ambiguous() ? "(ambiguous)" : tv.kernelName(e.kernel)});
+  }
   if (args.has("--json")) {
     Json j;
     j.beginObject().field("name", op.name).field("runtime", "torch");
     if (registered) j.field("dispatch_dump", dump);
-    if (computed) {
-      j.key("computed").beginArray();
-      for (const auto& e : rows) {
-        j.beginObject().field("key", kt.name(e.key)).field("slot", e.slot).field("label", impl::toString(e.source));
-        j.field("debug", e.kernel.debug).field("fallthrough", e.fallthrough);
-        j.field("symbol", e.ambiguous() ? "" : tv.kernelName(e.kernel)).endObject();
-      }
-      j.endArray().field("dispatch_dump_table", table);
-    }
+    if (computed) computedJson(j, rows, table);
     return j.endObject().str();
   }
-  if (args.has("--registered")) return dump;
   if (args.has("--computed")) return table;
-  std::string out = "== torch._C._dispatch_dump(\"" + op.name + "\")\n" + dump;
-  out += "== torch._C._dispatch_dump_table(\"" + op.name + "\")\n" + table;
-  out += "== kernels of the computed table (key: symbol)\n";
-  for (const auto& e : rows) out += kt.name(e.key) + ": " + (e.ambiguous() ? "(ambiguous)" : tv.kernelName(e.kernel)) + "\n";
-  return out;
+  return wholeOperatorText(op.name, dump, table, rows);
 }
 
 std::string listOperators(const TorchView& tv, const ParsedArgs& args) {
-  if (args.positional.size() > 1) usageError("--list takes at most one pattern", kOpTableUsage);
-  const std::string pattern = args.positional.empty() ? "" : args.positional.front();
-  const auto& ops = tv.operators();
-  std::vector<const TorchOperator*> matches;
-  for (const auto& op : ops)
-    if (op.name.find(pattern) != std::string::npos) matches.push_back(&op);
-  if (args.has("--json")) {
-    Json j;
-    j.beginObject().field("pattern", pattern).field("total", static_cast<uint64_t>(ops.size())).key("operators").beginArray();
-    for (const auto* op : matches) j.value(op->name);
-    return j.endArray().endObject().str();
-  }
-  std::string out;
-  for (const auto* op : matches) out += op->name + "\n";
-  if (pattern.empty()) return out + std::to_string(ops.size()) + " operators registered\n";
-  return out + std::to_string(matches.size()) + " of " + std::to_string(ops.size()) + " operators match '" + pattern + "'\n";
+  std::vector<std::string> names;
+  for (const auto& op : tv.operators()) names.push_back(op.name);
+  return operatorListAnswer(names, args);
 }
 
 }  // namespace
@@ -266,20 +245,10 @@ std::string runTorchOpTable(Session& s, const ParsedArgs& args) {
   };
   if (auto missing = args.value("--missing")) {
     const int key = runtimeKey(*missing);
-    std::vector<const TorchOperator*> found;
+    std::vector<std::string> found;
     for (const auto& op : tv.operators())
-      if (!tv.computedEntry(op, key).present()) found.push_back(&op);
-    if (args.has("--json")) {
-      Json j;
-      j.beginObject().field("key", *missing).field("total", static_cast<uint64_t>(tv.operators().size()));
-      j.key("operators").beginArray();
-      for (const auto* op : found) j.value(op->name);
-      return j.endArray().endObject().str();
-    }
-    std::string out;
-    for (const auto* op : found) out += op->name + "\n";
-    return out + std::to_string(found.size()) + " of " + std::to_string(tv.operators().size()) +
-           " operators have no kernel for " + *missing + " (no kernel, alias kernel or fallback: a dispatch there fails)\n";
+      if (!tv.computedEntry(op, key).present()) found.push_back(op.name);
+    return missingAnswer(*missing, found, tv.operators().size(), args.has("--json"));
   }
   const TorchOperator op = tv.findOperator(args.positional.front());
   if (auto key = args.value("--key")) return keyEntry(tv, op, *key, runtimeKey(*key), args.has("--json"));
