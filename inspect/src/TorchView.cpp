@@ -423,7 +423,24 @@ std::pair<uint64_t, uint64_t> TorchView::threadTls(int64_t tid) const {
 }
 
 uint64_t TorchView::tensorKeySet(uint64_t impl) const {
-  return mem_.readPointer(impl + value("TensorImpl_key_set"), "a TensorImpl");
+  const uint64_t raw = mem_.readPointer(impl + value("TensorImpl_key_set"), "a TensorImpl");
+  // Every defined tensor has a backend: a per-backend key that is no autograd key (CPU, Meta,
+  // QuantizedCPU, SparseCPU, NestedTensorCUDA, ...) or one of the backends of their own
+  // (SparseCsrCPU/CUDA, MkldnnCPU). A set without one was read at the wrong offset (a profile that
+  // does not fit), unless the tensor is the undefined one.
+  const KeyInfo* autograd = keys().byName(kAutograd);
+  const uint64_t backend_mask = value("set_full_backend_mask");
+  bool backend = false;
+  for (int k : keys().keysOf(raw)) {
+    const KeyInfo& key = *keys().byValue(k);
+    const bool autograd_key =
+        autograd && std::find(key.in_aliases.begin(), key.in_aliases.end(), autograd->value) != key.in_aliases.end();
+    backend = backend || ((key.bits & backend_mask) && !autograd_key) || key.name == "SparseCsrCPU" ||
+              key.name == "SparseCsrCUDA" || key.name == "MkldnnCPU";
+  }
+  if (!backend && dynamicTypeName(mem_, impl).find("UndefinedTensorImpl") == std::string::npos)
+    fail(refusal() + "the TensorImpl at " + hex(impl) + " holds key set " + hex(raw) + ", which names no backend");
+  return raw;
 }
 
 }  // namespace dscope::inspect

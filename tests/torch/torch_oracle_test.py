@@ -154,7 +154,17 @@ def compare(oracle, answers):
     return problems
 
 
-def refusals(debugger, plugin, core, workdir, profile):
+def shifted_profile(workdir, profile, name, by):
+    """A copy of profile (in its own directory) with entry `name` moved by `by` bytes."""
+    directory = workdir / ("shifted-" + name)
+    directory.mkdir(exist_ok=True)
+    lines = [("%s %d" % (name, int(l.split()[1]) + by)) if l.startswith(name + " ") else l
+             for l in profile.read_text().splitlines()]
+    (directory / profile.name).write_text("\n".join(lines) + "\n")
+    return directory
+
+
+def refusals(debugger, plugin, core, workdir, profile, tensor_impl):
     """Bad profiles and bad input, on the core: each answer is one dscope: line."""
     cases = []
     empty = workdir / "no-profiles"
@@ -167,12 +177,10 @@ def refusals(debugger, plugin, core, workdir, profile):
     (other / profile.name).write_text(text.replace("build-id libtorch_cpu " + build_id, "build-id libtorch_cpu " + "0" * 40))
     cases.append((other, "keyset --tls", "dscope: the layout profile %s is for libtorch_cpu build-id %s, not %s"
                   % (other / profile.name, "0" * 40, build_id)))
-    shifted = workdir / "shifted"
-    shifted.mkdir(exist_ok=True)
-    lines = [("Dispatcher_from_realSingleton %d" % (int(l.split()[1]) + 64)) if l.startswith("Dispatcher_from_realSingleton ")
-             else l for l in text.splitlines()]
-    (shifted / profile.name).write_text("\n".join(lines) + "\n")
-    cases.append((shifted, "op-table --list", "does not fit this process"))
+    cases.append((shifted_profile(workdir, profile, "Dispatcher_from_realSingleton", 64), "op-table --list",
+                  "does not fit this process"))
+    cases.append((shifted_profile(workdir, profile, "TensorImpl_key_set", -8), "keyset " + tensor_impl,
+                  "does not fit this process: the TensorImpl at %s holds key set" % tensor_impl))
     cases.append((None, "op-table no_such::op --computed", "dscope: no operator 'no_such::op' in this process's dispatcher"))
     cases.append((None, "op-table aten::mm --computed --key Autograd", "dscope: --key shows one computed entry"))
     cases.append((None, "op-table aten::mm --key Autograd", "dscope: Autograd is an alias key"))
@@ -249,7 +257,7 @@ def main():
             problems += found
             times.append("%s %.1f s" % (debugger, elapsed))
             if core:
-                problems += refusals(debugger, plugin, core, a.workdir, pathlib.Path(a.profile))
+                problems += refusals(debugger, plugin, core, a.workdir, pathlib.Path(a.profile), oracle["tensors"][0][2])
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
