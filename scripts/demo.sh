@@ -41,3 +41,20 @@ echo "== lldb-16 on the same core: the same command, the same text (the Dispatch
 lldb-16 -b -O "plugin load build/release/lldb/libdscope_lldb.so" -o dispatch-trace -c "$core" "$sample" 2>&1 \
   | sed -n '/^thread tid/,$p'
 rm -rf "$work"
+
+echo
+echo "== real PyTorch (Debian's 1.13, no debug info): a Python process read by gdb and lldb-16 from memory"
+torch_out=$(mktemp -d)
+/usr/bin/python3 tests/torch/oracle_program.py "$torch_out/oracle.txt" > "$torch_out/stdout" 2>&1 &
+torch_pid=$!
+for _ in $(seq 120); do grep -q ready "$torch_out/stdout" 2>/dev/null && break; sleep 0.5; done
+tensor=$(sed -n 's/^tensor a id=\([^ ]*\) .*/\1/p' "$torch_out/oracle.txt")
+echo "(a tensor with requires_grad at hex(id(t)) = $tensor; torch._C._dispatch_keys says $(sed -n 's/^tensor a [^ ]* [^ ]* //p' "$torch_out/oracle.txt"))"
+gdb -nx -batch -iex 'set auto-load safe-path /' -ex 'set debuginfod enabled off' -x build/release/gdb/dscope-gdb.py \
+  -p "$torch_pid" -ex "keyset $tensor" -ex 'op-table aten::mm --key AutogradCPU' -ex 'keyset --tls' 2>&1 \
+  | sed -n '/^DispatchKeySet/,/^\[Inferior/p' | grep -v '^\[Inferior'
+echo "-- lldb-16, the same commands:"
+lldb-16 -b -O "plugin load build/release/lldb/libdscope_lldb.so" -p "$torch_pid" -o "keyset $tensor" \
+  -o 'op-table aten::mm --key AutogradCPU' -o 'keyset --tls' -o detach 2>&1 | grep -v '^(lldb)\|^Process\|^\*\|^ *frame\|^Executable\|^Architecture'
+kill "$torch_pid"
+rm -rf "$torch_out"
