@@ -85,6 +85,8 @@ void TorchView::validate() const {
   const std::string refuse = refusal();
   try {
     operators();
+  } catch (const RuntimeNotLoaded&) {
+    throw;
   } catch (const InspectError& e) {  // the profile's offsets lead nowhere readable
     const std::string why = messageOf(e);
     if (why.rfind(refuse, 0) == 0) throw;
@@ -145,6 +147,11 @@ const std::vector<TorchOperator>& TorchView::operators() const {
   const uint64_t head = dispatcher_ + value("Dispatcher_operators");
   ListKey key{head, mem_.readPointer(head + value("StdList_size"), "the operator list"),
               mem_.readPointer(head, "the operator list"), mem_.readPointer(head + 8, "the operator list")};
+  // Before libtorch's static initializers run, the Dispatcher (a function-local static) is zeros;
+  // a constructed list head points at itself even when empty.
+  if (key.first == 0 && key.last == 0 && key.size == 0)
+    fail<RuntimeNotLoaded>("PyTorch's dispatcher is not constructed yet (libtorch_cpu is loaded, its initializers "
+                           "have not run: continue until `import torch` or the program's start has returned)");
   {
     std::lock_guard lock(operator_cache_mutex);
     if (auto it = operator_cache.find(head); it != operator_cache.end() && it->second.first == key) {

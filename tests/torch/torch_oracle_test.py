@@ -226,6 +226,21 @@ def both_runtimes(a, debuggers):
     return 1 if problems else 0
 
 
+def before_initializers(gdb_script):
+    """GDB stopped as libtorch_cpu loads, before its initializers built the Dispatcher: one line
+    saying so (the Dispatcher's memory is zeros then), not a profile that does not fit."""
+    argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", gdb_script, "-ex", "catch load libtorch_cpu",
+                             "-ex", "run", "-ex", "op-table --list aten::mm", "-ex", "kill", "--args", TORCH_PYTHON,
+                             "-c", "import torch")
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    text = out.stdout + out.stderr
+    expected = "dscope: PyTorch's dispatcher is not constructed yet (libtorch_cpu is loaded, its initializers have not run"
+    lines = [l for l in text.splitlines() if l.startswith("dscope:")]
+    if len(lines) != 1 or not lines[0].startswith(expected):
+        return ["gdb before libtorch's initializers: expected one line %r, got:\n%s" % (expected, text[-2000:])]
+    return []
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
@@ -258,6 +273,8 @@ def main():
             times.append("%s %.1f s" % (debugger, elapsed))
             if core:
                 problems += refusals(debugger, plugin, core, a.workdir, pathlib.Path(a.profile), oracle["tensors"][0][2])
+        if not core:
+            problems += before_initializers(a.gdb_script)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
