@@ -9,6 +9,8 @@
 2. Attaching to the live process and answering the first `op-table aten::mm` (the operator list
    walked, the profile found and checked) against the same debugger's bare attach and detach,
    side by side: goal <= 1.5x.
+3. dispatch-trace on tests/torch/torch_loop.cpp's overflow core against the bare core load
+   (goal <= 1.3x) and against a backtrace that unwinds every frame (goal >= 4x faster).
 Prints one summary line per measurement; the numbers go to docs/PERFORMANCE.md."""
 
 import argparse
@@ -19,7 +21,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from debuggers import GDB, LLDB, fail, log, optable_session, run_timed, summary  # noqa: E402
+from debuggers import GDB, LLDB, Debugger, fail, log, make_core, optable_session, run_timed, summary  # noqa: E402
 
 TORCH_PYTHON = "/usr/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -77,6 +79,39 @@ def bench_attach(args, pid):
                 "(goal <= 1.5x: %s)" % (debugger, f, b, f / b, "met" if f / b <= 1.5 else "missed"))
 
 
+def bench_trace(args, workdir):
+    """dispatch-trace on the overflow core of tests/torch/torch_loop.cpp (issue 24): wall time
+    against the debugger's bare loading of the same core and against a backtrace that must unwind
+    every frame (GDB `bt -30`, LLDB `bt`), alternating, median."""
+    prog = os.path.join(args.build, "tests", "torch_loop")
+    if not os.path.exists(prog):
+        fail("%s missing: cmake --build %s" % (prog, args.build))
+    core = make_core(workdir, [prog], 8192, "torch_loop")
+    variants = {
+        "gdb": {"bare": [], "dispatch-trace": ["dispatch-trace"], "bt -30": ["bt -30"]},
+        "lldb": {"bare": [], "dispatch-trace": ["dispatch-trace"], "bt": ["bt"]},
+    }
+    for name, commands in variants.items():
+        times = {v: [] for v in commands}
+        for _ in range(args.repeats):
+            for variant, cmds in commands.items():
+                plugin = variant == "dispatch-trace"
+                argv = Debugger(name, args.build, prog, core).argv(cmds, plugin)
+                seconds, rc, _ = run_timed(argv, timeout=600)
+                if rc is None:
+                    fail("%s %s: killed at 600 s" % (name, variant))
+                times[variant].append(seconds)
+        med = {v: statistics.median(t) for v, t in times.items()}
+        slow = [v for v in commands if v not in ("bare", "dispatch-trace")][0]
+        summary("trace %s: dispatch-trace %.2f s vs bare core load %.2f s -> %.2fx (goal <= 1.3x: %s); vs %s %.2f s -> "
+                "%.1fx faster (goal >= 4x: %s); medians of %d"
+                % (name, med["dispatch-trace"], med["bare"], med["dispatch-trace"] / med["bare"],
+                   "met" if med["dispatch-trace"] / med["bare"] <= 1.3 else "missed", slow, med[slow],
+                   med[slow] / med["dispatch-trace"], "met" if med[slow] / med["dispatch-trace"] >= 4 else "missed",
+                   args.repeats))
+    os.unlink(core)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build/release")
@@ -96,6 +131,7 @@ def main():
             proc.wait()
         log("core: %d MB" % (os.path.getsize(core) >> 20))
         bench_optable(args, workdir, core)
+        bench_trace(args, workdir)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ std::string runDispatchTrace(Session& s, const std::vector<std::string>& words);
 // The same commands on real PyTorch (TorchCommands.cpp), after the common argument checks.
 std::string runTorchKeyset(Session& s, const ParsedArgs& args);
 std::string runTorchOpTable(Session& s, const ParsedArgs& args);
+std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args);
 
 // ---- values (Values.cpp, ValueSummary.cpp) ----
 

@@ -448,6 +448,10 @@ std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) 
       parseArgs(words, {{"--all", "--full", "--json", "--frames"}, {"--thread", "--max-frames"}}, kDispatchTraceUsage);
   if (!args.positional.empty()) usageError("unexpected argument '" + shown(args.positional.front()) + "'", kDispatchTraceUsage);
   if (args.has("--all") && args.value("--thread")) usageError("--thread or --all, not both", kDispatchTraceUsage);
+  if (s.readsTorch(std::nullopt)) {
+    if (args.has("--all") || args.has("--json")) fail("on PyTorch, dispatch-trace reads one thread's stack, in text");
+    return runTorchDispatchTrace(s, args);
+  }
   if (args.has("--frames")) return framesTrace(s, args);
   if (args.value("--max-frames")) usageError("--max-frames goes with --frames", kDispatchTraceUsage);
   const RuntimeView& rt = s.runtime();

@@ -360,7 +360,13 @@ std::string compileTimeFunction(const std::string& type) {
     const char c = type[i];
     if (c == '<' || c == '(') ++depth;
     else if ((c == '>' || c == ')') && depth > 0) --depth;
-    else if (c == '>' && depth == 0) return amp == std::string::npos ? "" : type.substr(amp + 1, i - amp - 1);
+    else if (c == '>' && depth == 0) {
+      if (amp == std::string::npos) return "";
+      std::string fn = type.substr(amp + 1, i - amp - 1);
+      // "&(f(int))" for a function whose name has a parameter list: the function, as GDB names it.
+      if (fn.size() > 2 && fn.front() == '(' && fn.back() == ')') fn = fn.substr(1, fn.size() - 2);
+      return fn;
+    }
     else if (c == '&' && depth == 0 && i > 0 && type[i - 1] == ' ' && type[i - 2] == ',') amp = i;
   }
   return "";

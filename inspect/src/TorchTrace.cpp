@@ -1,0 +1,206 @@
+// dispatch-trace on real PyTorch: release builds keep no dispatch records, so the chain is rebuilt
+// from the native stack's physical frames (dscope_target's stack_frame: pcs, no DWARF needed).
+// Each frame's function entry is matched against the registry: every computed-table entry's
+// unboxed and boxed function maps to its operator and key (a trampoline several kernels share
+// says "one of N"); an exported at::_ops::<op>::call / ::redispatch names an aten operator; the
+// rest is the user's code. The loop is found among the innermost frames only (an overflow core
+// has ~80 000 physical frames, and GDB's `bt -30` costs seconds and a gigabyte there); --full
+// walks every frame.
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "CommandLine.h"
+#include "Commands.h"
+#include "Json.h"
+#include "TorchView.h"
+
+namespace dscope::inspect {
+
+namespace {
+
+constexpr uint64_t kInnermostFrames = 2000;  // the default window: 1 000 repetitions of a 2-frame loop
+constexpr uint64_t kMaxPeriod = 64;          // a longer cycle of physical frames is no re-dispatch loop
+constexpr uint64_t kMaxLoopStart = 32;       // frames inside the loop that are not part of it (the crash site)
+
+// What one computed-table entry's functions are: operator and key.
+struct KernelUse {
+  const TorchOperator* op;
+  int key;
+};
+
+// Every computed-table entry's unboxed and boxed function, by address (dispatchTable_, inline
+// 32-byte KernelFunctions, one per slot).
+std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv) {
+  const auto& p = tv.profile();
+  std::vector<int> slot_key(p.at("count_table_slots"), -1);
+  for (int k : tv.keys().runtimeKeys())
+    if (const KeyInfo* info = tv.keys().byValue(k); info && info->slot >= 0 && slot_key[info->slot] < 0)
+      slot_key[info->slot] = k;
+  std::map<uint64_t, std::vector<KernelUse>> out;
+  const uint64_t size = p.at("sizeof_KernelFunction"), slots = slot_key.size();
+  std::vector<unsigned char> table(size * slots);
+  for (const auto& op : tv.operators()) {
+    tv.mem().read(op.entry + p.at("OperatorEntry_dispatchTable"), table.data(), table.size(), "a dispatch table");
+    for (uint64_t s = 0; s < slots; ++s) {
+      if (slot_key[s] < 0) continue;
+      uint64_t fn[2];
+      std::memcpy(&fn[0], table.data() + s * size + p.at("KernelFunction_unboxed"), 8);
+      std::memcpy(&fn[1], table.data() + s * size + p.at("KernelFunction_boxed"), 8);
+      for (uint64_t f : fn)
+        if (f) out[f].push_back({&op, slot_key[s]});
+    }
+  }
+  return out;
+}
+
+// "at::_ops::add_Tensor::call(...)" -> {"add_Tensor", "call"}; empty when not such a frame.
+std::pair<std::string, std::string> atenOpsFrame(const std::string& name) {
+  const std::string prefix = "at::_ops::";
+  if (name.rfind(prefix, 0) != 0) return {};
+  const size_t sep = name.find("::", prefix.size());
+  if (sep == std::string::npos) return {};
+  const std::string member = name.substr(sep + 2, name.find('(', sep) - sep - 2);
+  if (member != "call" && member != "redispatch") return {};
+  return {name.substr(prefix.size(), sep - prefix.size()), member};
+}
+
+struct TraceFrame {
+  uint64_t level = 0, pc = 0, entry = 0;
+  std::string name;                // the function, as the symbolizer names it ("" when it cannot)
+  std::vector<KernelUse> kernels;  // the computed-table entries whose function it is
+  std::string aten_op, aten_kind;  // an at::_ops frame: the operator's C++ struct name, call/redispatch
+};
+
+struct Loop {
+  uint64_t start = 0, period = 0, repeats = 0;
+};
+
+// The shortest period that repeats from some frame near the top to the end of the window.
+Loop findLoop(const std::vector<TraceFrame>& frames) {
+  const uint64_t n = frames.size();
+  for (uint64_t start = 0; start < std::min<uint64_t>(kMaxLoopStart, n); ++start)
+    for (uint64_t p = 1; p <= kMaxPeriod && start + 2 * p <= n; ++p) {
+      bool repeats = true;
+      for (uint64_t i = start; repeats && i + p < n; ++i) repeats = frames[i].entry && frames[i].entry == frames[i + p].entry;
+      if (repeats) return {start, p, (n - start) / p};
+    }
+  return {};
+}
+
+}  // namespace
+
+std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
+  const TorchView& tv = s.torch();
+  const Remote& mem = s.mem();
+  const dscope_target* t = mem.target();
+  if (!t || !t->stack_frame) fail("this debugger front end does not provide stack frames: dispatch-trace is not available");
+  int64_t tid = mem.selectedTid();
+  if (auto thread = args.value("--thread")) tid = mem.threadTid(threadOption(*thread)).value_or(threadOption(*thread));
+  if (tid <= 0) fail(kNoProcess);
+  uint64_t window = kInnermostFrames;
+  if (auto m = args.value("--max-frames")) window = numberOption("--max-frames", *m, "a number of frames", 1u << 30);
+  if (args.has("--full")) window = UINT64_MAX;
+
+  // The frames, innermost first.
+  std::vector<TraceFrame> frames;
+  bool outermost = false;
+  for (uint64_t level = 0; level < window; ++level) {
+    uint64_t pc = 0, sp = 0;
+    if (t->stack_frame(t->ctx, tid, level, &pc, &sp) != 0) {
+      outermost = true;
+      break;
+    }
+    TraceFrame f;
+    f.level = level;
+    f.pc = pc;
+    const FramePc& code = mem.functionsAt(level ? pc - 1 : pc, level > 0);
+    f.entry = code.entry;
+    f.name = code.names.empty() ? "" : code.names.back();
+    frames.push_back(std::move(f));
+  }
+  if (frames.empty()) fail("thread tid " + std::to_string(tid) + " has no stack frames");
+  const auto entries = kernelEntries(tv);
+  for (auto& f : frames) {
+    if (auto it = entries.find(f.entry); f.entry && it != entries.end()) f.kernels = it->second;
+    std::tie(f.aten_op, f.aten_kind) = atenOpsFrame(f.name);
+  }
+  const Loop loop = findLoop(frames);
+  const auto [included, excluded] = tv.threadTls(tid);
+  const KeyTable& kt = tv.keys();
+
+  // A frame's line: what the registry says it is, else the function.
+  auto describe = [&](const TraceFrame& f) -> std::string {
+    std::string where = f.name.empty() ? hex(f.pc) : f.name;
+    if (!f.kernels.empty()) {
+      std::set<const TorchOperator*> ops;
+      std::set<int> keys;
+      for (const auto& u : f.kernels) ops.insert(u.op), keys.insert(u.key);
+      const std::string op = ops.size() == 1 ? (*ops.begin())->name : "<one of " + std::to_string(ops.size()) + " operators>";
+      const std::string key = keys.size() == 1 ? kt.name(*keys.begin()) : "<one of " + std::to_string(keys.size()) + " keys>";
+      std::string out = "[kernel] op=[" + op + "], key=[" + key + "]";
+      if (ops.size() == 1 && keys.size() == 1) {
+        const TorchTableEntry e = tv.computedEntry(**ops.begin(), *keys.begin());
+        out += " " + tv.kernelName(e.kernel) + ", " + e.kernel.debug;
+      }
+      return out;
+    }
+    if (!f.aten_op.empty()) return "[" + f.aten_kind + "] at::_ops::" + f.aten_op + " (" + where + ")";
+    return "[code] " + where;
+  };
+
+  std::string out = "dispatch chain rebuilt from the native stack (PyTorch keeps no dispatch records): " +
+                    counted(frames.size(), "frame") + (outermost ? " (the whole stack)" : " walked, the innermost") + "\n";
+  out += "thread tid " + std::to_string(tid) + ":\n";
+  out += "  TLS: included " + kt.keySetString(included) + ", excluded " + kt.keySetString(excluded) + "\n";
+  if (!loop.period) {
+    for (const auto& f : frames) out += "  #" + std::to_string(f.level) + " " + describe(f) + "\n";
+    return out + "  no loop among these frames\n";
+  }
+  const std::string at_least = outermost ? "" : "at least ";
+  out += "  loop: a cycle of " + counted(loop.period, "stack frame") + ", " + at_least + groupThousands(loop.repeats) +
+         " repetitions in the " + (outermost ? "" : "innermost ") + counted(frames.size() - loop.start, "frame") +
+         (outermost ? "" : " (dispatch-trace --full walks them all)") + ":\n";
+  for (uint64_t i = loop.start; i < loop.start + loop.period; ++i)
+    out += "    #" + std::to_string(frames[i].level) + " " + describe(frames[i]) + "\n";
+  if (loop.start) out += "  innermost, above the loop (where it stopped):\n";
+  for (uint64_t i = 0; i < loop.start; ++i) out += "    #" + std::to_string(frames[i].level) + " " + describe(frames[i]) + "\n";
+
+  // The kernel the loop re-enters: a frame of the cycle that is one operator's kernel at one key.
+  const TraceFrame* kernel = nullptr;
+  for (uint64_t i = loop.start; i < loop.start + loop.period && !kernel; ++i) {
+    std::set<std::pair<const TorchOperator*, int>> uses;
+    for (const auto& u : frames[i].kernels) uses.insert({u.op, u.key});
+    if (uses.size() == 1) kernel = &frames[i];
+  }
+  std::string aten;
+  for (uint64_t i = loop.start; i < loop.start + loop.period && aten.empty(); ++i) aten = frames[i].aten_op;
+  if (!kernel) {
+    out += "  diagnosis: the stack repeats, but no frame of the cycle is the kernel of one operator at one key" +
+           std::string(aten.empty() ? "" : " (it goes through at::_ops::" + aten + ")") + "\n";
+    return out;
+  }
+  const KernelUse use = kernel->kernels.front();
+  const TorchTableEntry e = tv.computedEntry(*use.op, use.key);
+  const std::string key = kt.name(use.key);
+  const KeyInfo* autograd = kt.byName("AutogradFunctionality");
+  const bool autograd_excluded = autograd && (excluded & autograd->bits) == autograd->bits;
+  const bool is_autograd_key = kt.byValue(use.key) && autograd && (kt.byValue(use.key)->bits & autograd->bits);
+  out += "  diagnosis: " + use.op->name + "'s " + key + " kernel (" + tv.kernelName(e.kernel) + ", " + e.kernel.debug +
+         ") calls " + use.op->name + " again through the dispatcher" +
+         (aten.empty() ? "" : " (at::_ops::" + aten + ")") + ": the call recomputes the key set from the arguments and the "
+         "thread's sets, which still select " + key + ", so the kernel re-enters itself until the stack overflows" +
+         (is_autograd_key && !autograd_excluded ? " (autograd is not excluded on this thread)" : "") + "\n";
+  out += is_autograd_key
+             ? "  fix: in that kernel, continue below autograd: op.redispatch(ks & c10::after_autograd_keyset, ...) with the "
+               "kernel's DispatchKeySet argument, or make the call under an at::AutoDispatchBelowADInplaceOrView guard\n"
+             : "  fix: in that kernel, continue below " + key + ": op.redispatch(ks.remove(DispatchKey::" + key +
+                   "), ...) with the kernel's DispatchKeySet argument, instead of calling the operator again\n";
+  return out;
+}
+
+}  // namespace dscope::inspect
