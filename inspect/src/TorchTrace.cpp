@@ -170,35 +170,47 @@ std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
   if (loop.start) out += "  innermost, above the loop (where it stopped):\n";
   for (uint64_t i = 0; i < loop.start; ++i) out += "    #" + std::to_string(frames[i].level) + " " + describe(frames[i]) + "\n";
 
-  // The kernel the loop re-enters: a frame of the cycle that is one operator's kernel at one key.
-  const TraceFrame* kernel = nullptr;
-  for (uint64_t i = loop.start; i < loop.start + loop.period && !kernel; ++i) {
+  // The kernels the loop re-enters: the frames of the cycle that are one operator's kernel at one
+  // key, outermost first (each calls the next through the dispatcher, the last calls the first).
+  std::vector<KernelUse> cycle;
+  for (uint64_t i = loop.start + loop.period; i-- > loop.start;) {
     std::set<std::pair<const TorchOperator*, int>> uses;
     for (const auto& u : frames[i].kernels) uses.insert({u.op, u.key});
-    if (uses.size() == 1) kernel = &frames[i];
+    if (uses.size() == 1) cycle.push_back(frames[i].kernels.front());
   }
+  // Where the stack overflowed decides which kernel is innermost: start the cycle at the smallest
+  // operator name, so that two crashes of the same loop are told the same way.
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end(), [](const KernelUse& a, const KernelUse& b) {
+                return std::tie(a.op->name, a.key) < std::tie(b.op->name, b.key);
+              }), cycle.end());
   std::string aten;
   for (uint64_t i = loop.start; i < loop.start + loop.period && aten.empty(); ++i) aten = frames[i].aten_op;
-  if (!kernel) {
+  if (cycle.empty()) {
     out += "  diagnosis: the stack repeats, but no frame of the cycle is the kernel of one operator at one key" +
            std::string(aten.empty() ? "" : " (it goes through at::_ops::" + aten + ")") + "\n";
     return out;
   }
-  const KernelUse use = kernel->kernels.front();
-  const TorchTableEntry e = tv.computedEntry(*use.op, use.key);
-  const std::string key = kt.name(use.key);
+  auto kernelText = [&](const KernelUse& u) {
+    const TorchTableEntry e = tv.computedEntry(*u.op, u.key);
+    return u.op->name + "'s " + kt.name(u.key) + " kernel (" + tv.kernelName(e.kernel) + ", " + e.kernel.debug + ")";
+  };
+  const std::string key = kt.name(cycle.front().key);
+  std::string calls = kernelText(cycle.front());
+  for (size_t i = 1; i < cycle.size(); ++i) calls += " calls " + cycle[i].op->name + ", whose " + kernelText(cycle[i]).substr(cycle[i].op->name.size() + 3);
+  calls += " calls " + cycle.front().op->name + " again through the dispatcher" + (aten.empty() ? "" : " (at::_ops::" + aten + ")");
   const KeyInfo* autograd = kt.byName("AutogradFunctionality");
   const bool autograd_excluded = autograd && (excluded & autograd->bits) == autograd->bits;
-  const bool is_autograd_key = kt.byValue(use.key) && autograd && (kt.byValue(use.key)->bits & autograd->bits);
-  out += "  diagnosis: " + use.op->name + "'s " + key + " kernel (" + tv.kernelName(e.kernel) + ", " + e.kernel.debug +
-         ") calls " + use.op->name + " again through the dispatcher" +
-         (aten.empty() ? "" : " (at::_ops::" + aten + ")") + ": the call recomputes the key set from the arguments and the "
-         "thread's sets, which still select " + key + ", so the kernel re-enters itself until the stack overflows" +
-         (is_autograd_key && !autograd_excluded ? " (autograd is not excluded on this thread)" : "") + "\n";
+  const KeyInfo* key_info = kt.byValue(cycle.front().key);
+  const bool is_autograd_key = key_info && autograd && (key_info->bits & autograd->bits);
+  out += "  diagnosis: " + calls + ": each call recomputes the key set from the arguments and the thread's sets, which "
+         "still select " + key + ", so the " + (cycle.size() == 1 ? "kernel re-enters itself" : "kernels re-enter each other") +
+         " until the stack overflows" + (is_autograd_key && !autograd_excluded ? " (autograd is not excluded on this thread)" : "") +
+         "\n";
+  const std::string which = cycle.size() == 1 ? "that kernel" : "those kernels";
   out += is_autograd_key
-             ? "  fix: in that kernel, continue below autograd: op.redispatch(ks & c10::after_autograd_keyset, ...) with the "
-               "kernel's DispatchKeySet argument, or make the call under an at::AutoDispatchBelowADInplaceOrView guard\n"
-             : "  fix: in that kernel, continue below " + key + ": op.redispatch(ks.remove(DispatchKey::" + key +
+             ? "  fix: in " + which + ", continue below autograd: op.redispatch(ks & c10::after_autograd_keyset, ...) with "
+               "the kernel's DispatchKeySet argument, or make the call under an at::AutoDispatchBelowADInplaceOrView guard\n"
+             : "  fix: in " + which + ", continue below " + key + ": op.redispatch(ks.remove(DispatchKey::" + key +
                    "), ...) with the kernel's DispatchKeySet argument, instead of calling the operator again\n";
   return out;
 }

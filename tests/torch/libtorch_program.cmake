@@ -23,8 +23,9 @@ else()
   message(STATUS "libtorch-dev not found (torch_cpu, torch/library.h): no libtorch_program, no torch_libtorch_core test")
 endif()
 
-# An infinite re-dispatch on real PyTorch (tests/torch/torch_loop.cpp), with and without -g for the
-# user's program: dispatch-trace on its kernel core, GDB and lldb-16 alike (torch_loop_test.py).
+# Infinite re-dispatch on real PyTorch (tests/torch/torch_loop.cpp: self, mutual, an aten::mm
+# override), with and without -g for the user's program: dispatch-trace on the kernel core, GDB and
+# lldb-16 alike (torch_loop_test.py).
 if(TARGET libtorch_program)
   foreach(variant torch_loop torch_loop_nodbg)
     add_executable(${variant} ${PROJECT_SOURCE_DIR}/tests/torch/torch_loop.cpp)
@@ -32,10 +33,16 @@ if(TARGET libtorch_program)
     target_compile_definitions(${variant} PRIVATE _GLIBCXX_USE_CXX11_ABI=1)
     target_include_directories(${variant} SYSTEM PRIVATE ${DSCOPE_TORCH_API_INCLUDE})
     target_link_libraries(${variant} PRIVATE torch torch_cpu c10)
-    add_test(NAME ${variant}_trace
+  endforeach()
+  foreach(test torch_loop:self torch_loop:mutual torch_loop:mm torch_loop_nodbg:self torch_loop_nodbg:mm)
+    string(REPLACE ":" ";" parts ${test})
+    list(GET parts 0 variant)
+    list(GET parts 1 scenario)
+    add_test(NAME ${variant}_${scenario}_trace
       COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/torch_loop_test.py --gdb-script ${GDB_SCRIPT}
-              ${TORCH_LLDB} --program $<TARGET_FILE:${variant}> --workdir ${CMAKE_CURRENT_BINARY_DIR}/${variant}_core)
-    set_tests_properties(${variant}_trace PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
+              ${TORCH_LLDB} --program $<TARGET_FILE:${variant}> --scenario ${scenario}
+              --workdir ${CMAKE_CURRENT_BINARY_DIR}/${variant}_${scenario}_core)
+    set_tests_properties(${variant}_${scenario}_trace PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
   endforeach()
   target_compile_options(torch_loop PRIVATE -O2 -g)
   target_compile_options(torch_loop_nodbg PRIVATE -O2 -g0)

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""dispatch-trace on a real-PyTorch overflow core (tests/torch/torch_loop.cpp: myops::loop's
-AutogradCPU kernel calls the operator again), in GDB and lldb-16: the loop, the operator, the key,
-the kernel with its `registered at`, the thread's TLS and the fix; both debuggers print the same.
+"""dispatch-trace on a real-PyTorch overflow core (tests/torch/torch_loop.cpp: a kernel that
+calls its own operator, two that call each other, an aten::mm override that calls at::mm), in GDB
+and lldb-16: the loop, the operator(s), the key, the kernel(s) with their `registered at`, the
+thread's TLS and the fix; both debuggers print the same chain.
 
-  torch_loop_test.py --gdb-script S [--lldb-plugin P] --program build/.../torch_loop --workdir DIR
+  torch_loop_test.py --gdb-script S [--lldb-plugin P] --program build/.../torch_loop
+                     --scenario self|mutual|mm --workdir DIR
 """
 
 import argparse
@@ -20,16 +22,49 @@ import libtorch_core_test  # noqa: E402
 import torch_oracle_test as oracle_test  # noqa: E402
 import session  # noqa: E402
 
-EXPECT = [
-    "dispatch chain rebuilt from the native stack (PyTorch keeps no dispatch records): 2 000 frames walked, the innermost",
-    "  TLS: included DispatchKeySet(BackendSelect, ADInplaceOrView), excluded DispatchKeySet(AutocastCPU, AutocastXPU, AutocastCUDA)",
-    "  loop: a cycle of 2 stack frames, at least 999 repetitions in the innermost",
-    "[kernel] op=[myops::loop], key=[AutogradCPU] loop_autograd(c10::DispatchKeySet, at::Tensor const&), registered at ",
-    "torch_loop.cpp:23",
-    "  diagnosis: myops::loop's AutogradCPU kernel (loop_autograd(c10::DispatchKeySet, at::Tensor const&), registered at ",
-    "so the kernel re-enters itself until the stack overflows (autograd is not excluded on this thread)",
-    "  fix: in that kernel, continue below autograd: op.redispatch(ks & c10::after_autograd_keyset, ...)",
-]
+SOURCE = HERE / "torch_loop.cpp"
+
+
+def line_of(text):
+    """The source line holding text: where the kernels say they were registered."""
+    return next(i for i, l in enumerate(SOURCE.read_text().splitlines(), 1) if text in l)
+
+
+def expected(scenario):
+    """What dispatch-trace must say about each scenario's core (from the source, not the tool). How
+    many repetitions fit in the 2 000 innermost frames depends on the frames above the loop where
+    the stack overflowed (998 or 999 of a 2-frame loop)."""
+    registered = "registered at %s:%d" % (SOURCE, line_of("TORCH_LIBRARY_IMPL(myops, AutogradCPU, m)"))
+    common = [
+        "dispatch chain rebuilt from the native stack (PyTorch keeps no dispatch records): 2 000 frames walked, the innermost",
+        "  TLS: included DispatchKeySet(BackendSelect, ADInplaceOrView), excluded DispatchKeySet(AutocastCPU, AutocastXPU, "
+        "AutocastCUDA)",
+        "(autograd is not excluded on this thread)",
+        "continue below autograd: op.redispatch(ks & c10::after_autograd_keyset, ...) with the kernel's DispatchKeySet argument",
+    ]
+    if scenario == "self":
+        return common + [
+            "  loop: a cycle of 2 stack frames, at least 99",
+            "[kernel] op=[myops::loop], key=[AutogradCPU] loop_autograd(c10::DispatchKeySet, at::Tensor const&), " + registered,
+            "  diagnosis: myops::loop's AutogradCPU kernel (loop_autograd(c10::DispatchKeySet, at::Tensor const&), %s) calls "
+            "myops::loop again through the dispatcher: " % registered, "so the kernel re-enters itself",
+            "  fix: in that kernel,"]
+    if scenario == "mutual":
+        return common + [
+            "  loop: a cycle of 4 stack frames, at least 49",
+            "[kernel] op=[myops::ping], key=[AutogradCPU] ping_autograd(c10::DispatchKeySet, at::Tensor const&), " + registered,
+            "[kernel] op=[myops::pong], key=[AutogradCPU] pong_autograd(c10::DispatchKeySet, at::Tensor const&), " + registered,
+            "  diagnosis: myops::ping's AutogradCPU kernel (ping_autograd(c10::DispatchKeySet, at::Tensor const&), %s) calls "
+            "myops::pong, whose AutogradCPU kernel (pong_autograd(c10::DispatchKeySet, at::Tensor const&), %s) calls "
+            "myops::ping again through the dispatcher: " % (registered, registered), "so the kernels re-enter each other",
+            "  fix: in those kernels,"]
+    mm = "registered at %s:%d" % (SOURCE, line_of("__FILE__, __LINE__"))
+    return common + [
+        "  loop: a cycle of 2 stack frames, at least 99",
+        "[call] at::_ops::mm (at::_ops::mm::call(at::Tensor const&, at::Tensor const&))",
+        "[kernel] op=[aten::mm], key=[AutogradCPU] mm_autograd(c10::DispatchKeySet, at::Tensor const&, at::Tensor const&), " + mm,
+        "  diagnosis: aten::mm's AutogradCPU kernel (mm_autograd(c10::DispatchKeySet, at::Tensor const&, at::Tensor const&), "
+        "%s) calls aten::mm again through the dispatcher (at::_ops::mm): " % mm]
 
 
 def main():
@@ -37,13 +72,14 @@ def main():
     p.add_argument("--gdb-script", required=True)
     p.add_argument("--lldb-plugin")
     p.add_argument("--program", required=True)
+    p.add_argument("--scenario", choices=["self", "mutual", "mm"], default="self")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     a = p.parse_args()
     shutil.rmtree(a.workdir, ignore_errors=True)
     a.workdir.mkdir(parents=True)
     session.keep_file_pages_in_cores()
     program = os.path.realpath(a.program)
-    run = subprocess.run([program], cwd=a.workdir, preexec_fn=libtorch_core_test.unlimited_cores,
+    run = subprocess.run([program, a.scenario], cwd=a.workdir, preexec_fn=libtorch_core_test.unlimited_cores,
                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
     cores = sorted(a.workdir.glob("core*"))
     if run.returncode != -signal.SIGSEGV or not cores:
@@ -57,17 +93,18 @@ def main():
             argv = oracle_test.debugger_argv(debugger, plugin, program, core=core, extra=["dispatch-trace"])
             out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
             text = out.stdout + out.stderr
-            found = session.text_failures(text, expect=EXPECT, reject=oracle_test.REJECT)
+            found = session.text_failures(text, expect=expected(a.scenario), reject=oracle_test.REJECT)
             problems += ["%s: %s" % (debugger, f) for f in found]
             start = text.find("dispatch chain rebuilt")
             chains[debugger] = text[start:text.find("  fix:", start)] if start >= 0 else ""
+            chains[debugger] = "\n".join(l for l in chains[debugger].splitlines() if not l.startswith("thread tid"))
             if found:
                 problems.append(text[-3000:])
     finally:
         core.unlink()
     if len(set(chains.values())) > 1:
         problems.append("GDB and LLDB print different chains:\n--- gdb\n%s--- lldb\n%s" % (chains["gdb"], chains["lldb"]))
-    print("%s: %d problems" % (os.path.basename(program), len(problems)))
+    print("%s %s: %d problems" % (os.path.basename(program), a.scenario, len(problems)))
     for problem in problems[:6]:
         print(problem)
     return 1 if problems else 0
