@@ -2,7 +2,8 @@
 """dispatch-trace on a real-PyTorch overflow core (tests/torch/torch_loop.cpp: a kernel that
 calls its own operator, two that call each other, an aten::mm override that calls at::mm), in GDB
 and lldb-16: the loop, the operator(s), the key, the kernel(s) with their `registered at`, the
-thread's TLS and the fix; both debuggers print the same chain.
+thread's TLS and the fix; both debuggers print the same chain, on the core and live (the process
+stopped by its SIGSEGV under the debugger).
 
   torch_loop_test.py --gdb-script S [--lldb-plugin P] --program build/.../torch_loop
                      --scenario self|mutual|mm --workdir DIR
@@ -98,6 +99,20 @@ def main():
             start = text.find("dispatch chain rebuilt")
             chains[debugger] = text[start:text.find("  fix:", start)] if start >= 0 else ""
             chains[debugger] = "\n".join(l for l in chains[debugger].splitlines() if not l.startswith("thread tid"))
+            if found:
+                problems.append(text[-3000:])
+        # The same, live: the process stopped by its SIGSEGV under the debugger.
+        for debugger, plugin in debuggers:
+            if debugger == "gdb":
+                argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", plugin, "-ex", "run", "-ex",
+                                         "dispatch-trace", "-ex", "kill", "--args", program, a.scenario)
+            else:
+                argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin, "-o", "process launch",
+                        "-k", "dispatch-trace", "-k", "process kill", "--", program, a.scenario]
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, cwd=a.workdir)
+            text = out.stdout + out.stderr
+            found = session.text_failures(text, expect=expected(a.scenario), reject=oracle_test.REJECT)
+            problems += ["%s live: %s" % (debugger, f) for f in found]
             if found:
                 problems.append(text[-3000:])
     finally:
