@@ -83,7 +83,7 @@ def bench_trace(args, workdir):
     """dispatch-trace on the overflow core of tests/torch/torch_loop.cpp (issue 24): wall time
     against the debugger's bare loading of the same core and against a backtrace that must unwind
     every frame (GDB `bt -30`, LLDB `bt`), alternating, median."""
-    prog = os.path.join(args.build, "tests", "torch_loop")
+    prog = os.path.abspath(os.path.join(args.build, "tests", "torch_loop"))
     if not os.path.exists(prog):
         fail("%s missing: cmake --build %s" % (prog, args.build))
     core = make_core(workdir, [prog], 8192, "torch_loop")

@@ -23,7 +23,7 @@ namespace dscope::inspect {
 
 namespace {
 
-constexpr uint64_t kInnermostFrames = 2000;  // the default window: 1 000 repetitions of a 2-frame loop
+constexpr uint64_t kInnermostFrames = 400;  // the default window: 200 repetitions of a 2-frame loop, 20 ms
 constexpr uint64_t kMaxPeriod = 64;          // a longer cycle of physical frames is no re-dispatch loop
 constexpr uint64_t kMaxLoopStart = 32;       // frames inside the loop that are not part of it (the crash site)
 
