@@ -25,7 +25,7 @@ namespace {
 
 constexpr uint64_t kInnermostFrames = 400;  // the default window: 200 repetitions of a 2-frame loop, 20 ms
 constexpr uint64_t kMaxPeriod = 64;          // a longer cycle of physical frames is no re-dispatch loop
-constexpr uint64_t kMaxLoopStart = 32;       // frames inside the loop that are not part of it (the crash site)
+constexpr uint64_t kMaxLoopStart = 160;      // frames above the loop (where the stack ran out: a kernel may be deep in BLAS)
 
 // What one computed-table entry's functions are: operator and key.
 struct KernelUse {
@@ -80,13 +80,17 @@ struct Loop {
   uint64_t start = 0, period = 0, repeats = 0;
 };
 
+// What a frame is, for finding the loop: its function's entry, or (a function with no symbol, such
+// as libtorch's internal code) the return address, which a recursion repeats exactly.
+uint64_t identity(const TraceFrame& f) { return f.entry ? f.entry : f.pc; }
+
 // The shortest period that repeats from some frame near the top to the end of the window.
 Loop findLoop(const std::vector<TraceFrame>& frames) {
   const uint64_t n = frames.size();
   for (uint64_t start = 0; start < std::min<uint64_t>(kMaxLoopStart, n); ++start)
     for (uint64_t p = 1; p <= kMaxPeriod && start + 2 * p <= n; ++p) {
       bool repeats = true;
-      for (uint64_t i = start; repeats && i + p < n; ++i) repeats = frames[i].entry && frames[i].entry == frames[i + p].entry;
+      for (uint64_t i = start; repeats && i + p < n; ++i) repeats = identity(frames[i]) == identity(frames[i + p]);
       if (repeats) return {start, p, (n - start) / p};
     }
   return {};
@@ -210,8 +214,9 @@ std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
   out += is_autograd_key
              ? "  fix: in " + which + ", continue below autograd: op.redispatch(ks & c10::after_autograd_keyset, ...) with "
                "the kernel's DispatchKeySet argument, or make the call under an at::AutoDispatchBelowADInplaceOrView guard\n"
-             : "  fix: in " + which + ", continue below " + key + ": op.redispatch(ks.remove(DispatchKey::" + key +
-                   "), ...) with the kernel's DispatchKeySet argument, instead of calling the operator again\n";
+             : "  fix: " + which + " must not call the operator " + (cycle.size() == 1 ? "it implements" : "they implement") +
+                   " again: compute the result there, or call a different operator or an at::native function "
+                   "directly\n";
   return out;
 }
 

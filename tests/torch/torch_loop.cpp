@@ -4,6 +4,8 @@
 //   torch_loop self    myops::loop's AutogradCPU kernel calls the operator again (op.call)
 //   torch_loop mutual  myops::ping's AutogradCPU kernel calls myops::pong, whose kernel calls ping
 //   torch_loop mm      an AutogradCPU override of aten::mm that calls at::mm
+//   torch_loop matmul  a CPU override of aten::mm that calls at::matmul, whose own kernel (inside
+//                      libtorch, no symbol) calls aten::mm again
 // The kernels call through the dispatcher instead of going on below autograd: the call recomputes
 // the key set, which still selects AutogradCPU (nothing excluded autograd).
 #include <ATen/ATen.h>
@@ -42,6 +44,8 @@ at::Tensor pong_autograd(c10::DispatchKeySet, const at::Tensor& x) {
 
 at::Tensor mm_autograd(c10::DispatchKeySet, const at::Tensor& a, const at::Tensor& b) { return at::mm(a, b); }
 
+at::Tensor mm_cpu(const at::Tensor& a, const at::Tensor& b) { return at::matmul(a, b); }
+
 TORCH_LIBRARY(myops, m) {
   m.def("loop(Tensor x) -> Tensor");
   m.def("ping(Tensor x) -> Tensor");
@@ -63,9 +67,16 @@ int main(int argc, char** argv) {
   const at::Tensor x = at::randn({4, 4}).set_requires_grad(true);
   std::printf("%s: keys %s\n", scenario, c10::toString(x.key_set()).c_str());
   std::fflush(stdout);
+  if (std::strcmp(scenario, "matmul") == 0) {
+    static auto library =
+        std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::CPU, __FILE__, __LINE__);
+    library->impl("mm", TORCH_FN(mm_cpu));
+    const at::Tensor plain = at::randn({4, 4});
+    return static_cast<int>(at::mm(plain, plain).numel());
+  }
   if (std::strcmp(scenario, "mm") == 0) {
-    static auto library = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::AutogradCPU,
-                                                           __FILE__, __LINE__);
+    static auto library =
+        std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::AutogradCPU, __FILE__, __LINE__);
     library->impl("mm", TORCH_FN(mm_autograd));
     return static_cast<int>(at::mm(x, x).numel());
   }

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """dispatch-trace on a real-PyTorch overflow core (tests/torch/torch_loop.cpp: a kernel that
-calls its own operator, two that call each other, an aten::mm override that calls at::mm), in GDB
+calls its own operator, two that call each other, an aten::mm AutogradCPU override that calls
+at::mm, a CPU override that calls at::matmul whose own kernel calls aten::mm), in GDB
 and lldb-16: the loop, the operator(s), the key, the kernel(s) with their `registered at`, the
 thread's TLS and the fix; both debuggers print the same chain, on the core and live (the process
 stopped by its SIGSEGV under the debugger).
 
   torch_loop_test.py --gdb-script S [--lldb-plugin P] --program build/.../torch_loop
-                     --scenario self|mutual|mm --workdir DIR
+                     --scenario self|mutual|mm|matmul --workdir DIR
 """
 
 import argparse
@@ -59,7 +60,16 @@ def expected(scenario):
             "myops::pong, whose AutogradCPU kernel (pong_autograd(c10::DispatchKeySet, at::Tensor const&), %s) calls "
             "myops::ping again through the dispatcher: " % (registered, registered), "so the kernels re-enter each other",
             "  fix: in those kernels,"]
-    mm = "registered at %s:%d" % (SOURCE, line_of("__FILE__, __LINE__"))
+    if scenario == "matmul":  # the cycle runs through aten::matmul's own kernel, inside libtorch
+        cpu = "registered at %s:%d" % (SOURCE, line_of("c10::DispatchKey::CPU, __FILE__, __LINE__"))
+        return common[:1] + [
+            "[call] at::_ops::matmul (at::_ops::matmul::call(at::Tensor const&, at::Tensor const&))",
+            "[code] at::native::matmul(at::Tensor const&, at::Tensor const&)",
+            "[kernel] op=[aten::mm], key=[CPU] mm_cpu(at::Tensor const&, at::Tensor const&), " + cpu,
+            "  diagnosis: aten::mm's CPU kernel (mm_cpu(at::Tensor const&, at::Tensor const&), %s) calls aten::mm again "
+            "through the dispatcher (at::_ops::" % cpu,
+            "  fix: that kernel must not call the operator it implements again: compute the result there"]
+    mm = "registered at %s:%d" % (SOURCE, line_of("c10::DispatchKey::AutogradCPU, __FILE__, __LINE__"))
     return common + [
         "  loop: a cycle of 2 stack frames, at least 19",
         "[call] at::_ops::mm (at::_ops::mm::call(at::Tensor const&, at::Tensor const&))",
@@ -73,7 +83,7 @@ def main():
     p.add_argument("--gdb-script", required=True)
     p.add_argument("--lldb-plugin")
     p.add_argument("--program", required=True)
-    p.add_argument("--scenario", choices=["self", "mutual", "mm"], default="self")
+    p.add_argument("--scenario", choices=["self", "mutual", "mm", "matmul"], default="self")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     a = p.parse_args()
     shutil.rmtree(a.workdir, ignore_errors=True)
