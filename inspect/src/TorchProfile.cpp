@@ -80,6 +80,11 @@ const std::string& KeyTable::name(int value) const {
   return k ? k->name : unknown;
 }
 
+bool KeyTable::inAlias(const KeyInfo& k, const char* alias) const {
+  const KeyInfo* a = byName(alias);
+  return a && std::find(k.in_aliases.begin(), k.in_aliases.end(), a->value) != k.in_aliases.end();
+}
+
 std::vector<int> KeyTable::keysOf(uint64_t raw) const {
   std::vector<int> out;
   for (int v : runtime_order_)

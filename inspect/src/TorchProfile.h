@@ -45,6 +45,8 @@ class KeyTable {
   // highestPriorityTypeId(): the key of the highest functionality bit (with the highest backend
   // bit for a per-backend functionality); Undefined (0) for an empty set.
   int highestKey(uint64_t raw) const;
+  // isIncludedInAlias(k, alias): whether the alias key named `alias` covers k.
+  bool inAlias(const KeyInfo& k, const char* alias) const;
   // DispatchKeySet(key).has(other) for a runtime key: every bit of `other` is in raw.
   static bool has(uint64_t raw, const KeyInfo& k) { return k.bits && (raw & k.bits) == k.bits; }
 

@@ -48,11 +48,18 @@ std::string dynamicTypeName(const Remote& mem, uint64_t addr) {
   }
 }
 
-std::optional<ModuleMapping> TorchView::findLibtorch(const Remote& mem) {
+namespace {
+
+// The mapped file whose name starts with `prefix` ("libc10.so" for libc10.so.1.13.0), if any.
+std::optional<ModuleMapping> mappedModule(const Remote& mem, const char* prefix) {
   for (const auto& m : mem.modules())
-    if (baseName(m.path).rfind("libtorch_cpu.so", 0) == 0) return m;
+    if (baseName(m.path).rfind(prefix, 0) == 0) return m;
   return std::nullopt;
 }
+
+}  // namespace
+
+std::optional<ModuleMapping> TorchView::findLibtorch(const Remote& mem) { return mappedModule(mem, "libtorch_cpu.so"); }
 
 TorchView::TorchView(const Remote& mem) : mem_(mem) {
   auto lib = findLibtorch(mem);
@@ -161,7 +168,7 @@ const std::vector<TorchOperator>& TorchView::operators() const {
   }
   std::vector<TorchOperator> ops;
   const uint64_t data = value("StdListNode_data") + value("OperatorDef_op");
-  uint64_t node = mem_.readPointer(head, "the operator list");
+  uint64_t node = key.first;
   while (node != head) {
     if (ops.size() >= kMaxTorchOperators) fail("the operator list at " + hex(head) + " does not end (corrupt memory)");
     TorchOperator op;
@@ -255,10 +262,7 @@ TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::ve
     const KeyInfo* a = kt.byName(alias);
     return a ? kernelAt(a->value) : nullptr;
   };
-  auto inAlias = [&](const char* alias) {
-    const KeyInfo* a = kt.byName(alias);
-    return info && a && std::find(info->in_aliases.begin(), info->in_aliases.end(), a->value) != info->in_aliases.end();
-  };
+  auto inAlias = [&](const char* alias) { return info && kt.inAlias(*info, alias); };
   auto hasKernelIn = [&](uint64_t raw) {
     for (const auto& [k, list] : kernels)
       if (const KeyInfo* ki = kt.byValue(k); ki && !ki->alias && KeyTable::has(raw, *ki)) return true;
@@ -268,7 +272,7 @@ TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::ve
   auto chosen = [&](const TorchKernel* k, Source source, const char* registered_at = nullptr) {
     if (k) e.kernel = *k;
     e.source = source;
-    if (registered_at) e.registered_key = kt.byName(registered_at) ? kt.byName(registered_at)->value : -1;
+    if (const KeyInfo* at = registered_at ? kt.byName(registered_at) : nullptr) e.registered_key = at->value;
     e.fallthrough = fallthrough_ && e.kernel.boxed == fallthrough_;
     return e;
   };
@@ -422,9 +426,7 @@ std::string TorchView::nameKernel(const TorchKernel& k) const {
 }
 
 std::pair<uint64_t, uint64_t> TorchView::threadTls(int64_t tid) const {
-  std::optional<ModuleMapping> c10;
-  for (const auto& m : mem_.modules())
-    if (m.path.substr(m.path.rfind('/') + 1).rfind("libc10.so", 0) == 0) c10 = m;
+  const auto c10 = mappedModule(mem_, "libc10.so");
   if (!c10) fail("libc10 is not loaded in this process");
   // Both words are zero until the thread first changes its sets (a block not allocated yet).
   uint64_t included = 0, excluded = 0;
@@ -441,14 +443,11 @@ uint64_t TorchView::tensorKeySet(uint64_t impl) const {
   // QuantizedCPU, SparseCPU, NestedTensorCUDA, ...) or one of the backends of their own
   // (SparseCsrCPU/CUDA, MkldnnCPU). A set without one was read at the wrong offset (a profile that
   // does not fit), unless the tensor is the undefined one.
-  const KeyInfo* autograd = keys().byName(kAutograd);
   const uint64_t backend_mask = value("set_full_backend_mask");
   bool backend = false;
   for (int k : keys().keysOf(raw)) {
     const KeyInfo& key = *keys().byValue(k);
-    const bool autograd_key =
-        autograd && std::find(key.in_aliases.begin(), key.in_aliases.end(), autograd->value) != key.in_aliases.end();
-    backend = backend || ((key.bits & backend_mask) && !autograd_key) || key.name == "SparseCsrCPU" ||
+    backend = backend || ((key.bits & backend_mask) && !keys().inAlias(key, kAutograd)) || key.name == "SparseCsrCPU" ||
               key.name == "SparseCsrCUDA" || key.name == "MkldnnCPU";
   }
   if (!backend && dynamicTypeName(mem_, impl).find("UndefinedTensorImpl") == std::string::npos)
