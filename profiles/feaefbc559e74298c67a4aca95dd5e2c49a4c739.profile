@@ -21,6 +21,10 @@ OptionalSchema_payload 8
 AnnotatedSchema_debug 120
 OperatorEntry_dispatchTable 248
 OperatorEntry_kernels 3792
+OperatorEntry_dispatchKeyExtractor 3640
+DispatchKeyExtractor_nonFallthroughKeys 8
+DispatchKeyExtractor_nonFallthroughKeysPerBackend 16
+DispatchKeyExtractor_requiresBitsetPerBackend 128
 sizeof_KernelFunction 32
 KernelFunction_functor 0
 KernelFunction_boxed 8

@@ -123,6 +123,22 @@ counted) from the innermost, needs the runtime's DWARF, and prints the same reco
         super().__init__("dispatch-trace")
 
 
+def _dispatch_stop():
+    """stop() of a dispatch-break location: the library decides from the registers at the function's
+    first instruction whether a dispatch breakpoint asks for this dispatch, and says why it went there."""
+    try:
+        # $reg rather than a gdb.Frame: making a Frame object makes GDB unwind the caller
+        # too, reading the debug info of its whole compilation unit (~0.3 s on a first stop).
+        pc, sp, *args = (int(gdb.parse_and_eval("$" + r)) for r in ("pc", "sp", "rdi", "rsi", "rdx", "rcx", "r8", "r9"))
+        text, stop, is_error = _inspect.break_hit(gdb.selected_thread().ptid[1], pc, sp, args)
+        if text:
+            _write_line(text)
+        return stop or is_error
+    except Exception as e:
+        gdb.write("dscope: dispatch-break: %s\n" % e)
+        return True
+
+
 class _BreakHook(gdb.Breakpoint):
     """The one breakpoint on dscope_debug_break_hook: the runtime calls it only for dispatches
     that match the armed filter, so GDB never stops on other operators."""
@@ -132,14 +148,38 @@ class _BreakHook(gdb.Breakpoint):
         self.silent = True
 
     def stop(self):
-        try:
-            # $reg rather than a gdb.Frame: making a Frame object makes GDB unwind the caller
-            # too, reading the debug info of its whole compilation unit (~0.3 s on a first stop).
-            op, keyset, key = (int(gdb.parse_and_eval("$" + r)) for r in ("rdi", "rsi", "rdx"))
-            _write_line(_inspect.break_stop(op, keyset, key & 0xFFFF)[0])
-        except Exception as e:
-            gdb.write("dscope: dispatch-break: %s\n" % e)
+        return _dispatch_stop()
+
+
+class _KernelBreak(gdb.Breakpoint):
+    """A breakpoint on one kernel entry of real PyTorch (the library's locations); a trampoline
+    several kernels share continues silently unless the kernel it runs is one asked for."""
+
+    def __init__(self, address):
+        super().__init__("*0x%x" % address, internal=True)
+        self.silent = True
+
+    def stop(self):
+        return _dispatch_stop()
+
+
+# Where the kernels of real PyTorch are placed again: once its static initializers have
+# registered them (a C++ program's main, torch._C's module init in Python), then continue.
+_SYNC_POINTS = ("main", "PyInit__C")
+_SYNC_COMMANDS = "silent\npython import dscope_gdb.commands as c; c.sync_kernel_breaks()\ncontinue"
+
+
+def _defined(name):
+    try:
+        gdb.parse_and_eval("&'%s'" % name)
         return True
+    except gdb.error:
+        return False
+
+
+def sync_kernel_breaks(_event=None):
+    if _command is not None:
+        _command.sync()
 
 
 class DispatchBreakCommand(_DscopeCommand):
@@ -148,32 +188,67 @@ class DispatchBreakCommand(_DscopeCommand):
 The runtime checks the operator name (and key) itself and calls a hook only on a match, so the
 program runs at full speed between stops. OP is a full name (aten::add.Tensor) or a base name
 (aten::add, every overload). Set before `run` (or before the runtime is loaded), it stays pending
-and arms when the runtime loads. At most 16: the runtime's filter holds 16 entries."""
+and arms when the runtime loads. At most 16: the runtime's filter holds 16 entries.
+
+In a process with real PyTorch (libtorch, no DispatchScope runtime) the breakpoints go on the
+operator's kernels themselves, placed again when libraries load and at every stop. Each stop
+prints why the dispatch went to that kernel; `dispatch-break --why [--json]` prints it again."""
 
     def __init__(self):
         super().__init__("dispatch-break", complete_ops=True)
         self._hook = None
+        self._kernels = {}  # address -> _KernelBreak
+        self._sync_points = {}  # name -> gdb.Breakpoint
         target.break_hook["place"] = self._place_hook
         gdb.events.new_objfile.connect(self._on_new_objfile)
+        gdb.events.stop.connect(sync_kernel_breaks)
 
     def run(self, argument):
         # The library keeps the breakpoints, arms them and says everything (docs/DEBUG-INTERFACE.md).
         text, _ = _inspect.break_command(argument)
         if text:
             _write_line(text)
+        self.sync()
 
     def _place_hook(self):
         if self._hook is None:
             self._hook = _BreakHook()
 
+    def sync(self):
+        """Keeps one breakpoint on each kernel entry the library names (none without real PyTorch)."""
+        if _inspect.break_count():
+            for name in _SYNC_POINTS:
+                # Once the program or a library defines it (a pending breakpoint would say "not defined").
+                if name not in self._sync_points and _defined(name):
+                    point = gdb.Breakpoint(name, internal=True)
+                    point.silent = True
+                    point.commands = _SYNC_COMMANDS
+                    self._sync_points[name] = point
+        if gdb.selected_inferior().pid == 0:
+            return
+        wanted, error = _inspect.break_locations()
+        if error:
+            _write_line(error)
+        for address in [a for a in self._kernels if a not in wanted]:
+            self._kernels.pop(address).delete()
+        for address in wanted:
+            if address not in self._kernels:
+                self._kernels[address] = _KernelBreak(address)
+
     def _on_new_objfile(self, event):
-        if _inspect.break_count() and "dscope_runtime" in (event.new_objfile.filename or ""):
+        if not _inspect.break_count():
+            return
+        if "dscope_runtime" in (event.new_objfile.filename or ""):
             try:
                 text, _ = _inspect.break_arm()
                 if text:
                     _write_line(text)
             except Exception as e:
                 gdb.write("dscope: dispatch-break: %s\n" % e)
+        self.sync()
+
+
+_command = None
 
 
 def install(inspect):
@@ -182,4 +257,5 @@ def install(inspect):
     KeysetCommand()
     OpTableCommand()
     DispatchTraceCommand()
-    DispatchBreakCommand()
+    global _command
+    _command = DispatchBreakCommand()

@@ -37,6 +37,10 @@ _MAPPING_STARTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER
                                    ctypes.POINTER(ctypes.c_uint64))
 
 
+class _StopRegisters(ctypes.Structure):  # inspect.h dscope_stop_registers
+    _fields_ = [("tid", ctypes.c_int64), ("pc", ctypes.c_uint64), ("sp", ctypes.c_uint64), ("args", ctypes.c_uint64 * 6)]
+
+
 class _ValueType(ctypes.Structure):
     _fields_ = [("type_name", ctypes.c_char_p), ("summary_type", ctypes.c_char_p), ("word_size", ctypes.c_uint32),
                 ("flags", ctypes.c_uint32)]
@@ -528,7 +532,8 @@ class Inspect:
             "dscope_frame_key": [target, ctypes.c_char_p, is_error],
             "dscope_breaks_command": [table, target, ctypes.c_char_p, is_error],
             "dscope_breaks_arm": [table, target, is_error],
-            "dscope_breaks_stop": [target, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, is_error],
+            "dscope_breaks_hit": [table, target, ctypes.POINTER(_StopRegisters), ctypes.POINTER(ctypes.c_int), is_error],
+            "dscope_breaks_locations": [table, target, is_error],
         }
         for name, argtypes in strings.items():
             getattr(self._lib, name).restype = ctypes.c_void_p
@@ -604,9 +609,22 @@ class Inspect:
     def break_count(self):
         return self._lib.dscope_breaks_count(self._breaks)
 
-    def break_stop(self, op, keyset, key):
-        """(text, is_error): the line of a stop at dscope_debug_break_hook(op, keyset, key)."""
-        return self._answer(lambda target, is_error: self._lib.dscope_breaks_stop(target, op, keyset, key, is_error))
+    def break_hit(self, tid, pc, sp, args):
+        """(text, stop, is_error) of a stop at a dispatch-break location (the hook or a kernel entry):
+        args are rdi, rsi, rdx, rcx, r8, r9 at its first instruction."""
+        registers = _StopRegisters(tid, pc, sp, (ctypes.c_uint64 * 6)(*args))
+        stop = ctypes.c_int(0)
+        text, is_error = self._answer(lambda target, is_error: self._lib.dscope_breaks_hit(
+            self._breaks, target, ctypes.byref(registers), ctypes.byref(stop), is_error))
+        return text, bool(stop.value), is_error
+
+    def break_locations(self):
+        """([address], error line or None): where real PyTorch's kernels need GDB breakpoints."""
+        text, is_error = self._answer(lambda target, is_error: self._lib.dscope_breaks_locations(self._breaks, target,
+                                                                                                 is_error))
+        if is_error:
+            return [], text
+        return [int(line, 16) for line in text.split()], None
 
     def value_types(self):
         """The value printers' type table: [(type_name, summary_type, word_size, flags)]."""

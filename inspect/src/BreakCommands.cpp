@@ -3,16 +3,21 @@
 // both debuggers is here.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "BreakTable.h"
 #include "CommandLine.h"
+#include "Json.h"
+#include "TorchView.h"
+#include "dscope/format/DispatchRecord.h"
 
 namespace dscope::inspect {
 
-const char* const kDispatchBreakUsage = "dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N";
+const char* const kDispatchBreakUsage =
+    "dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N | dispatch-break --why [--json]";
 
 namespace {
 
@@ -23,27 +28,29 @@ bool operatorExists(const RuntimeView& rt, const std::string& name) {
     if (namesOperator(op.name, name)) return true;
   return false;
 }
+bool operatorExists(const TorchView& tv, const std::string& name) {
+  for (const auto& op : tv.operators())
+    if (namesOperator(op.name, name)) return true;
+  return false;
+}
 
-// The filter entry's key for an optional --key K: DSCOPE_BREAK_ANY_KEY without one; a key no
-// dispatch can select is the user's mistake.
-uint16_t filterKey(const std::optional<std::string>& key_name) {
-  if (!key_name) return DSCOPE_BREAK_ANY_KEY;
-  const DispatchKey key = parseKeyOrFail(*key_name);
+// Our runtime's key for an optional --key K (a key no dispatch can select is the user's mistake).
+DispatchKey runtimeKey(const std::string& name) {
+  const DispatchKey key = parseKeyOrFail(name);
   if (isAliasDispatchKey(key))
-    fail(*key_name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
-  return static_cast<uint16_t>(key);
+    fail(name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
+  return key;
 }
 
-std::string described(const DispatchBreakpoint& b) {
-  return b.op + (b.key == DSCOPE_BREAK_ANY_KEY ? "" : std::string(" at ") + toString(static_cast<DispatchKey>(b.key)));
-}
+std::string described(const DispatchBreakpoint& b) { return b.op + (b.key.empty() ? "" : " at " + b.key); }
 
 // The filter's entries for a list of breakpoints: one per operator and key (two breakpoints on
 // the same operator and key share one).
 std::vector<dscope_break_entry> filterEntries(const std::vector<DispatchBreakpoint>& breaks) {
   std::vector<dscope_break_entry> entries;
   for (const auto& b : breaks) {
-    const dscope_break_entry entry{dscope_fnv1a64(b.op.c_str()), b.key, {}};
+    const uint16_t key = b.key.empty() ? DSCOPE_BREAK_ANY_KEY : static_cast<uint16_t>(runtimeKey(b.key));
+    const dscope_break_entry entry{dscope_fnv1a64(b.op.c_str()), key, {}};
     if (std::none_of(entries.begin(), entries.end(),
                      [&](const auto& e) { return e.name_hash == entry.name_hash && e.key == entry.key; }))
       entries.push_back(entry);
@@ -51,10 +58,142 @@ std::vector<dscope_break_entry> filterEntries(const std::vector<DispatchBreakpoi
   return entries;
 }
 
+// A schema's argument names in order: "aten::mm(Tensor self, Tensor mat2) -> Tensor" -> self, mat2.
+std::vector<std::string> argumentNames(const std::string& schema) {
+  std::vector<std::string> names;
+  const size_t open = schema.find('(');
+  if (open == std::string::npos) return names;
+  int depth = 0;
+  std::string current;
+  auto finish = [&] {
+    std::string arg = current.substr(0, current.find('='));
+    while (!arg.empty() && arg.back() == ' ') arg.pop_back();
+    const size_t space = arg.rfind(' ');
+    if (space != std::string::npos && arg != "*") names.push_back(arg.substr(space + 1));
+    current.clear();
+  };
+  for (size_t i = open + 1; i < schema.size(); ++i) {
+    const char c = schema[i];
+    if (depth == 0 && c == ')') break;
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if (depth == 0 && c == ',') {
+      finish();
+      continue;
+    }
+    if (!(current.empty() && c == ' ')) current += c;
+  }
+  if (!current.empty()) finish();
+  return names;
+}
+
+// A stop at dscope_debug_break_hook(op, keyset, key, dispatch): the dispatch as our runtime saw it.
+DispatchExplanation ourExplanation(Session& s, const dscope_stop_registers& r) {
+  const RuntimeView& rt = s.runtime();
+  const uint64_t key = r.args[2] & 0xFFFF;
+  if (key >= num_all_dispatch_keys) fail("dispatch key value " + std::to_string(key) + " is out of range");
+  const auto ks = DispatchKeySet::from_raw_repr(r.args[1]);
+  DispatchExplanation e;
+  e.op = rt.operatorName(r.args[0]);
+  e.key = toString(static_cast<DispatchKey>(key));
+  e.dispatched = toString(ks);
+  e.slot = ks.getDispatchTableIndexForDispatchKeySet();
+  e.tid = r.tid, e.pc = r.pc, e.sp = r.sp;
+  if (r.args[3]) {
+    const auto d = rt.mem().read<dscope_break_dispatch>(r.args[3], "the dispatch the break hook describes");
+    if (d.argument_count > DSCOPE_BREAK_MAX_ARGUMENTS) fail("the dispatch the break hook describes is corrupt");
+    e.kind = format::recordKindName(static_cast<uint8_t>(d.kind));
+    const format::OperatorSnapshot snap = rt.snapshot(r.args[0]);
+    const std::vector<std::string> names = snap.has_schema ? argumentNames(snap.schema) : std::vector<std::string>{};
+    DispatchKeySet all;
+    for (uint32_t i = 0; i < d.argument_count; ++i) {
+      const auto& a = d.arguments[i];
+      const auto arg_ks = DispatchKeySet::from_raw_repr(a.keyset);
+      all = all | arg_ks;
+      const std::string name = a.from_end < names.size() ? names[names.size() - 1 - a.from_end]
+                                                         : "argument " + std::to_string(a.from_end) + " from the end";
+      e.arguments.push_back({name, a.tensors == 0 ? std::string("None") : toString(arg_ks)});
+    }
+    const auto included = DispatchKeySet::from_raw_repr(d.tls_included), excluded = DispatchKeySet::from_raw_repr(d.tls_excluded);
+    e.included = toString(included), e.excluded = toString(excluded);
+    const DispatchKeySet effective = (all | included) - excluded;
+    const DispatchKeySet computed = effective & DispatchKeySet::from_raw_repr(d.non_fallthrough);
+    for (DispatchKey k : effective)
+      if (!computed.has(k)) e.fallthrough.push_back(toString(k));
+    e.computed = toString(computed);
+  } else {
+    e.arguments_note = "the runtime did not describe the dispatch";
+  }
+  try {  // the stop is told even when its kernel cannot be read
+    const TableEntry entry = rt.tableEntry(r.args[0], static_cast<DispatchKey>(key));
+    if (!rt.isMissing(entry.kernel)) {
+      e.kernel = rt.kernelSymbol(entry.kernel);
+      e.why = whyText(entry.source, e.key, toString(entry.kernel.key), e.op);
+      e.registered = entry.kernel.debug;
+    }
+  } catch (const InspectError& error) {
+    e.kernel = std::string("(cannot be read: ") + (error.what() + std::strlen("dscope: ")) + ")";
+  }
+  return e;
+}
+
+void row(std::string& out, const std::string& label, const std::string& text) {
+  out += "  " + label + std::string(label.size() < 16 ? 16 - label.size() : 1, ' ') + text + "\n";
+}
+
 }  // namespace
 
+std::string explanationText(const DispatchExplanation& e) {
+  std::string out = "dispatch-break: " + e.op + " at " + e.key + " (keyset " + e.dispatched + ")\n";
+  for (const auto& a : e.arguments) row(out, "argument " + a.name, a.keys);
+  if (!e.arguments_note.empty()) row(out, "arguments", e.arguments_note);
+  if (e.included) row(out, "TLS included", *e.included);
+  if (e.excluded) row(out, "TLS excluded", *e.excluded);
+  if (!e.fallthrough.empty()) {
+    std::string keys;
+    for (const auto& k : e.fallthrough) keys += (keys.empty() ? "" : ", ") + k;
+    row(out, "fallthrough", keys + " (the operator falls through there: masked out)");
+  }
+  if (!e.computed.empty()) row(out, "computed", e.computed + " (arguments | TLS included - TLS excluded, fallthroughs masked)");
+  std::string how;  // what made the set: the runtime says (kind); else the sets tell a redispatch
+  if (e.kind == "call" || e.kind == "callBoxed") how = "a call: the dispatcher computed it";
+  else if (e.kind == "redispatch" || e.kind == "redispatchBoxed") how = "a redispatch: the kernel that called it passed this set";
+  else if (!e.computed.empty())
+    how = e.computed == e.dispatched ? "the computed set" : "not the computed set: a kernel redispatched with this one";
+  row(out, "dispatched", e.dispatched + (how.empty() ? "" : " (" + how + ")"));
+  row(out, "slot", std::to_string(e.slot) + " (" + e.key + ", the set's highest key)");
+  if (!e.kernel.empty()) row(out, "kernel", e.kernel);
+  if (!e.why.empty()) row(out, "why", e.why);
+  if (!e.registered.empty()) row(out, "registered", e.registered);
+  return out;
+}
+
+std::string explanationJson(const DispatchExplanation& e) {
+  Json j;
+  j.beginObject().field("op", e.op).field("key", e.key).field("slot", e.slot).field("keyset", e.dispatched);
+  j.field("kind", e.kind);
+  j.key("arguments").beginArray();
+  for (const auto& a : e.arguments) j.beginObject().field("name", a.name).field("keyset", a.keys).endObject();
+  j.endArray().field("arguments_note", e.arguments_note);
+  j.key("tls").beginObject();
+  if (e.included) j.field("included", *e.included);
+  if (e.excluded) j.field("excluded", *e.excluded);
+  j.endObject();
+  j.key("fallthrough").beginArray();
+  for (const auto& k : e.fallthrough) j.value(k);
+  j.endArray().field("computed", e.computed);
+  j.key("kernel").beginObject().field("name", e.kernel).field("why", e.why).field("registered", e.registered).endObject();
+  j.field("tid", e.tid).field("pc", hex(e.pc));
+  return j.endObject().str();
+}
+
 std::string BreakTable::command(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--list"}, {"--key", "--delete"}}, kDispatchBreakUsage);
+  ParsedArgs args = parseArgs(words, {{"--list", "--why", "--json"}, {"--key", "--delete"}}, kDispatchBreakUsage);
+  if (args.has("--why")) {
+    if (!args.positional.empty() || !args.values.empty() || args.has("--list")) usageError("--why takes only --json", kDispatchBreakUsage);
+    return why(s, args.has("--json"));
+  }
+  if (args.has("--json")) usageError("--json goes with --why", kDispatchBreakUsage);
   if (args.has("--list")) {
     if (!args.positional.empty() || !args.values.empty()) usageError("--list takes nothing else", kDispatchBreakUsage);
     return list();
@@ -70,7 +209,7 @@ std::string BreakTable::command(Session& s, const std::vector<std::string>& word
   // the others from arming later, and so would one more than the runtime's filter holds.
   const std::string& op = args.positional.front();
   checkOperatorName(op);
-  return add(s, op, filterKey(args.value("--key")));
+  return add(s, op, args.value("--key").value_or(""));
 }
 
 std::string BreakTable::list() const {
@@ -91,11 +230,38 @@ std::string BreakTable::remove(Session& s, int64_t number) {
   return "";
 }
 
-std::string BreakTable::add(Session& s, const std::string& op, uint16_t key) {
+std::string BreakTable::add(Session& s, const std::string& op, const std::string& key) {
   if (breaks_.size() >= DSCOPE_MAX_BREAKS)
     fail(std::to_string(breaks_.size()) + " dispatch breakpoints are set, as many as the runtime's break filter holds: "
          "delete one first (dispatch-break --delete N)");
   const DispatchBreakpoint b{next_, op, key};
+  auto added = [&](std::optional<bool> registered) {
+    breaks_.push_back(b);
+    ++next_;
+    std::string out = "Dispatch breakpoint " + std::to_string(b.number) + ": " + described(b) + "\n";
+    // A typo (aten::mmm) arms an entry that never matches: say so (it may be registered later).
+    if (registered == false)
+      out += "dispatch-break: no operator named " + op + " is registered yet; the entry matches once one is\n";
+    return out;
+  };
+  auto pending = [&] {
+    if (!key.empty()) runtimeKey(key);  // checked against the runtime's key names until one is loaded
+    breaks_.push_back(b);
+    ++next_;
+    return "Dispatch breakpoint " + std::to_string(b.number) + " (" + op + ") pending: it arms when the runtime is loaded.\n";
+  };
+  if (s.readsTorch(std::nullopt)) {
+    // Real PyTorch: breakpoints on its kernels, which the front end places (locations()).
+    if (s.mem().isCore()) fail("cannot set a dispatch breakpoint in a core file: nothing runs there");
+    const TorchView* tv = nullptr;
+    try {
+      tv = &s.torch();
+    } catch (const InspectError&) {
+      return pending();  // loaded, its initializers not run yet (or no profile: locations() says so)
+    }
+    if (!key.empty()) torchBreakKey(*tv, key);
+    return added(operatorExists(*tv, op));
+  }
   std::optional<bool> registered;  // unknown while no runtime can be read
   try {
     registered = operatorExists(s.runtime(), op);
@@ -104,12 +270,11 @@ std::string BreakTable::add(Session& s, const std::string& op, uint16_t key) {
     // runtime is loaded. A core never runs on: it says why nothing can be armed.
     if (!s.mem().isCore()) {
       armed_instance_ = 0;  // a process's filter no longer holds the whole table
-      breaks_.push_back(b);
-      ++next_;
-      return "Dispatch breakpoint " + std::to_string(b.number) + " (" + op + ") pending: it arms when the runtime is loaded.\n";
+      return pending();
     }
   } catch (const InspectError&) {  // a runtime that cannot be read: arming says why
   }
+  if (!key.empty()) runtimeKey(key);
   breaks_.push_back(b);
   try {
     arm(s);
@@ -117,12 +282,8 @@ std::string BreakTable::add(Session& s, const std::string& op, uint16_t key) {
     breaks_.pop_back();  // a core file, or a runtime that cannot take it: nothing was armed
     throw;
   }
-  ++next_;
-  std::string out = "Dispatch breakpoint " + std::to_string(b.number) + ": " + described(b) + "\n";
-  // A typo (aten::mmm) arms an entry that never matches: say so (it may be registered later).
-  if (registered == false)
-    out += "dispatch-break: no operator named " + op + " is registered yet; the entry matches once one is\n";
-  return out;
+  breaks_.pop_back();
+  return added(registered);
 }
 
 void BreakTable::arm(Session& s) {
@@ -158,11 +319,40 @@ void BreakTable::armIfNew(Session& s) {
   arm(s);
 }
 
-std::string describeBreakStop(Session& s, uint64_t op, uint64_t keyset, uint64_t key) {
-  if (key >= num_all_dispatch_keys) fail("dispatch key value " + std::to_string(key) + " is out of range");
-  const auto ks = DispatchKeySet::from_raw_repr(keyset);
-  return "dispatch-break: " + s.runtime().operatorName(op) + " at " + toString(static_cast<DispatchKey>(key)) +
-         " (keyset " + toString(ks) + ")\n";
+std::vector<uint64_t> BreakTable::locations(Session& s) {
+  if (breaks_.empty() || s.mem().isCore() || !s.readsTorch(std::nullopt)) return {};
+  const TorchView* tv = nullptr;
+  try {
+    tv = &s.torch();
+  } catch (const InspectError&) {
+    return {};  // not initialized yet: pending (the commands say why when asked)
+  }
+  return torchBreakLocations(*tv, breaks_);
+}
+
+std::optional<std::string> BreakTable::hit(Session& s, const dscope_stop_registers& r) {
+  const auto hook = s.mem().findSymbol("dscope_debug_break_hook");
+  if (hook && *hook == r.pc) return stopped(ourExplanation(s, r));
+  if (!s.readsTorch(std::nullopt)) return std::nullopt;
+  auto e = torchBreakHit(s.torch(), breaks_, r);
+  if (!e) return std::nullopt;
+  return stopped(std::move(*e));
+}
+
+std::string BreakTable::stopped(DispatchExplanation e) {
+  last_ = std::move(e);
+  return explanationText(*last_);
+}
+
+std::string BreakTable::why(Session& s, bool json) const {
+  if (!last_) fail("no dispatch-break stop to explain");
+  // Only while the thread is still at that stop: its innermost frame is where it stopped.
+  const dscope_target* t = s.mem().target();
+  uint64_t pc = 0, sp = 0;
+  if (!t || !t->stack_frame || t->stack_frame(t->ctx, last_->tid, 0, &pc, &sp) != 0 || pc != last_->pc || sp != last_->sp)
+    fail("thread " + std::to_string(last_->tid) + " has moved on from the last dispatch-break stop (" + last_->op + " at " +
+         last_->key + "); --why explains a stop while the thread is still there");
+  return json ? explanationJson(*last_) : explanationText(*last_);
 }
 
 }  // namespace dscope::inspect

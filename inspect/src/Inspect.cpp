@@ -251,12 +251,28 @@ DSCOPE_INSPECT_EXPORT int dscope_breaks_count(const dscope_breaks* breaks) {
   return breaks ? static_cast<int>(breaks->table.size()) : 0;
 }
 
-DSCOPE_INSPECT_EXPORT char* dscope_breaks_stop(const dscope_target* target, uint64_t op, uint64_t keyset, uint64_t key,
-                                               int* is_error) {
+DSCOPE_INSPECT_EXPORT char* dscope_breaks_hit(dscope_breaks* breaks, const dscope_target* target,
+                                              const dscope_stop_registers* registers, int* stop, int* is_error) {
+  using namespace dscope::inspect;
+  if (stop) *stop = 0;
+  return guarded(is_error, [&] {
+    if (!breaks) fail("no dispatch breakpoint table");
+    if (!registers) fail("no registers");
+    Session session(target);
+    auto text = breaks->table.hit(session, *registers);
+    if (stop) *stop = text ? 1 : 0;
+    return text.value_or("");
+  });
+}
+
+DSCOPE_INSPECT_EXPORT char* dscope_breaks_locations(dscope_breaks* breaks, const dscope_target* target, int* is_error) {
   using namespace dscope::inspect;
   return guarded(is_error, [&] {
+    if (!breaks) fail("no dispatch breakpoint table");
     Session session(target);
-    return describeBreakStop(session, op, keyset, key);
+    std::string out;
+    for (uint64_t a : breaks->table.locations(session)) out += hex(a) + "\n";
+    return out;
   });
 }
 

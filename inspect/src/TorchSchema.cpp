@@ -108,6 +108,16 @@ class SchemaPrinter {
     return out + (paren ? "(" + list + ")" : list);
   }
 
+  // Each parameter's name and type (Type::str(), optional and list marks included, without alias
+  // annotations and defaults): the schema's arguments, or its returns.
+  std::vector<SchemaParameter> parameters(uint64_t addr, bool returns) const {
+    std::vector<SchemaParameter> out;
+    for (uint64_t arg : vector(addr + at(returns ? "FunctionSchema_returns" : "FunctionSchema_arguments"),
+                               at("sizeof_Argument"), kMaxArguments, "a schema's arguments"))
+      out.push_back({string(arg + at("Argument_name"), "an argument's name"), typeText(typeAt(arg + at("Argument_real_type")), 0)});
+    return out;
+  }
+
   // "alias analysis kind: " line's text: toString(aliasAnalysis()), " (default)" when unset.
   std::string aliasAnalysis(uint64_t schema) const {
     const uint64_t kind = schema + at("FunctionSchema_alias_kind");
@@ -313,6 +323,13 @@ class SchemaPrinter {
 };
 
 }  // namespace
+
+std::optional<std::vector<SchemaParameter>> schemaArguments(const TorchView& tv, const TorchOperator& op) {
+  if (!tv.schemaDebug(op)) return std::nullopt;
+  const TorchProfile& p = tv.profile();
+  return SchemaPrinter(tv).parameters(
+      op.entry + p.at("OperatorEntry_schema") + p.at("OptionalSchema_payload") + p.at("AnnotatedSchema_schema"), false);
+}
 
 std::string dumpRegistered(const TorchView& tv, const TorchOperator& op) {
   const TorchProfile& p = tv.profile();

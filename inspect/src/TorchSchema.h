@@ -6,7 +6,9 @@
 // value comes from the build's profile (profiles/probe/probe.cpp, printSchemaLayout).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "TorchView.h"
 
@@ -15,5 +17,12 @@ namespace dscope::inspect {
 // _dispatch_dump(op), byte for byte; InspectError (one line) when memory holds something the
 // printer does not know how to print (a type or default value no schema of this build uses).
 std::string dumpRegistered(const TorchView& tv, const TorchOperator& op);
+
+// A schema argument: its name and its type as Type::str() prints it ("Tensor", "Tensor?", "int[]").
+struct SchemaParameter {
+  std::string name, type;
+};
+// The operator's schema arguments in order, or nullopt when it has no schema (only kernels).
+std::optional<std::vector<SchemaParameter>> schemaArguments(const TorchView& tv, const TorchOperator& op);
 
 }  // namespace dscope::inspect

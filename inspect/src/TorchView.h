@@ -85,6 +85,10 @@ class TorchView {
   // the functor's own type, or the boxed function's symbol.
   std::string kernelName(const TorchKernel& k) const;
 
+  // c10::fallthrough_kernel's address (0 when the library exports none): a table entry whose boxed
+  // function it is never runs (the dispatcher masks its key out).
+  uint64_t fallthroughKernel() const { return fallthrough_; }
+
   // Thread tid's TLS key sets, decoded (stored XOR the build's defaults): {included, excluded}.
   // Read through glibc's own thread and TLS layouts (ThreadLocal.h), the same in every debugger.
   std::pair<uint64_t, uint64_t> threadTls(int64_t tid) const;

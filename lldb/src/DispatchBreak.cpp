@@ -11,6 +11,7 @@
 // covers `dispatch-break` before `process launch`, re-runs, and a runtime loaded later with
 // dlopen. (LLDB 16 on Linux resolves breakpoints in the program's libraries only at its entry
 // point, after their static constructors ran: a dispatch made there cannot be caught.)
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -31,6 +32,10 @@ struct BreakState {
   lldb::SBDebugger debugger;
   dscope_breaks* breaks;
   uint32_t protected_process = 0;  // SBProcess::GetUniqueID() of the last process whose copies were protected
+  // Real PyTorch: the breakpoint on each kernel entry the library names, by address, and the
+  // process they were placed in.
+  std::map<uint64_t, lldb::break_id_t> kernels;
+  uint32_t kernels_process = 0;
 };
 
 // Hides `target`'s breakpoints of our name from `breakpoint list` and keeps them from `breakpoint
@@ -51,23 +56,30 @@ bool protectBreakpoints(lldb::SBTarget target) {
   return ours.GetSize() > 0;
 }
 
-bool onHook(void* baton, lldb::SBProcess& process, lldb::SBThread& thread, lldb::SBBreakpointLocation&) {
+// A stop at a dispatch-break location (the hook, or a kernel entry of real PyTorch): the library
+// decides from the registers at the function's first instruction whether a breakpoint asks for
+// this dispatch, and says why it went there; a trampoline several kernels share runs on silently.
+bool onDispatchStop(void* baton, lldb::SBProcess& process, lldb::SBThread& thread, lldb::SBBreakpointLocation&) {
   auto* state = static_cast<BreakState*>(baton);
   try {
-    // dscope_debug_break_hook(const void* op, uint64_t keyset, uint16_t key): SysV x86-64
-    // arguments, read at the hook's first instruction.
     lldb::SBFrame frame = thread.GetFrameAtIndex(0);
-    uint64_t args[3] = {};
-    const char* registers[3] = {"rdi", "rsi", "rdx"};
-    for (int i = 0; i < 3; ++i) {
+    dscope_stop_registers registers{};
+    registers.tid = static_cast<int64_t>(thread.GetThreadID());
+    registers.pc = frame.GetPC();
+    registers.sp = frame.GetSP();
+    const char* names[6] = {"rdi", "rsi", "rdx", "rcx", "r8", "r9"};
+    for (int i = 0; i < 6; ++i) {
       lldb::SBError error;
-      args[i] = frame.FindRegister(registers[i]).GetValueAsUnsigned(error, 0);
-      if (error.Fail()) throw std::runtime_error(std::string("cannot read register ") + registers[i]);
+      registers.args[i] = frame.FindRegister(names[i]).GetValueAsUnsigned(error, 0);
+      if (error.Fail()) throw std::runtime_error(std::string("cannot read register ") + names[i]);
     }
+    int stop = 0;
     LldbTarget target(process.GetTarget(), frame);
-    writeToDebugger(state->debugger, target.answer([&](const dscope_target* t, int* is_error) {
-      return dscope_breaks_stop(t, args[0], args[1], args[2] & 0xFFFF, is_error);
-    }).text);
+    const InspectResult r = target.answer([&](const dscope_target* t, int* is_error) {
+      return dscope_breaks_hit(state->breaks, t, &registers, &stop, is_error);
+    });
+    if (!r.text.empty()) writeToDebugger(state->debugger, r.text);
+    if (!stop && !r.is_error) return false;
     // LLDB stops in the code inlined at the hook's first instruction; GDB shows the hook itself,
     // where its arguments (op, keyset, key) are variables. Select that frame, as GDB does.
     for (uint32_t i = 0; i < 8; ++i) {
@@ -82,6 +94,47 @@ bool onHook(void* baton, lldb::SBProcess& process, lldb::SBThread& thread, lldb:
     writeToDebugger(state->debugger, std::string("dscope: dispatch-break: ") + e.what());
   }
   return true;  // stop
+}
+
+// Keeps one breakpoint on each kernel entry of real PyTorch the library names now (none in a
+// process without it), in `target`'s process.
+void syncKernelBreakpoints(BreakState& state, LldbTarget& target) {
+  lldb::SBTarget& t = target.target();
+  lldb::SBProcess process = t.GetProcess();
+  if (!process.IsValid() || target.isCore()) return;
+  if (state.kernels_process != process.GetUniqueID()) {  // a new process: the old ones are gone
+    for (const auto& [address, id] : state.kernels) t.BreakpointDelete(id);
+    state.kernels.clear();
+    state.kernels_process = process.GetUniqueID();
+  }
+  const InspectResult r = target.answer(
+      [&](const dscope_target* d, int* is_error) { return dscope_breaks_locations(state.breaks, d, is_error); });
+  if (r.is_error) {
+    writeToDebugger(state.debugger, r.text);
+    return;
+  }
+  std::map<uint64_t, bool> wanted;
+  for (size_t at = 0; at < r.text.size();) {
+    const size_t end = r.text.find('\n', at);
+    wanted[std::stoull(r.text.substr(at, end - at), nullptr, 16)] = true;
+    at = end == std::string::npos ? r.text.size() : end + 1;
+  }
+  for (auto it = state.kernels.begin(); it != state.kernels.end();) {
+    if (wanted.count(it->first)) {
+      ++it;
+      continue;
+    }
+    t.BreakpointDelete(it->second);
+    it = state.kernels.erase(it);
+  }
+  for (const auto& [address, _] : wanted) {
+    if (state.kernels.count(address)) continue;
+    lldb::SBBreakpoint b = t.BreakpointCreateByAddress(address);
+    if (!b.IsValid()) continue;
+    b.AddName(kBreakpointName);
+    b.SetCallback(&onDispatchStop, &state);
+    state.kernels[address] = b.GetID();
+  }
 }
 
 bool onFirstDispatch(void* baton, lldb::SBProcess& process, lldb::SBThread&, lldb::SBBreakpointLocation&) {
@@ -99,6 +152,7 @@ bool onFirstDispatch(void* baton, lldb::SBProcess& process, lldb::SBThread&, lld
     const InspectResult armed = target.answer(
         [&](const dscope_target* t, int* is_error) { return dscope_breaks_arm(state->breaks, t, is_error); });
     if (!armed.text.empty()) writeToDebugger(state->debugger, armed.text);
+    syncKernelBreakpoints(*state, target);
   } catch (const std::exception& e) {
     writeToDebugger(state->debugger, std::string("dscope: dispatch-break: ") + e.what());
   }
@@ -130,11 +184,13 @@ lldb::SBBreakpoint createAtEntry(lldb::SBDebugger& debugger, lldb::SBTarget& tar
 void ensureBreakpoints(BreakState& state, lldb::SBTarget target, bool dummy) {
   if (protectBreakpoints(target)) return;
   lldb::SBBreakpoint hook = createAtEntry(state.debugger, target, dummy, kHookSymbol);
-  if (hook.IsValid()) hook.SetCallback(&onHook, &state);
+  if (hook.IsValid()) hook.SetCallback(&onDispatchStop, &state);
   // Arms a pending filter before the first dispatch of each thread; `main` arms it for a
   // thread that already dispatched in a static constructor (LLDB 16 on Linux loads the
   // libraries' symbols only at the program's entry point, after their constructors ran).
-  for (const char* function : {kFirstDispatchSymbol, "main"}) {
+  // Real PyTorch's kernels are placed there too, and where torch._C is initialized in Python
+  // (after libtorch's static initializers registered them).
+  for (const char* function : {kFirstDispatchSymbol, "main", "PyInit__C"}) {
     lldb::SBBreakpoint arm_point = createAtEntry(state.debugger, target, dummy, function);
     if (arm_point.IsValid()) arm_point.SetCallback(&onFirstDispatch, &state);
   }
@@ -172,6 +228,7 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
       return dscope_breaks_command(state_->breaks, t, arguments.c_str(), is_error);
     });
     ensureAllBreakpoints(*state_, target);
+    syncKernelBreakpoints(*state_, target);
     return r.text;
   }
 
@@ -181,7 +238,7 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
 }  // namespace
 
 void registerDispatchBreak(lldb::SBDebugger debugger) {
-  auto* state = new BreakState{debugger, dscope_breaks_new(), 0};
+  auto* state = new BreakState{debugger, dscope_breaks_new(), 0, {}, 0};
   lldb::SBCommand command = debugger.GetCommandInterpreter().AddCommand(
       "dispatch-break", new DispatchBreakCommand(state), "Stop when an operator is dispatched.",
       usageLine("dispatch-break").c_str());

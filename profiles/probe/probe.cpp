@@ -286,6 +286,11 @@ int main() {
   entry("AnnotatedSchema_debug", offsetof(impl::AnnotatedSchema, debug));
   entry("OperatorEntry_dispatchTable", offsetof(OE, dispatchTable_));
   entry("OperatorEntry_kernels", offsetof(OE, kernels_));
+  // What a dispatch masks out (fallthrough kernels): DispatchKeyExtractor, inside the entry.
+  entry("OperatorEntry_dispatchKeyExtractor", offsetof(OE, dispatchKeyExtractor_));
+  entry("DispatchKeyExtractor_nonFallthroughKeys", offsetof(DispatchKeyExtractor, nonFallthroughKeys_));
+  entry("DispatchKeyExtractor_nonFallthroughKeysPerBackend", offsetof(DispatchKeyExtractor, nonFallthroughKeysPerBackend_));
+  entry("DispatchKeyExtractor_requiresBitsetPerBackend", offsetof(DispatchKeyExtractor, requiresBitsetPerBackend_));
   entry("sizeof_KernelFunction", sizeof(KernelFunction));
   entry("KernelFunction_functor", offsetof(KernelFunction, boxed_kernel_func_) + offsetof(BoxedKernel, functor_));
   entry("KernelFunction_boxed", offsetof(KernelFunction, boxed_kernel_func_) + offsetof(BoxedKernel, boxed_kernel_func_));

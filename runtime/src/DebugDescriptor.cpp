@@ -54,9 +54,9 @@ __attribute__((visibility("default"))) struct dscope_debug_descriptor_t dscope_d
 #define DSCOPE_HOOK_OPTIMIZED
 #endif
 __attribute__((visibility("default"), noinline, used)) DSCOPE_HOOK_OPTIMIZED void dscope_debug_break_hook(
-    const void* op, uint64_t keyset, uint16_t key) {
+    const void* op, uint64_t keyset, uint16_t key, const struct dscope_break_dispatch* dispatch) {
   // Keep the call and its arguments observable: a debugger breaks here and reads them.
-  asm volatile("" : : "r"(op), "r"(keyset), "r"(key) : "memory");
+  asm volatile("" : : "r"(op), "r"(keyset), "r"(key), "r"(dispatch) : "memory");
 }
 
 }  // extern "C"
@@ -80,8 +80,8 @@ __attribute__((constructor)) void describeThisProcess() {
 
 }  // namespace
 
-void callBreakHook(const void* op, uint64_t keyset, uint16_t key) {
-  dscope_debug_break_hook(op, keyset, key);
+void callBreakHook(const void* op, uint64_t keyset, uint16_t key, const dscope_break_dispatch& dispatch) {
+  dscope_debug_break_hook(op, keyset, key, &dispatch);
   // Counted after the call, which also keeps it a call rather than a jump: the hook's frame
   // then returns here, into this small unit.
   std::atomic_ref<uint32_t>(dscope_debug_descriptor.break_hits).fetch_add(1, std::memory_order_relaxed);

@@ -121,7 +121,7 @@ void deepPush(dscope_thread_records& r) {
   if (r.depth == DSCOPE_RECORDS_RING) std::memcpy(r.first, r.ring, sizeof(r.first));
 }
 
-void checkBreakFilter(const impl::OperatorEntry& op, DispatchKeySet ks) {
+void checkBreakFilter(const impl::OperatorEntry& op, DispatchKeySet ks, const dscope_break_dispatch& dispatch) {
   auto& d = dscope_debug_descriptor;
   uint32_t n = std::min<uint32_t>(std::atomic_ref<uint32_t>(d.break_count).load(std::memory_order_acquire), DSCOPE_MAX_BREAKS);
   for (uint32_t i = 0; i < n; ++i) {
@@ -129,7 +129,7 @@ void checkBreakFilter(const impl::OperatorEntry& op, DispatchKeySet ks) {
     if (e.name_hash != op.name_hash() && e.name_hash != op.base_name_hash()) continue;  // the common case
     auto key = static_cast<uint16_t>(ks.highestPriorityTypeId());
     if (e.key == DSCOPE_BREAK_ANY_KEY || e.key == key) {
-      callBreakHook(&op, ks.raw_repr(), key);
+      callBreakHook(&op, ks.raw_repr(), key, dispatch);
       return;
     }
   }

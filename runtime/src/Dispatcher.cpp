@@ -220,7 +220,8 @@ static void dispatchBoxed(dscope_record_kind kind, const OperatorHandle& op, Dis
   const impl::AnnotatedKernel& k = op.entry().lookupSlot(slot);
   debug::RecordScope record(&op.entry(), &k, ks, slot, kind);
   if (uint64_t armed = debug::breakBloom()) [[unlikely]]
-    if (armed & op.entry().breakMask()) debug::checkBreakFilter(op.entry(), ks);
+    if (armed & op.entry().breakMask())
+      debug::checkBreakFilter(op.entry(), ks, op.entry().dispatchKeyExtractor().describeBoxed(kind, stack));
   std::optional<detail::DispatchTraceScope> trace;
   if (detail::show_dispatch_trace) [[unlikely]]
     trace.emplace(kind, op.entry(), ks);

@@ -69,6 +69,36 @@ DispatchKeySet DispatchKeyExtractor::getDispatchKeySetBoxed(const Stack* stack) 
   return computeDispatchKeySet(ks);
 }
 
+dscope_break_dispatch DispatchKeyExtractor::describeBoxed(dscope_record_kind kind, const Stack* stack) const {
+  dscope_break_dispatch d{};
+  DispatchKeySet all;
+  // From the first argument on (the highest bit): the order the schema lists them in.
+  for (uint64_t bits = dispatch_arg_indices_reverse_; bits && d.argument_count < DSCOPE_BREAK_MAX_ARGUMENTS;
+       bits &= ~(uint64_t{1} << (63 - std::countl_zero(bits)))) {
+    const auto from_end = static_cast<uint32_t>(63 - std::countl_zero(bits));
+    if (from_end >= stack->size()) break;
+    const IValue& v = (*stack)[stack->size() - 1 - from_end];
+    DispatchKeySet ks;
+    uint32_t tensors = 0;
+    if (v.isTensor()) ks = v.toTensor().key_set(), tensors = 1;
+    else if (v.isTensorList())
+      for (const auto& t : v.toTensorList()) ks = ks | t.key_set(), ++tensors;
+    all = all | ks;
+    d.arguments[d.argument_count++] = {from_end, tensors, ks.raw_repr()};
+  }
+  return described(d, kind, all);
+}
+
+dscope_break_dispatch DispatchKeyExtractor::described(dscope_break_dispatch d, dscope_record_kind kind,
+                                                      DispatchKeySet arguments) const {
+  const auto& tls = raw_local_dispatch_key_set;
+  d.kind = kind;
+  d.tls_included = tls.included().raw_repr();
+  d.tls_excluded = tls.excluded().raw_repr();
+  d.non_fallthrough = nonFallthroughMask((arguments | tls.included()) - tls.excluded());
+  return d;
+}
+
 void DispatchKeyExtractor::setOperatorHasFallthroughForKey(DispatchKey k, bool has_fallthrough) {
   auto update = [&](std::atomic<uint64_t>& word) {
     auto ks = DispatchKeySet(DispatchKeySet::RAW, word.load(std::memory_order_relaxed));

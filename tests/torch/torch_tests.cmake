@@ -20,3 +20,9 @@ add_test(NAME torch_both_runtimes
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_both_runtimes --runtime-library $<TARGET_FILE:dscope_runtime>)
 set_tests_properties(torch_both_runtimes PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
 include(${TORCH_TESTS}/libtorch_program.cmake)  # a C++ libtorch program and its kernel core
+# dispatch-break on a Python program: stops counted against its torch.mm calls, the explanation
+# against its torch._C (tests/torch/torch_break_test.py).
+add_test(NAME torch_dispatch_break
+  COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_break_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
+          --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_dispatch_break)
+set_tests_properties(torch_dispatch_break PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)

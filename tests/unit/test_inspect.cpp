@@ -498,7 +498,8 @@ TEST_SUITE("inspect") {
 
   TEST_CASE("dispatch-break: the command line, checked before a breakpoint is kept") {
     Breaks breaks;
-    const std::string usage = "; usage: dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N\n";
+    const std::string usage =
+        "; usage: dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N | dispatch-break --why [--json]\n";
     for (auto [line, problem] : std::vector<std::pair<std::string, std::string>>{
              {"", "dispatch-break needs an operator name"},
              {"aten::mm aten::add", "dispatch-break takes one operator name"},
@@ -508,7 +509,9 @@ TEST_SUITE("inspect") {
              {"--list --list", "--list is given twice"},
              {"--list --delete 1", "--list takes nothing else"},
              {"--delete 1 aten::mm", "--delete takes only a breakpoint number"},
-             {"aten::mm --bogus", "unknown option --bogus"}}) {
+             {"aten::mm --bogus", "unknown option --bogus"},
+             {"--why aten::mm", "--why takes only --json"},
+             {"aten::mm --json", "--json goes with --why"}}) {
       Result r = breaks.command(nullptr, line);
       checkOneLineError(r);
       CHECK(r.text == "dscope: " + problem + usage);
@@ -621,10 +624,10 @@ TEST_SUITE("inspect") {
     CHECK(in_core.count() == 0);
     t.t.place_break_hook = nullptr;
     // A stop: the hook's arguments as a debugger reads them at the breakpoint.
-    CHECK(breakStop(t.get(), &entryOf("insp::probe"), 0x10001, static_cast<uint64_t>(K::CPU)).text ==
+    CHECK(testing::breakStopLine(t.get(), &entryOf("insp::probe"), 0x10001, static_cast<uint64_t>(K::CPU)) ==
           "dispatch-break: insp::probe at CPU (keyset DispatchKeySet(CPU))\n");
     checkOneLineError(breakStop(t.get(), reinterpret_cast<const void*>(0x10), 0x10001, 50));  // not an operator
-    checkOneLineError(breakStop(t.get(), &entryOf("insp::probe"), 0x10001, 1u << 20));  // no such key
+    checkOneLineError(breakStop(t.get(), &entryOf("insp::probe"), 0x10001, 0xFFFF));  // no such key
   }
 
   TEST_CASE("bad input: one line each - never a crash") {

@@ -43,6 +43,10 @@ struct PagedMemory {
       return 0;
     };
     t.find_symbol = [](void* ctx, const char* name, uint64_t* addr) {
+      if (std::strcmp(name, "dscope_debug_break_hook") == 0) {
+        *addr = reinterpret_cast<uint64_t>(&dscope_debug_break_hook);
+        return 0;
+      }
       if (std::strcmp(name, "dscope_debug_descriptor") != 0) return 1;
       *addr = reinterpret_cast<uint64_t>(static_cast<PagedMemory*>(ctx)->bytes);
       return 0;
@@ -50,7 +54,7 @@ struct PagedMemory {
   }
   void setName(const char* name) { std::strcpy(reinterpret_cast<char*>(bytes + 3072), name); }
   std::string describe() {
-    return breakStop(&t, bytes + 2048, 0x10001, static_cast<uint64_t>(DispatchKey::CPU)).text;
+    return testing::breakStopLine(&t, bytes + 2048, 0x10001, static_cast<uint64_t>(DispatchKey::CPU));
   }
 };
 
@@ -69,7 +73,7 @@ TEST_SUITE("remote") {
     m.whole_pages_fail = true;
     m.calls = 0;
     CHECK(m.describe() == "dispatch-break: fake::op at CPU (keyset DispatchKeySet(CPU))\n");
-    CHECK(m.calls == 4);  // the failed page read, then descriptor, name pointer, name
+    CHECK(m.calls == 6);  // the failed page read, then descriptor, name pointer, name, and the kernel table (2)
   }
 
   TEST_CASE("reads: nothing cached outlives the command") {

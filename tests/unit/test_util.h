@@ -20,6 +20,7 @@
 
 #include <doctest/doctest.h>
 
+#include "dscope/DebugInterface.h"
 #include "dscope/inspect.h"
 
 namespace dscope::testing {
@@ -250,11 +251,22 @@ struct Breaks {
   int count() const { return dscope_breaks_count(table); }
 };
 
-// The line of a stop at dscope_debug_break_hook(op, keyset, key).
-inline Result breakStop(const dscope_target* target, const void* op, uint64_t keyset, uint64_t key) {
-  int is_error = -1;
-  char* out = dscope_breaks_stop(target, reinterpret_cast<uint64_t>(op), keyset, key, &is_error);
+// A stop at dscope_debug_break_hook(op, keyset, key, dispatch) as a front end reports it: the
+// registers at the hook's first instruction (the target must resolve the hook's symbol to `pc`).
+inline Result breakStop(const dscope_target* target, const void* op, uint64_t keyset, uint64_t key, uint64_t dispatch = 0,
+                        uint64_t pc = reinterpret_cast<uint64_t>(&dscope_debug_break_hook)) {
+  dscope_breaks* table = dscope_breaks_new();
+  const dscope_stop_registers registers{0, pc, 0, {reinterpret_cast<uint64_t>(op), keyset, key, dispatch, 0, 0}};
+  int is_error = -1, stop = -1;
+  char* out = dscope_breaks_hit(table, target, &registers, &stop, &is_error);
+  dscope_breaks_free(table);
+  if (!is_error) CHECK(stop == 1);
   return taken(out, is_error);
+}
+// Its first line.
+inline std::string breakStopLine(const dscope_target* target, const void* op, uint64_t keyset, uint64_t key) {
+  const std::string text = breakStop(target, op, keyset, key).text;
+  return text.substr(0, text.find('\n') + 1);
 }
 
 // The error contract: one line starting with "dscope: ".

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 9
+#define DSCOPE_INSPECT_ABI_VERSION 10
 
 /* A value as the debugger sees it, described without reading through it (evaluate, frame_variable,
  * and the printers' dscope_value_summary): the library alone knows what the runtime's types hold.
@@ -208,8 +208,28 @@ char* dscope_breaks_command(dscope_breaks* breaks, const dscope_target* target, 
 char* dscope_breaks_arm(dscope_breaks* breaks, const dscope_target* target, int* is_error);
 /* The breakpoints the table holds (0: the front end needs no breakpoint on the hook). */
 int dscope_breaks_count(const dscope_breaks* breaks);
-/* The line a stop at dscope_debug_break_hook prints, from the hook's arguments (op, keyset, key). */
-char* dscope_breaks_stop(const dscope_target* target, uint64_t op, uint64_t keyset, uint64_t key, int* is_error);
+/* A thread stopped at the first instruction of a function (a dispatch-break location): what the
+ * library needs of it. System V x86-64: the integer arguments are in rdi, rsi, rdx, rcx, r8, r9,
+ * and sp points at the return address (the stack arguments follow it). */
+typedef struct dscope_stop_registers {
+  int64_t tid; /* the OS thread id (LWP) of the thread that stopped */
+  uint64_t pc;
+  uint64_t sp;
+  uint64_t args[6]; /* rdi, rsi, rdx, rcx, r8, r9 */
+} dscope_stop_registers;
+/* A stop at one of the code addresses the table needs (dscope_breaks_locations, or the runtime's
+ * dscope_debug_break_hook): *stop is set to 1 when it is a dispatch a breakpoint asks for, and the
+ * text is what to print there (the stop line and why the dispatch went to that kernel); 0: not
+ * one (a trampoline several kernels share ran another kernel): continue, printing nothing. */
+char* dscope_breaks_hit(dscope_breaks* breaks, const dscope_target* target, const dscope_stop_registers* registers,
+                        int* stop, int* is_error);
+/* The code addresses the table's breakpoints need now in a process that runs real PyTorch (its
+ * kernels' entries), newline-separated in hex ("" when there are none: no breakpoint, PyTorch not
+ * loaded or not initialized yet, or DispatchScope's runtime, whose filter needs only the hook).
+ * The front end keeps exactly one native breakpoint on each, adding and removing as the list
+ * changes: it asks after each dispatch-break command, when libraries load, and at each stop
+ * (registrations may have changed the kernels). */
+char* dscope_breaks_locations(dscope_breaks* breaks, const dscope_target* target, int* is_error);
 
 #ifdef __cplusplus
 }

@@ -126,9 +126,28 @@ struct dscope_debug_descriptor_t {
 /* The exported, never-stripped entry point for tools. Writable: debuggers arm the break filter. */
 extern struct dscope_debug_descriptor_t dscope_debug_descriptor;
 
+/* What the break hook's fourth argument describes: the dispatch it stops for, as the dispatcher
+ * saw it, so that a debugger can explain why it went to its kernel. On the dispatching thread's
+ * stack for the hook's call. */
+#define DSCOPE_BREAK_MAX_ARGUMENTS 8
+struct dscope_break_argument {
+  uint32_t from_end; /* the argument's position counted from the schema's last argument (0) */
+  uint32_t tensors;  /* the tensors it holds: 1 for a Tensor, 0 for a Tensor? that is None, n for a list */
+  uint64_t keyset;   /* the union of their key sets (raw) */
+};
+struct dscope_break_dispatch {
+  uint32_t kind;           /* enum dscope_record_kind */
+  uint32_t argument_count; /* arguments[] in use: the dispatch-relevant (tensor) arguments, the first 8 */
+  struct dscope_break_argument arguments[DSCOPE_BREAK_MAX_ARGUMENTS];
+  uint64_t tls_included;    /* the thread's TLS key sets at the dispatch, decoded (raw) */
+  uint64_t tls_excluded;
+  uint64_t non_fallthrough; /* the operator's mask of keys that do not fall through, for these arguments */
+};
+
 /* Called on a dispatch matching the break filter; a debugger puts its breakpoint here.
- * op: dscope::impl::OperatorEntry*, keyset: raw key set, key: the chosen DispatchKey. */
-void dscope_debug_break_hook(const void* op, uint64_t keyset, uint16_t key);
+ * op: dscope::impl::OperatorEntry*, keyset: raw key set, key: the chosen DispatchKey, dispatch: what
+ * the dispatcher saw (arguments, TLS, mask). */
+void dscope_debug_break_hook(const void* op, uint64_t keyset, uint16_t key, const struct dscope_break_dispatch* dispatch);
 
 /* FNV-1a 64 of a NUL-terminated string (how break entries name operators). */
 uint64_t dscope_fnv1a64(const char* s);

@@ -91,14 +91,15 @@ class RecordScope {
 // entry armed). While armed, a dispatch tests it against its operator's breakMask() inline and
 // calls checkBreakFilter only when they meet:
 //   if (uint64_t armed = debug::breakBloom()) [[unlikely]]
-//     if (armed & entry.breakMask()) debug::checkBreakFilter(entry, ks);
+//     if (armed & entry.breakMask()) debug::checkBreakFilter(entry, ks, <describe the dispatch>);
 inline uint64_t breakBloom() {
   return std::atomic_ref<uint64_t>(dscope_debug_descriptor.break_bloom).load(std::memory_order_relaxed);
 }
-// Calls dscope_debug_break_hook when (op, chosen key) matches an entry.
-void checkBreakFilter(const impl::OperatorEntry& op, DispatchKeySet ks);
+// Calls dscope_debug_break_hook when (op, chosen key) matches an entry; `dispatch` is what the
+// hook passes on (DispatchKeyExtractor::describeUnboxed / describeBoxed).
+void checkBreakFilter(const impl::OperatorEntry& op, DispatchKeySet ks, const dscope_break_dispatch& dispatch);
 // Calls the hook, then counts the hit (DebugDescriptor.cpp: see there why it lives apart).
-[[gnu::noinline]] void callBreakHook(const void* op, uint64_t keyset, uint16_t key);
+[[gnu::noinline]] void callBreakHook(const void* op, uint64_t keyset, uint16_t key, const dscope_break_dispatch& dispatch);
 
 // In-process arming of the break filter (what a debugger does by writing the descriptor).
 // Returns false when the table is full. name: "aten::mm" or "aten::add.Tensor".

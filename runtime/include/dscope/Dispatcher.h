@@ -86,7 +86,8 @@ class TypedOperatorHandle<Ret(Args...)> final : public OperatorHandle {
     const impl::AnnotatedKernel& k = entry_->lookupSlot(slot);
     debug::RecordScope record(entry_, &k, ks, slot, kind);
     if (uint64_t armed = debug::breakBloom()) [[unlikely]]
-      if (armed & entry_->breakMask()) debug::checkBreakFilter(*entry_, ks);
+      if (armed & entry_->breakMask())
+        debug::checkBreakFilter(*entry_, ks, entry_->dispatchKeyExtractor().describeUnboxed(kind, args...));
     if (detail::show_dispatch_trace) [[unlikely]]
       return traced(kind, k, ks, std::forward<Args>(args)...);
     return k.kernel.template call<Ret, Args...>(*this, ks, std::forward<Args>(args)...);

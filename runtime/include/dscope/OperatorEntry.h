@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "dscope/DebugInterface.h"
 #include "dscope/DispatchKeySet.h"
 #include "dscope/FunctionSchema.h"
 #include "dscope/KernelFunction.h"
@@ -77,11 +78,39 @@ class DispatchKeyExtractor {
   DispatchKeySet computeDispatchKeySet(DispatchKeySet ks) const {
     const auto& tls = raw_local_dispatch_key_set;
     DispatchKeySet effective = (ks | tls.included()) - tls.excluded();
-    uint64_t mask = requiresBitsetPerBackend_.load(std::memory_order_relaxed)
-                        ? nonFallthroughKeysPerBackend_[effective.getBackendIndex()].load(std::memory_order_relaxed)
-                        : nonFallthroughKeys_.load(std::memory_order_relaxed);
-    return effective & DispatchKeySet(DispatchKeySet::RAW, mask);
+    return effective & DispatchKeySet(DispatchKeySet::RAW, nonFallthroughMask(effective));
   }
+  // The keys that do not fall through, for a dispatch whose key set (after TLS) is `effective`.
+  uint64_t nonFallthroughMask(DispatchKeySet effective) const {
+    return requiresBitsetPerBackend_.load(std::memory_order_relaxed)
+               ? nonFallthroughKeysPerBackend_[effective.getBackendIndex()].load(std::memory_order_relaxed)
+               : nonFallthroughKeys_.load(std::memory_order_relaxed);
+  }
+
+  // What a dispatch-break stop explains (dscope_break_dispatch): each dispatch argument's key set,
+  // the thread's TLS sets, the mask. Only made when the break filter may match (never on the fast path).
+  template <class... Args>
+  dscope_break_dispatch describeUnboxed(dscope_record_kind kind, const Args&... args) const {
+    dscope_break_dispatch d{};
+    uint32_t from_end = sizeof...(Args);
+    DispatchKeySet all;
+    auto add = [&](const auto& a) {
+      --from_end;
+      using T = std::decay_t<decltype(a)>;
+      if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, std::optional<Tensor>> ||
+                    std::is_same_v<T, TensorList> || std::is_same_v<T, std::vector<Tensor>>) {
+        const DispatchKeySet ks = keySetOf(a);
+        all = all | ks;
+        uint32_t tensors = 1;
+        if constexpr (std::is_same_v<T, std::optional<Tensor>>) tensors = a ? 1 : 0;
+        if constexpr (std::is_same_v<T, TensorList> || std::is_same_v<T, std::vector<Tensor>>) tensors = static_cast<uint32_t>(a.size());
+        if (d.argument_count < DSCOPE_BREAK_MAX_ARGUMENTS) d.arguments[d.argument_count++] = {from_end, tensors, ks.raw_repr()};
+      }
+    };
+    (add(args), ...);
+    return described(d, kind, all);
+  }
+  dscope_break_dispatch describeBoxed(dscope_record_kind kind, const Stack* stack) const;
 
   void setOperatorHasFallthroughForKey(DispatchKey k, bool has_fallthrough);
   void registerSchema(const FunctionSchema& schema);
@@ -102,6 +131,8 @@ class DispatchKeyExtractor {
       return ks;
     } else return {};
   }
+
+  dscope_break_dispatch described(dscope_break_dispatch d, dscope_record_kind kind, DispatchKeySet arguments) const;
 
   friend struct ::dscope::debug::Layout;
   std::atomic<uint64_t> nonFallthroughKeys_;

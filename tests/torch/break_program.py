@@ -1,0 +1,55 @@
+"""The program dispatch-break is tested and measured on (tests/torch/torch_break_test.py,
+bench/torch_bench.py): 1 000 operators on CPU tensors, MM_CALLS of them aten::mm on tensors that
+require grad, none that calls aten::mm inside its own kernel. Before the loop it writes what the
+process itself says of the arguments of aten::mm and of its thread's TLS, at the AutogradCPU call
+and under the guard the autograd kernel holds when it redispatches to CPU.
+
+    /usr/bin/python3 break_program.py ORACLE_JSON [--mm N] [--ops N]
+The loop's own time goes to stdout as "loop seconds: S"."""
+import argparse
+import json
+import time
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("oracle")
+parser.add_argument("--mm", type=int, default=37)
+parser.add_argument("--ops", type=int, default=1000)
+options = parser.parse_args()
+
+torch.manual_seed(0)
+a = torch.randn(4, 3, requires_grad=True)
+b = torch.randn(3, 5, requires_grad=True)
+x = torch.randn(64)
+
+
+def tls():
+    return {"included": str(torch._C._dispatch_tls_local_include_set()),
+            "excluded": str(torch._C._dispatch_tls_local_exclude_set())}
+
+
+oracle = {"mm_calls": options.mm, "ops": options.ops,
+          "self": str(torch._C._dispatch_keys(a)), "mat2": str(torch._C._dispatch_keys(b)), "tls": tls()}
+# What the autograd kernel's AutoDispatchBelowADInplaceOrView holds (1.13's Python has no such guard).
+guard = torch._C._AutoDispatchBelowAutograd()
+torch._C._dispatch_tls_set_dispatch_key_excluded(torch._C.DispatchKey.ADInplaceOrView, True)
+oracle["tls_below_autograd"] = tls()
+torch._C._dispatch_tls_set_dispatch_key_excluded(torch._C.DispatchKey.ADInplaceOrView, False)
+del guard
+with open(options.oracle, "w") as f:
+    json.dump(oracle, f)
+
+# Operators that call no aten::mm: each its own kernel on a 1-d tensor.
+others = [lambda: x.add(1), lambda: x.mul(2), lambda: x.relu(), lambda: x.neg(), lambda: x.sum()]
+every = options.ops // max(options.mm, 1)
+start = time.perf_counter()
+done = 0
+for i in range(options.ops):
+    if done < options.mm and i % every == 0:
+        torch.mm(a, b)
+        done += 1
+    else:
+        others[i % len(others)]()
+print("loop seconds: %.6f" % (time.perf_counter() - start), flush=True)
+print("mm calls: %d" % done, flush=True)
