@@ -172,7 +172,7 @@ dscope_compare_test(compare_keyset_expressions_live PROGRAM printers_program LAU
 dscope_compare_test(compare_dispatch_break_live PROGRAM basic_dispatch LAUNCH
   CMD "dispatch-break aten::mm --key Bogus" "dispatch-break ::" "dispatch-break aten::mm --key" "dispatch-break --list x"
       "dispatch-break --delete x" "dispatch-break --key CPU 'aten::mm'" "dispatch-break --list"
-      "@run" "dispatch-trace" "keyset keyset"
+      "@run" "dispatch-break --why" "dispatch-break --why --json" "dispatch-trace" "keyset keyset"
       "dispatch-break --list" "dispatch-break aten::relu" "dispatch-break --list" "@silent dispatch-break --delete 2"
       "dispatch-break --delete 7" "dispatch-break --list" "dispatch-break aten::nope" "dispatch-break"
       "dispatch-break aten::mm --key CPU" "dispatch-break --list")

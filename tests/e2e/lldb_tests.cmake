@@ -151,6 +151,8 @@ dscope_lldb_test(lldb_dispatch_break_live PROGRAM basic_dispatch
   CMD "dispatch-break aten::mm --key CPU" "process launch" "dispatch-trace" "dispatch-break --list"
       "breakpoint list" "process kill"
   EXPECT "pending" "dispatch-break: aten::mm at CPU" "stop reason = breakpoint"
+         "  argument self   DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)\n  argument mat2   "
+         "  dispatched      DispatchKeySet(CPU) (a redispatch: the kernel that called it passed this set)"
          "[call] op=[aten::mm], key=[AutogradCPU]" "[redispatch] op=[aten::mm], key=[CPU]"
          "1  aten::mm at CPU" "Current breakpoints:\n(lldb) process kill"
   REJECT "[call] op=[aten::randn]")
