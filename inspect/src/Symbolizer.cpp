@@ -99,6 +99,9 @@ struct ModuleFile {
   // describeIn's answers by file address: libdwfl finds an ELF symbol by a walk of the whole
   // symbol table (33 000 in libtorch_cpu's .dynsym), and an op-table names the same kernels again.
   mutable std::unordered_map<uint64_t, std::string> described;
+  // The function starts .eh_frame_hdr's search table lists (every FDE's initial location), sorted:
+  // where a function without a symbol or DWARF begins (libtorch's anonymous kernels).
+  mutable std::optional<std::vector<uint64_t>> fde_starts;
   ~ModuleFile() {
     if (dwfl) dwfl_end(dwfl);
   }
@@ -413,6 +416,48 @@ std::optional<uint64_t> entryOf(const ModuleFile& m, Dwarf_Die* function) {
   return std::nullopt;
 }
 
+// .eh_frame_hdr's search table (the PT_GNU_EH_FRAME segment): a version byte, the encodings of
+// eh_frame_ptr, fde_count and the table, then the table's (initial location, FDE) pairs sorted by
+// location. Read for the encodings every toolchain here writes (4-byte values, the table relative
+// to the header: DW_EH_PE_datarel|sdata4); anything else gives no starts.
+std::vector<uint64_t> readFdeStarts(const ModuleFile& m) {
+  std::vector<uint64_t> starts;
+  Dwarf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(m.module, &bias);
+  size_t phnum = 0, file_size = 0;
+  const char* file = elf ? elf_rawfile(elf, &file_size) : nullptr;
+  if (!file || elf_getphdrnum(elf, &phnum) != 0) return starts;
+  for (size_t i = 0; i < phnum; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_GNU_EH_FRAME) continue;
+    if (ph.p_offset + ph.p_filesz > file_size || ph.p_filesz < 12) return starts;
+    const auto* hdr = reinterpret_cast<const unsigned char*>(file + ph.p_offset);
+    const bool four_byte_ptr = (hdr[1] & 0x0f) == DW_EH_PE_sdata4 || (hdr[1] & 0x0f) == DW_EH_PE_udata4;
+    const bool four_byte_count = hdr[2] == DW_EH_PE_udata4 || hdr[2] == DW_EH_PE_sdata4;
+    if (hdr[0] != 1 || !four_byte_ptr || !four_byte_count || hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4)) return starts;
+    uint32_t count = 0;
+    std::memcpy(&count, hdr + 8, 4);
+    if (12 + uint64_t{count} * 8 > ph.p_filesz) return starts;
+    starts.reserve(count);
+    for (uint32_t e = 0; e < count; ++e) {
+      int32_t location = 0;
+      std::memcpy(&location, hdr + 12 + e * 8, 4);
+      starts.push_back(ph.p_vaddr + bias + static_cast<int64_t>(location));
+    }
+    std::sort(starts.begin(), starts.end());
+    return starts;
+  }
+  return starts;
+}
+
+// The start of the FDE holding the address: the function it is in, when nothing else names it.
+std::optional<uint64_t> fdeStart(const ModuleFile& m, uint64_t addr) {
+  if (!m.fde_starts) m.fde_starts = readFdeStarts(m);
+  auto it = std::upper_bound(m.fde_starts->begin(), m.fde_starts->end(), addr);
+  if (it == m.fde_starts->begin()) return std::nullopt;
+  return *--it;
+}
+
 FramePc functionsIn(const ModuleFile& m, uint64_t addr, bool return_address) {
   FramePc out;
   Dwarf_Addr bias = 0;
@@ -429,7 +474,10 @@ FramePc functionsIn(const ModuleFile& m, uint64_t addr, bool return_address) {
   GElf_Sym sym;
   GElf_Off offset = 0;
   const char* symbol = dwfl_module_addrinfo(m.module, addr, &offset, &sym, nullptr, nullptr, nullptr);
-  if (!symbol || !*symbol) return out;
+  if (!symbol || !*symbol) {
+    if (auto start = fdeStart(m, addr)) out.entry = *start;  // a function with no name: where it begins
+    return out;
+  }
   out.names.push_back(demangledFunctionName(symbol));
   out.entry = addr - offset;
   return out;

@@ -147,9 +147,14 @@ std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
       const std::string op = ops.size() == 1 ? (*ops.begin())->name : "<one of " + std::to_string(ops.size()) + " operators>";
       const std::string key = keys.size() == 1 ? kt.name(*keys.begin()) : "<one of " + std::to_string(keys.size()) + " keys>";
       std::string out = "[kernel] op=[" + op + "], key=[" + key + "]";
-      if (ops.size() == 1 && keys.size() == 1) {
-        const TorchTableEntry e = tv.computedEntry(**ops.begin(), *keys.begin());
-        out += " " + tv.kernelName(e.kernel) + ", " + e.kernel.debug;
+      // One kernel at every key (an alias kernel fills many slots): named; several: not.
+      if (ops.size() == 1) {
+        std::set<std::pair<std::string, std::string>> kernels;
+        for (int key : keys) {
+          const TorchTableEntry e = tv.computedEntry(**ops.begin(), key);
+          kernels.insert({tv.kernelName(e.kernel), e.kernel.debug});
+        }
+        if (kernels.size() == 1) out += " " + kernels.begin()->first + ", " + kernels.begin()->second;
       }
       return out;
     }
