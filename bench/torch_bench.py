@@ -11,6 +11,10 @@
    side by side: goal <= 1.5x.
 3. dispatch-trace on tests/torch/torch_loop.cpp's overflow core against the bare core load
    (goal <= 1.3x) and against a backtrace that unwinds every frame (goal >= 4x faster).
+4. dispatch-break on tests/torch/break_program.py: `dispatch-break aten::mm --key CPU` stops once
+   per torch.mm call and on nothing else; with a breakpoint armed on an operator the program never
+   calls (aten::bmm, every key), the program's own loop time against the same loop without a
+   debugger, alternating, medians: goal <= 1.05x.
 Prints one summary line per measurement; the numbers go to docs/PERFORMANCE.md."""
 
 import argparse
@@ -21,11 +25,13 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from debuggers import GDB, LLDB, Debugger, fail, log, make_core, optable_session, run_timed, summary  # noqa: E402
+from debuggers import GDB, LLDB, Debugger, fail, gdb_argv, log, make_core, optable_session, run_timed, summary  # noqa: E402
 
 TORCH_PYTHON = "/usr/bin/python3"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORACLE_PROGRAM = os.path.join(HERE, "..", "tests", "torch", "oracle_program.py")
+BREAK_PROGRAM = os.path.join(HERE, "..", "tests", "torch", "break_program.py")
+LOOP_OPS = 300000
 
 def start_process(workdir):
     proc = subprocess.Popen([TORCH_PYTHON, ORACLE_PROGRAM, os.path.join(workdir, "oracle.txt")],
@@ -112,11 +118,68 @@ def bench_trace(args, workdir):
     os.unlink(core)
 
 
+def break_run(args, debugger, commands, program_args, workdir):
+    """The output of break_program.py run under `debugger` (None: no debugger) with `commands`
+    typed before it starts."""
+    program = [TORCH_PYTHON, BREAK_PROGRAM, os.path.join(workdir, "oracle.json")] + program_args
+    if debugger == "gdb":
+        argv = gdb_argv(args.build)
+        for c in commands:
+            argv += ["-ex", c]
+        argv += ["-ex", "run"] + ["-ex", "continue"] * 40 + ["--args"] + program
+    elif debugger == "lldb":
+        argv = [LLDB, "-b", "-O", "plugin load " + os.path.join(args.build, "lldb", "libdscope_lldb.so")]
+        for c in commands + ["process launch"] + ["continue"] * 40:
+            argv += ["-o", c]
+        argv += ["--"] + program
+    else:
+        argv = program
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    return out.stdout + out.stderr
+
+
+def loop_seconds(text):
+    line = next((l for l in text.splitlines() if l.startswith("loop seconds: ")), None)
+    if line is None:
+        fail("break_program printed no loop time:\n" + text[-2000:])
+    return float(line.split()[-1])
+
+
+def bench_break(args, workdir):
+    """dispatch-break on a Python program (issue 24): stops only on the operator asked for, and the
+    program's own speed with a breakpoint armed on an operator it never calls."""
+    for name in ("gdb", "lldb"):
+        text = break_run(args, name, ["dispatch-break aten::mm --key CPU"], ["--mm", "25"], workdir)
+        stops = [l for l in text.splitlines() if l.startswith("dispatch-break: ")]
+        other = [l for l in stops if not l.startswith("dispatch-break: aten::mm at CPU ")]
+        summary("break %s: dispatch-break aten::mm --key CPU on 1000 operators with 25 torch.mm calls: %d stops, %d on "
+                "another operator or key (goal: 25 and 0: %s)" % (name, len(stops), len(other),
+                                                                   "met" if len(stops) == 25 and not other else "missed"))
+    times = {"no debugger": [], "gdb": [], "lldb": []}
+    loop = ["--mm", "0", "--ops", str(LOOP_OPS)]
+    for _ in range(args.repeats):
+        for variant in times:
+            commands = [] if variant == "no debugger" else ["dispatch-break aten::bmm"]
+            text = break_run(args, None if variant == "no debugger" else variant, commands, loop, workdir)
+            times[variant].append(loop_seconds(text))
+    med = {v: statistics.median(t) for v, t in times.items()}
+    for name in ("gdb", "lldb"):
+        ratio = med[name] / med["no debugger"]
+        summary("break %s: %d operators with dispatch-break aten::bmm armed %.3f s vs no debugger %.3f s -> %.3fx "
+                "(goal <= 1.05x: %s); the program's own loop time, medians of %d"
+                % (name, LOOP_OPS, med[name], med["no debugger"], ratio, "met" if ratio <= 1.05 else "missed", args.repeats))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build/release")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--only", choices=["break"], help="run one part")
     args = parser.parse_args()
+    if args.only == "break":
+        with tempfile.TemporaryDirectory(prefix="torch_bench_") as workdir:
+            bench_break(args, workdir)
+        return
     with tempfile.TemporaryDirectory(prefix="torch_bench_") as workdir:
         proc = start_process(workdir)
         try:
@@ -132,6 +195,7 @@ def main():
         log("core: %d MB" % (os.path.getsize(core) >> 20))
         bench_optable(args, workdir, core)
         bench_trace(args, workdir)
+        bench_break(args, workdir)
 
 
 if __name__ == "__main__":
