@@ -125,15 +125,19 @@ counted) from the innermost, needs the runtime's DWARF, and prints the same reco
 
 def _dispatch_stop():
     """stop() of a dispatch-break location: the library decides from the registers at the function's
-    first instruction whether a dispatch breakpoint asks for this dispatch, and says why it went there."""
+    first instruction what this stop is (a dispatch a breakpoint asks for, with why it went there;
+    another kernel's; a registration that changes the kernels) and the front end does as it says."""
+    # A hit that continues (stop() returning False) sends GDB no event: the memory the library
+    # kept from the last hit is not this one's.
+    target.next_memory_generation()
     try:
         # $reg rather than a gdb.Frame: making a Frame object makes GDB unwind the caller
         # too, reading the debug info of its whole compilation unit (~0.3 s on a first stop).
         pc, sp, *args = (int(gdb.parse_and_eval("$" + r)) for r in ("pc", "sp", "rdi", "rsi", "rdx", "rcx", "r8", "r9"))
-        text, stop, is_error = _inspect.break_hit(gdb.selected_thread().ptid[1], pc, sp, args)
+        text, action, is_error = _inspect.break_hit(gdb.selected_thread().ptid[1], pc, sp, args)
         if text:
             _write_line(text)
-        return stop or is_error
+        return action == target.HIT_STOP or is_error
     except Exception as e:
         gdb.write("dscope: dispatch-break: %s\n" % e)
         return True
@@ -163,10 +167,50 @@ class _KernelBreak(gdb.Breakpoint):
         return _dispatch_stop()
 
 
-# Where the kernels of real PyTorch are placed again: once its static initializers have
-# registered them (a C++ program's main, torch._C's module init in Python), then continue.
+class _RegistrationBreak(gdb.Breakpoint):
+    """A breakpoint on one of c10's registration functions. When the registration concerns a
+    breakpoint's operator, the kernels are placed again where it returns; it never stops.
+    (A breakpoint's stop() may make breakpoints in GDB 13, never delete its own: spent ones go at
+    the next placing.)"""
+
+    def __init__(self, address):
+        super().__init__("*0x%x" % address, internal=True)
+        self.silent = True
+
+    def stop(self):
+        target.next_memory_generation()
+        try:
+            pc, sp, *args = (int(gdb.parse_and_eval("$" + r)) for r in ("pc", "sp", "rdi", "rsi", "rdx", "rcx", "r8", "r9"))
+            text, action, is_error = _inspect.break_hit(gdb.selected_thread().ptid[1], pc, sp, args)
+            if is_error:
+                _write_line(text)
+            elif action == target.HIT_SYNC_ON_RETURN:
+                memory = gdb.selected_inferior().read_memory(sp, 8).tobytes()
+                _command.returns.append(_SyncPoint("*0x%x" % int.from_bytes(memory, "little"), once=True))
+        except Exception as e:
+            gdb.write("dscope: dispatch-break: %s\n" % e)
+        return False
+
+
+class _SyncPoint(gdb.Breakpoint):
+    """Where the kernels of real PyTorch are placed again, then on: once its static initializers
+    have registered them (a C++ program's main, torch._C's module init in Python), and where a
+    registration returns (once)."""
+
+    def __init__(self, spec, once=False):
+        super().__init__(spec, internal=True)
+        self.silent = True
+        self.once, self.spent = once, False
+
+    def stop(self):
+        if not self.spent:
+            self.spent = self.once
+            target.next_memory_generation()
+            _command.sync(keep=self)
+        return False
+
+
 _SYNC_POINTS = ("main", "PyInit__C")
-_SYNC_COMMANDS = "silent\npython import dscope_gdb.commands as c; c.sync_kernel_breaks()\ncontinue"
 
 
 def _defined(name):
@@ -197,8 +241,9 @@ prints why the dispatch went to that kernel; `dispatch-break --why [--json]` pri
     def __init__(self):
         super().__init__("dispatch-break", complete_ops=True)
         self._hook = None
-        self._kernels = {}  # address -> _KernelBreak
-        self._sync_points = {}  # name -> gdb.Breakpoint
+        self._kernels = {}  # (address, kind) -> its breakpoint
+        self._sync_points = {}  # name -> _SyncPoint
+        self.returns = []  # the _SyncPoints where registrations return
         target.break_hook["place"] = self._place_hook
         gdb.events.new_objfile.connect(self._on_new_objfile)
         gdb.events.stop.connect(sync_kernel_breaks)
@@ -214,38 +259,44 @@ prints why the dispatch went to that kernel; `dispatch-break --why [--json]` pri
         if self._hook is None:
             self._hook = _BreakHook()
 
-    def sync(self):
-        """Keeps one breakpoint on each kernel entry the library names (none without real PyTorch)."""
-        if _inspect.break_count():
-            for name in _SYNC_POINTS:
-                # Once the program or a library defines it (a pending breakpoint would say "not defined").
-                if name not in self._sync_points and _defined(name):
-                    point = gdb.Breakpoint(name, internal=True)
-                    point.silent = True
-                    point.commands = _SYNC_COMMANDS
-                    self._sync_points[name] = point
+    def _place_sync_points(self):
+        for name in _SYNC_POINTS:
+            # Once the program or a library defines it (a pending breakpoint would say "not defined").
+            if name not in self._sync_points and _defined(name):
+                self._sync_points[name] = _SyncPoint(name)
+
+    def sync(self, keep=None):
+        """Keeps one breakpoint on each kernel entry and registration function the library names
+        (none without real PyTorch); `keep`: the breakpoint whose stop() this runs in."""
+        self._place_sync_points()
+        spent = [r for r in self.returns if r.spent and r is not keep]
+        for point in spent:
+            self.returns.remove(point)
+            point.delete()
         if gdb.selected_inferior().pid == 0:
             return
         wanted, error = _inspect.break_locations()
         if error:
             _write_line(error)
-        for address in [a for a in self._kernels if a not in wanted]:
-            self._kernels.pop(address).delete()
-        for address in wanted:
-            if address not in self._kernels:
-                self._kernels[address] = _KernelBreak(address)
+        for place in [p for p in self._kernels if p not in wanted]:
+            self._kernels.pop(place).delete()
+        for place in wanted:
+            if place not in self._kernels:
+                address, kind = place
+                self._kernels[place] = (_RegistrationBreak if kind == "registration" else _KernelBreak)(address)
 
     def _on_new_objfile(self, event):
-        if not _inspect.break_count():
-            return
-        if "dscope_runtime" in (event.new_objfile.filename or ""):
+        # Real PyTorch's kernels are not placed here: a library's initializers register its
+        # kernels after this event (they are placed at the sync points and registrations' returns).
+        if _inspect.break_count() and "dscope_runtime" in (event.new_objfile.filename or ""):
             try:
                 text, _ = _inspect.break_arm()
                 if text:
                     _write_line(text)
             except Exception as e:
                 gdb.write("dscope: dispatch-break: %s\n" % e)
-        self.sync()
+        if _inspect.break_count():
+            self._place_sync_points()
 
 
 _command = None

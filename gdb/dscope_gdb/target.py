@@ -475,6 +475,11 @@ def _next_generation(_event=None):
     _generation["count"] += 1
 
 
+def next_memory_generation():
+    """The target's memory may have changed without an event (a breakpoint's stop() continued)."""
+    _next_generation()
+
+
 def _memory_generation():
     inferior = gdb.selected_inferior()
     if inferior is None or inferior.pid == 0:
@@ -516,6 +521,10 @@ def _place_break_hook(_ctx):
 def _is_core():
     connection = gdb.selected_inferior().connection
     return connection is not None and connection.type == "core"
+
+
+# inspect.h dscope_hit_action
+HIT_CONTINUE, HIT_STOP, HIT_SYNC_ON_RETURN = 0, 1, 2
 
 
 class Inspect:
@@ -610,21 +619,23 @@ class Inspect:
         return self._lib.dscope_breaks_count(self._breaks)
 
     def break_hit(self, tid, pc, sp, args):
-        """(text, stop, is_error) of a stop at a dispatch-break location (the hook or a kernel entry):
-        args are rdi, rsi, rdx, rcx, r8, r9 at its first instruction."""
+        """(text, action, is_error) of a stop at a dispatch-break location (the hook, a kernel's or a
+        registration's entry): args are rdi, rsi, rdx, rcx, r8, r9 at its first instruction; action
+        one of inspect.h's dscope_hit_action (HIT_*)."""
         registers = _StopRegisters(tid, pc, sp, (ctypes.c_uint64 * 6)(*args))
-        stop = ctypes.c_int(0)
+        action = ctypes.c_int(0)
         text, is_error = self._answer(lambda target, is_error: self._lib.dscope_breaks_hit(
-            self._breaks, target, ctypes.byref(registers), ctypes.byref(stop), is_error))
-        return text, bool(stop.value), is_error
+            self._breaks, target, ctypes.byref(registers), ctypes.byref(action), is_error))
+        return text, action.value, is_error
 
     def break_locations(self):
-        """([address], error line or None): where real PyTorch's kernels need GDB breakpoints."""
+        """([(address, kind)], error line or None): where real PyTorch needs GDB breakpoints, kind
+        "kernel" or "registration"."""
         text, is_error = self._answer(lambda target, is_error: self._lib.dscope_breaks_locations(self._breaks, target,
                                                                                                  is_error))
         if is_error:
             return [], text
-        return [int(line, 16) for line in text.split()], None
+        return [(int(address, 16), kind) for address, kind in (line.split() for line in text.splitlines())], None
 
     def value_types(self):
         """The value printers' type table: [(type_name, summary_type, word_size, flags)]."""

@@ -319,7 +319,7 @@ void BreakTable::armIfNew(Session& s) {
   arm(s);
 }
 
-std::vector<uint64_t> BreakTable::locations(Session& s) {
+std::vector<std::pair<uint64_t, bool>> BreakTable::locations(Session& s) {
   if (breaks_.empty() || s.mem().isCore() || !s.readsTorch(std::nullopt)) return {};
   const TorchView* tv = nullptr;
   try {
@@ -327,16 +327,27 @@ std::vector<uint64_t> BreakTable::locations(Session& s) {
   } catch (const InspectError&) {
     return {};  // not initialized yet: pending (the commands say why when asked)
   }
-  return torchBreakLocations(*tv, breaks_);
+  std::vector<std::pair<uint64_t, bool>> out;
+  for (uint64_t a : torchBreakLocations(*tv, breaks_)) out.emplace_back(a, false);
+  registrations_ = torchRegistrations(*tv);
+  for (uint64_t a : {registrations_.impl, registrations_.fallback})
+    if (a) out.emplace_back(a, true);
+  return out;
 }
 
-std::optional<std::string> BreakTable::hit(Session& s, const dscope_stop_registers& r) {
+dscope_hit_action BreakTable::hit(Session& s, const dscope_stop_registers& r, std::string* text) {
   const auto hook = s.mem().findSymbol("dscope_debug_break_hook");
-  if (hook && *hook == r.pc) return stopped(ourExplanation(s, r));
-  if (!s.readsTorch(std::nullopt)) return std::nullopt;
+  if (hook && *hook == r.pc) {
+    *text = stopped(ourExplanation(s, r));
+    return DSCOPE_HIT_STOP;
+  }
+  if (r.pc && (r.pc == registrations_.impl || r.pc == registrations_.fallback))
+    return torchRegistrationConcerns(s.mem(), registrations_, breaks_, r) ? DSCOPE_HIT_SYNC_ON_RETURN : DSCOPE_HIT_CONTINUE;
+  if (!s.readsTorch(std::nullopt)) return DSCOPE_HIT_CONTINUE;
   auto e = torchBreakHit(s.torch(), breaks_, r);
-  if (!e) return std::nullopt;
-  return stopped(std::move(*e));
+  if (!e) return DSCOPE_HIT_CONTINUE;
+  *text = stopped(std::move(*e));
+  return DSCOPE_HIT_STOP;
 }
 
 std::string BreakTable::stopped(DispatchExplanation e) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "Commands.h"
@@ -51,6 +52,12 @@ struct DispatchExplanation {
 std::string explanationText(const DispatchExplanation& e);
 std::string explanationJson(const DispatchExplanation& e);
 
+// Where real PyTorch registers kernels (dispatch-break places its breakpoints again after them).
+struct TorchRegistrations {
+  uint64_t impl = 0, fallback = 0;  // Dispatcher::registerImpl, registerFallback (0: not found)
+  uint64_t name = 0, overload = 0;  // where an OperatorName keeps its two strings
+};
+
 class BreakTable {
  public:
   // The user's `dispatch-break ARGS`: list, delete N, --why [--json], or a new breakpoint (armed at
@@ -62,11 +69,12 @@ class BreakTable {
   // The same when the runtime is there and this table has not armed this process yet: what a
   // front end calls when the runtime loads or a thread is about to dispatch for the first time.
   void armIfNew(Session& s);
-  // The code addresses the breakpoints need in a real PyTorch process (none elsewhere).
-  std::vector<uint64_t> locations(Session& s);
-  // A stop at the hook or at one of the locations: the text to print when a breakpoint asks for
-  // this dispatch, nullopt to continue silently.
-  std::optional<std::string> hit(Session& s, const dscope_stop_registers& r);
+  // The code addresses the breakpoints need in a real PyTorch process (none elsewhere): each with
+  // whether it is a registration function's entry rather than a kernel's.
+  std::vector<std::pair<uint64_t, bool>> locations(Session& s);
+  // A stop at the hook or at one of the locations: what the front end does, and the text it
+  // prints when it stops.
+  dscope_hit_action hit(Session& s, const dscope_stop_registers& r, std::string* text);
   size_t size() const { return breaks_.size(); }
 
  private:
@@ -82,12 +90,20 @@ class BreakTable {
   // runtime whose constructors have not run yet: that one is written again).
   uint64_t armed_instance_ = 0;
   std::optional<DispatchExplanation> last_;  // the last stop's, for --why
+  TorchRegistrations registrations_;          // as the last locations() found them
 };
 
 // Real PyTorch (TorchBreak.cpp): the kernel entries the breakpoints need, and the dispatch a stop
 // at one of them is when a breakpoint asks for it. A key is checked against the build's table.
 int torchBreakKey(const TorchView& tv, const std::string& name);
 std::vector<uint64_t> torchBreakLocations(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks);
+// Where c10 registers kernels (Dispatcher::registerImpl, registerFallback), and whether a stop at
+// one of them registers a kernel for a breakpoint's operator (their kernels then change).
+TorchRegistrations torchRegistrations(const TorchView& tv);
+// Answered from the registers and the registered name alone (no walk of the dispatcher): c10
+// registers hundreds of kernels after a breakpoint is placed (Python's meta kernels at import).
+bool torchRegistrationConcerns(const Remote& mem, const TorchRegistrations& at, const std::vector<DispatchBreakpoint>& breaks,
+                               const dscope_stop_registers& r);
 std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks,
                                                  const dscope_stop_registers& r);
 

@@ -252,16 +252,17 @@ DSCOPE_INSPECT_EXPORT int dscope_breaks_count(const dscope_breaks* breaks) {
 }
 
 DSCOPE_INSPECT_EXPORT char* dscope_breaks_hit(dscope_breaks* breaks, const dscope_target* target,
-                                              const dscope_stop_registers* registers, int* stop, int* is_error) {
+                                              const dscope_stop_registers* registers, int* action, int* is_error) {
   using namespace dscope::inspect;
-  if (stop) *stop = 0;
+  if (action) *action = DSCOPE_HIT_CONTINUE;
   return guarded(is_error, [&] {
     if (!breaks) fail("no dispatch breakpoint table");
     if (!registers) fail("no registers");
     Session session(target);
-    auto text = breaks->table.hit(session, *registers);
-    if (stop) *stop = text ? 1 : 0;
-    return text.value_or("");
+    std::string text;
+    const dscope_hit_action a = breaks->table.hit(session, *registers, &text);
+    if (action) *action = a;
+    return text;
   });
 }
 
@@ -271,7 +272,8 @@ DSCOPE_INSPECT_EXPORT char* dscope_breaks_locations(dscope_breaks* breaks, const
     if (!breaks) fail("no dispatch breakpoint table");
     Session session(target);
     std::string out;
-    for (uint64_t a : breaks->table.locations(session)) out += hex(a) + "\n";
+    for (const auto& [address, registration] : breaks->table.locations(session))
+      out += hex(address) + (registration ? " registration\n" : " kernel\n");
     return out;
   });
 }

@@ -216,6 +216,27 @@ std::vector<uint64_t> torchBreakLocations(const TorchView& tv, const std::vector
   return {out.begin(), out.end()};
 }
 
+TorchRegistrations torchRegistrations(const TorchView& tv) {
+  TorchRegistrations out;
+  if (auto a = tv.mem().findSymbol(tv.profile().symbol("registerImpl").c_str())) out.impl = *a;
+  if (auto a = tv.mem().findSymbol(tv.profile().symbol("registerFallback").c_str())) out.fallback = *a;
+  out.name = tv.profile().at("OperatorName_name");
+  out.overload = tv.profile().at("OperatorName_overload_name");
+  return out;
+}
+
+// At the entry of RegistrationHandleRAII Dispatcher::registerImpl(OperatorName, ...): the handle is
+// returned in memory (rdi), `this` is rsi, and the OperatorName (two std::strings) is passed by
+// reference to a copy (rdx). registerFallback changes every operator's table at its key.
+bool torchRegistrationConcerns(const Remote& mem, const TorchRegistrations& at, const std::vector<DispatchBreakpoint>& breaks,
+                               const dscope_stop_registers& r) {
+  if (r.pc != at.impl) return !breaks.empty();
+  std::string name = readCppString(mem, r.args[2] + at.name, "a registered operator's name");
+  const std::string overload = readCppString(mem, r.args[2] + at.overload, "a registered operator's name");
+  if (!overload.empty()) name += "." + overload;
+  return std::any_of(breaks.begin(), breaks.end(), [&](const auto& b) { return namesOperator(name, b.op); });
+}
+
 std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks,
                                                  const dscope_stop_registers& r) {
   const TorchProfile& p = tv.profile();
@@ -229,13 +250,13 @@ std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std:
       else continue;  // the trampoline runs another kernel
     } else {
       if (r.args[0] != site.functor) continue;
-      uint64_t node = 0;
+      uint64_t def = 0;
       try {
-        node = tv.mem().readPointer(r.args[1], "an operator handle");
+        def = tv.mem().readPointer(r.args[1] + p.at("OperatorHandle_operatorDef"), "an operator handle");
       } catch (const InspectError&) {
         continue;
       }
-      if (node + p.at("StdListNode_data") + p.at("OperatorDef_op") != site.op->entry) continue;  // another operator's
+      if (def + p.at("OperatorDef_op") != site.op->entry) continue;  // another operator's
       ks = r.args[2], stack = r.args[3];
     }
     const KeyInfo* chosen = tv.keys().byValue(tv.keys().highestKey(ks));

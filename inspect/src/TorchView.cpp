@@ -124,14 +124,16 @@ void TorchView::checkOperators(uint64_t count, const std::vector<TorchOperator>&
   }
 }
 
-std::string TorchView::readStdString(uint64_t addr, const char* what) const {
-  const uint64_t data = mem_.readPointer(addr, what);
-  const uint64_t size = mem_.readPointer(addr + 8, what);
+std::string readCppString(const Remote& mem, uint64_t addr, const char* what) {
+  const uint64_t data = mem.readPointer(addr, what);
+  const uint64_t size = mem.readPointer(addr + 8, what);
   if (size > kMaxStringLength) fail(std::string(what) + " at " + hex(addr) + " is corrupt (a string of " + std::to_string(size) + " bytes)");
   std::string s(size, '\0');
-  if (size) mem_.read(data, s.data(), size, what);
+  if (size) mem.read(data, s.data(), size, what);
   return s;
 }
+
+std::string TorchView::readStdString(uint64_t addr, const char* what) const { return readCppString(mem_, addr, what); }
 
 // The operator list is walked once and kept across commands: a walk reads a page per operator
 // (each OperatorEntry is ~4 KB), ~20 ms for 3 380 operators, which an op-table per operator

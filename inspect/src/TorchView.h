@@ -52,6 +52,9 @@ struct TorchTableEntry {
 // which release builds keep: kernel functors and TensorImpls are named this way.
 std::string dynamicTypeName(const Remote& mem, uint64_t addr);
 
+// A std::string of libstdc++ (its data pointer, then its length), bounded.
+std::string readCppString(const Remote& mem, uint64_t addr, const char* what);
+
 class TorchView {
  public:
   struct ListKey;  // what identifies an operator list already walked (TorchView.cpp)
@@ -92,12 +95,13 @@ class TorchView {
   // Thread tid's TLS key sets, decoded (stored XOR the build's defaults): {included, excluded}.
   // Read through glibc's own thread and TLS layouts (ThreadLocal.h), the same in every debugger.
   std::pair<uint64_t, uint64_t> threadTls(int64_t tid) const;
+  // A std::string of the build's libstdc++ (bounded).
+  std::string readStdString(uint64_t addr, const char* what) const;
   // A TensorImpl's key_set_.
   uint64_t tensorKeySet(uint64_t impl) const;
 
  private:
   uint64_t value(const char* name) const { return profile_.at(name); }
-  std::string readStdString(uint64_t addr, const char* what) const;
   TorchKernel readKernel(uint64_t addr) const;
   TorchTableEntry computeEntry(const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels, int key) const;
   void validate() const;

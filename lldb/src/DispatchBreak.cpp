@@ -12,6 +12,7 @@
 // dlopen. (LLDB 16 on Linux resolves breakpoints in the program's libraries only at its entry
 // point, after their static constructors ran: a dispatch made there cannot be caught.)
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -56,6 +57,32 @@ bool protectBreakpoints(lldb::SBTarget target) {
   return ours.GetSize() > 0;
 }
 
+void syncKernelBreakpoints(BreakState& state, LldbTarget& target);
+
+bool onReturnSync(void* baton, lldb::SBProcess& process, lldb::SBThread&, lldb::SBBreakpointLocation&) {
+  auto* state = static_cast<BreakState*>(baton);
+  try {
+    LldbTarget target(process.GetTarget());
+    syncKernelBreakpoints(*state, target);
+  } catch (const std::exception& e) {
+    writeToDebugger(state->debugger, std::string("dscope: dispatch-break: ") + e.what());
+  }
+  return false;
+}
+
+// A registration of a kernel for a breakpoint's operator is under way: the kernels are placed
+// again where it returns (a one-time breakpoint on the return address, the word at sp).
+void syncOnReturn(BreakState& state, lldb::SBProcess& process, uint64_t sp) {
+  lldb::SBError error;
+  const uint64_t address = process.ReadPointerFromMemory(sp, error);
+  if (error.Fail()) throw std::runtime_error("cannot read the return address of a registration");
+  lldb::SBBreakpoint b = process.GetTarget().BreakpointCreateByAddress(address);
+  if (!b.IsValid()) return;
+  b.SetOneShot(true);
+  b.AddName(kBreakpointName);
+  b.SetCallback(&onReturnSync, &state);
+}
+
 // A stop at a dispatch-break location (the hook, or a kernel entry of real PyTorch): the library
 // decides from the registers at the function's first instruction whether a breakpoint asks for
 // this dispatch, and says why it went there; a trampoline several kernels share runs on silently.
@@ -73,13 +100,17 @@ bool onDispatchStop(void* baton, lldb::SBProcess& process, lldb::SBThread& threa
       registers.args[i] = frame.FindRegister(names[i]).GetValueAsUnsigned(error, 0);
       if (error.Fail()) throw std::runtime_error(std::string("cannot read register ") + names[i]);
     }
-    int stop = 0;
+    int action = DSCOPE_HIT_CONTINUE;
     LldbTarget target(process.GetTarget(), frame);
     const InspectResult r = target.answer([&](const dscope_target* t, int* is_error) {
-      return dscope_breaks_hit(state->breaks, t, &registers, &stop, is_error);
+      return dscope_breaks_hit(state->breaks, t, &registers, &action, is_error);
     });
     if (!r.text.empty()) writeToDebugger(state->debugger, r.text);
-    if (!stop && !r.is_error) return false;
+    if (action == DSCOPE_HIT_SYNC_ON_RETURN) {
+      syncOnReturn(*state, process, registers.sp);
+      return false;
+    }
+    if (action == DSCOPE_HIT_CONTINUE && !r.is_error) return false;
     // LLDB stops in the code inlined at the hook's first instruction; GDB shows the hook itself,
     // where its arguments (op, keyset, key) are variables. Select that frame, as GDB does.
     for (uint32_t i = 0; i < 8; ++i) {
@@ -113,10 +144,10 @@ void syncKernelBreakpoints(BreakState& state, LldbTarget& target) {
     writeToDebugger(state.debugger, r.text);
     return;
   }
-  std::map<uint64_t, bool> wanted;
+  std::set<uint64_t> wanted;  // "0x... kernel" and "0x... registration": one breakpoint each, all answered by the library
   for (size_t at = 0; at < r.text.size();) {
     const size_t end = r.text.find('\n', at);
-    wanted[std::stoull(r.text.substr(at, end - at), nullptr, 16)] = true;
+    wanted.insert(std::stoull(r.text.substr(at, end - at), nullptr, 16));
     at = end == std::string::npos ? r.text.size() : end + 1;
   }
   for (auto it = state.kernels.begin(); it != state.kernels.end();) {
@@ -127,7 +158,7 @@ void syncKernelBreakpoints(BreakState& state, LldbTarget& target) {
     t.BreakpointDelete(it->second);
     it = state.kernels.erase(it);
   }
-  for (const auto& [address, _] : wanted) {
+  for (uint64_t address : wanted) {
     if (state.kernels.count(address)) continue;
     lldb::SBBreakpoint b = t.BreakpointCreateByAddress(address);
     if (!b.IsValid()) continue;

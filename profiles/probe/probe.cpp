@@ -268,6 +268,15 @@ int main() {
   }
   std::printf("symbol tls_dispatch_key_set _ZN3c104impl26raw_local_dispatch_key_setE\n");
   std::printf("symbol fallthrough_kernel %s\n", exportedName(reinterpret_cast<void*>(&fallthrough_kernel)).c_str());
+  // Where kernels are registered (dispatch-break places its kernel breakpoints again after them).
+  // A non-virtual member function pointer's first word is the function (Itanium C++ ABI).
+  auto memberFunction = [](auto pmf) {
+    void* fn = nullptr;
+    std::memcpy(&fn, &pmf, sizeof fn);
+    return exportedName(fn);
+  };
+  std::printf("symbol registerImpl %s\n", memberFunction(&Dispatcher::registerImpl).c_str());
+  std::printf("symbol registerFallback %s\n", memberFunction(&Dispatcher::registerFallback).c_str());
   entry("Dispatcher_from_realSingleton", reinterpret_cast<uint64_t>(&dispatcher) - reinterpret_cast<uint64_t>(real_singleton));
 
   using OE = impl::OperatorEntry;
@@ -278,6 +287,7 @@ int main() {
   entry("Dispatcher_operators", offsetof(Dispatcher, operators_));
   entry("Dispatcher_backendFallbackKernels", offsetof(Dispatcher, backendFallbackKernels_));
   entry("OperatorDef_op", offsetof(OD, op));
+  entry("OperatorHandle_operatorDef", offsetof(OperatorHandle, operatorDef_));  // what a boxed kernel is given
   entry("OperatorEntry_name", offsetof(OE, name_));
   entry("OperatorName_name", offsetof(OperatorName, name));
   entry("OperatorName_overload_name", offsetof(OperatorName, overload_name));

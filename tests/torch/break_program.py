@@ -4,7 +4,7 @@ require grad, none that calls aten::mm inside its own kernel. Before the loop it
 process itself says of the arguments of aten::mm and of its thread's TLS, at the AutogradCPU call
 and under the guard the autograd kernel holds when it redispatches to CPU.
 
-    /usr/bin/python3 break_program.py ORACLE_JSON [--mm N] [--ops N]
+    /usr/bin/python3 break_program.py ORACLE_JSON [--mm N] [--ops N] [--late N]
 The loop's own time goes to stdout as "loop seconds: S"."""
 import argparse
 import json
@@ -16,6 +16,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("oracle")
 parser.add_argument("--mm", type=int, default=37)
 parser.add_argument("--ops", type=int, default=1000)
+parser.add_argument("--late", type=int, default=0, help="then register myops::late (a Python CPU kernel) and call it N times")
 options = parser.parse_args()
 
 torch.manual_seed(0)
@@ -29,7 +30,7 @@ def tls():
             "excluded": str(torch._C._dispatch_tls_local_exclude_set())}
 
 
-oracle = {"mm_calls": options.mm, "ops": options.ops,
+oracle = {"mm_calls": options.mm, "ops": options.ops, "late_calls": options.late, "late_x": str(torch._C._dispatch_keys(x)),
           "self": str(torch._C._dispatch_keys(a)), "mat2": str(torch._C._dispatch_keys(b)), "tls": tls()}
 # What the autograd kernel's AutoDispatchBelowADInplaceOrView holds (1.13's Python has no such guard).
 guard = torch._C._AutoDispatchBelowAutograd()
@@ -53,3 +54,12 @@ for i in range(options.ops):
         others[i % len(others)]()
 print("loop seconds: %.6f" % (time.perf_counter() - start), flush=True)
 print("mm calls: %d" % done, flush=True)
+
+# An operator registered after the debugger placed its breakpoints: they are placed again.
+if options.late:
+    library = torch.library.Library("myops", "DEF")
+    library.define("late(Tensor x) -> Tensor")
+    library.impl("late", lambda t: t + 1, "CPU")
+    for _ in range(options.late):
+        torch.ops.myops.late(x)
+    print("late calls: %d" % options.late, flush=True)

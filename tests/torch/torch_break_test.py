@@ -6,7 +6,9 @@ program calls torch.mm, and `--key AutogradCPU` likewise; every stop names aten:
 explanation at a stop gives the arguments' key sets and the thread's TLS sets exactly as the
 process's own torch._C printed them (at the AutogradCPU call, and under the guard the autograd
 kernel holds when it redispatches to CPU); `dispatch-break --why --json` says the same; and both
-debuggers print the same stops.
+debuggers print the same stops. An operator registered only after the breakpoint was placed
+(myops::late, a Python CPU kernel: boxed, on the trampoline every Python kernel shares) stops too:
+the breakpoints are placed again where a registration for a breakpoint's operator returns.
 
   torch_break_test.py --gdb-script S [--lldb-plugin P] --workdir DIR
 """
@@ -26,13 +28,14 @@ import session  # noqa: E402
 PROGRAM = HERE / "break_program.py"
 PYTHON = "/usr/bin/python3"
 MM_CALLS = 7
+LATE_CALLS = 3
 
 
-def debugger_run(debugger, plugin, key, oracle_path, workdir):
+def debugger_run(debugger, plugin, breakpoint, oracle_path, workdir):
     """The debugger's output: the breakpoint set before the program starts, `--why --json` at the
     first stop, then one continue per remaining stop and one past the last."""
-    program = [PYTHON, str(PROGRAM), str(oracle_path), "--mm", str(MM_CALLS)]
-    commands = ["dispatch-break aten::mm --key " + key]
+    program = [PYTHON, str(PROGRAM), str(oracle_path), "--mm", str(MM_CALLS), "--late", str(LATE_CALLS)]
+    commands = ["dispatch-break " + breakpoint]
     if debugger == "gdb":
         argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", plugin)
         for c in commands:
@@ -40,7 +43,7 @@ def debugger_run(debugger, plugin, key, oracle_path, workdir):
         argv += ["-ex", "run", "-ex", "dispatch-break --why --json"] + ["-ex", "continue"] * MM_CALLS
         argv += ["--args"] + program
     else:
-        script = workdir / ("lldb-%s.commands" % key)
+        script = workdir / ("lldb-%s.commands" % breakpoint.split()[-1].replace(":", "_"))
         script.write_text("\n".join(commands + ["process launch", "dispatch-break --why --json"] +
                                     ["continue"] * MM_CALLS) + "\n")
         argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin, "-s", str(script), "--"] + program
@@ -67,21 +70,24 @@ def field(block, label):
     return m.group(1) if m else None
 
 
-def check(debugger, key, text, oracle):
+def check(debugger, op, key, text, oracle):
     problems = []
     found = stops(text)
-    # The program's own count of its torch.mm calls, and no stop for another operator or key.
-    if ("mm calls: %d" % oracle["mm_calls"]) not in text:
-        problems.append("the program did not finish its %d torch.mm calls" % oracle["mm_calls"])
-    if len(found) != oracle["mm_calls"]:
-        problems.append("%d stops, expected %d" % (len(found), oracle["mm_calls"]))
-    tls = oracle["tls"] if key == "AutogradCPU" else oracle["tls_below_autograd"]
+    calls = oracle["mm_calls"] if op == "aten::mm" else oracle["late_calls"]
+    # The program's own count of its calls, and no stop for another operator or key.
+    if ("mm calls: %d" % oracle["mm_calls"]) not in text or ("late calls: %d" % oracle["late_calls"]) not in text:
+        problems.append("the program did not finish its calls")
+    if len(found) != calls:
+        problems.append("%d stops, expected %d" % (len(found), calls))
+    tls = oracle["tls"] if key == "AutogradCPU" or op != "aten::mm" else oracle["tls_below_autograd"]
+    arguments = [oracle["self"], oracle["mat2"]] if op == "aten::mm" else [oracle["late_x"]]
     for block in found:
         first = block.splitlines()[0]
-        if not first.startswith("dispatch-break: aten::mm at %s (keyset DispatchKeySet(" % key):
+        if not first.startswith("dispatch-break: %s at %s (keyset DispatchKeySet(" % (op, key)):
             problems.append("a stop for something else: " + first)
-        expected = {"argument self": oracle["self"], "argument mat2": oracle["mat2"],
-                    "TLS included": tls["included"], "TLS excluded": tls["excluded"]}
+        names = ["argument self", "argument mat2"] if op == "aten::mm" else ["argument x"]
+        expected = dict(zip(names, arguments))
+        expected.update({"TLS included": tls["included"], "TLS excluded": tls["excluded"]})
         for label, value in expected.items():
             if field(block, label) != value:
                 problems.append("%s is %r, the process says %r" % (label, field(block, label), value))
@@ -89,16 +95,16 @@ def check(debugger, key, text, oracle):
         if "(%s, the set's highest key)" % key not in slot:
             problems.append("slot line: " + slot)
     # --why --json at the first stop: the same facts as one object.
-    start = text.find('{"op":"aten::mm"')
+    start = text.find('{"op":"%s"' % op)
     if start < 0:
         problems.append("no --why --json object")
     else:
         why = json.loads(text[start:text.index("\n", start)])
-        if (why["key"], [a["keyset"] for a in why["arguments"]], why["tls"]) != (key, [oracle["self"], oracle["mat2"]], tls):
+        if (why["key"], [a["keyset"] for a in why["arguments"]], why["tls"]) != (key, arguments, tls):
             problems.append("--why --json: " + json.dumps(why))
     if problems:
         problems.append(text[-2500:])
-    return ["%s --key %s: %s" % (debugger, key, p) for p in problems], found
+    return ["%s %s --key %s: %s" % (debugger, op, key, p) for p in problems], found
 
 
 def main():
@@ -111,19 +117,19 @@ def main():
     a.workdir.mkdir(parents=True)
     problems, seen = [], {}
     debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
-    for key in ("CPU", "AutogradCPU"):
+    for op, key in (("aten::mm", "CPU"), ("aten::mm", "AutogradCPU"), ("myops::late", "CPU")):
         for debugger, plugin in debuggers:
-            oracle_path = a.workdir / ("oracle-%s-%s.json" % (debugger, key))
-            text = debugger_run(debugger, plugin, key, oracle_path, a.workdir)
+            oracle_path = a.workdir / ("oracle-%s-%s-%s.json" % (debugger, op.replace(":", "_"), key))
+            text = debugger_run(debugger, plugin, "%s --key %s" % (op, key), oracle_path, a.workdir)
             if not oracle_path.exists():
-                problems.append("%s --key %s: the program wrote no oracle:\n%s" % (debugger, key, text[-2500:]))
+                problems.append("%s %s --key %s: the program wrote no oracle:\n%s" % (debugger, op, key, text[-2500:]))
                 continue
-            found, blocks = check(debugger, key, text, json.loads(oracle_path.read_text()))
+            found, blocks = check(debugger, op, key, text, json.loads(oracle_path.read_text()))
             problems += found
-            seen[(debugger, key)] = blocks
-        if len(debuggers) == 2 and seen.get(("gdb", key)) != seen.get(("lldb", key)):
-            problems.append("--key %s: GDB and LLDB print different stops:\n--- gdb\n%s\n--- lldb\n%s" % (
-                key, "\n".join(seen.get(("gdb", key), [])[:1]), "\n".join(seen.get(("lldb", key), [])[:1])))
+            seen[(debugger, op, key)] = blocks
+        if len(debuggers) == 2 and seen.get(("gdb", op, key)) != seen.get(("lldb", op, key)):
+            problems.append("%s --key %s: GDB and LLDB print different stops:\n--- gdb\n%s\n--- lldb\n%s" % (
+                op, key, "\n".join(seen.get(("gdb", op, key), [])[:1]), "\n".join(seen.get(("lldb", op, key), [])[:1])))
     print("torch dispatch-break: %d problems" % len(problems))
     for problem in problems[:8]:
         print(problem)

@@ -217,18 +217,28 @@ typedef struct dscope_stop_registers {
   uint64_t sp;
   uint64_t args[6]; /* rdi, rsi, rdx, rcx, r8, r9 */
 } dscope_stop_registers;
+/* What a front end does after a stop at a dispatch-break location (dscope_breaks_hit's *action). */
+enum dscope_hit_action {
+  DSCOPE_HIT_CONTINUE = 0, /* not a dispatch asked for (a trampoline several kernels share ran another
+                              kernel): continue, printing nothing */
+  DSCOPE_HIT_STOP = 1,     /* a dispatch a breakpoint asks for: stop and print the text */
+  DSCOPE_HIT_SYNC_ON_RETURN = 2 /* a registration that changes the kernels of a breakpoint's operator:
+                              place a one-time breakpoint at the return address (the word at sp), ask
+                              for the locations again when it is hit, and continue each time */
+};
 /* A stop at one of the code addresses the table needs (dscope_breaks_locations, or the runtime's
- * dscope_debug_break_hook): *stop is set to 1 when it is a dispatch a breakpoint asks for, and the
- * text is what to print there (the stop line and why the dispatch went to that kernel); 0: not
- * one (a trampoline several kernels share ran another kernel): continue, printing nothing. */
+ * dscope_debug_break_hook): *action says what to do (dscope_hit_action); the text is what to
+ * print when it is DSCOPE_HIT_STOP (the stop line and why the dispatch went to that kernel). */
 char* dscope_breaks_hit(dscope_breaks* breaks, const dscope_target* target, const dscope_stop_registers* registers,
-                        int* stop, int* is_error);
-/* The code addresses the table's breakpoints need now in a process that runs real PyTorch (its
- * kernels' entries), newline-separated in hex ("" when there are none: no breakpoint, PyTorch not
- * loaded or not initialized yet, or DispatchScope's runtime, whose filter needs only the hook).
- * The front end keeps exactly one native breakpoint on each, adding and removing as the list
- * changes: it asks after each dispatch-break command, when libraries load, and at each stop
- * (registrations may have changed the kernels). */
+                        int* action, int* is_error);
+/* The code addresses the table's breakpoints need now in a process that runs real PyTorch, one
+ * per line: "0x... kernel" (a kernel's entry) or "0x... registration" (where kernels are
+ * registered: the kernels may change). "" when there are none: no breakpoint, PyTorch not loaded
+ * or not initialized yet, or DispatchScope's runtime, whose filter needs only the hook. The front
+ * end keeps exactly one native breakpoint on each, all answered by dscope_breaks_hit, adding and
+ * removing as the list changes: it asks after each dispatch-break command, when libraries load,
+ * at `main` and `PyInit__C` (PyTorch's static initializers have registered its kernels by then),
+ * at each stop, and where a registration returns (DSCOPE_HIT_SYNC_ON_RETURN). */
 char* dscope_breaks_locations(dscope_breaks* breaks, const dscope_target* target, int* is_error);
 
 #ifdef __cplusplus
