@@ -252,7 +252,7 @@ std::string BreakTable::add(Session& s, const std::string& op, const std::string
   };
   if (s.readsTorch(std::nullopt)) {
     // Real PyTorch: breakpoints on its kernels, which the front end places (locations()).
-    if (s.mem().isCore()) fail("cannot set a dispatch breakpoint in a core file: nothing runs there");
+    if (s.mem().isCore()) fail("cannot arm a dispatch breakpoint: the target is not writable (a core file?)");
     const TorchView* tv = nullptr;
     try {
       tv = &s.torch();

@@ -285,11 +285,15 @@ DSCOPE_INSPECT_EXPORT char* dscope_inspect_complete_ops(const dscope_target* tar
     Session session(target);
     const std::string p = prefix ? prefix : "";
     int n = 0;
-    for (const auto& op : session.runtime().operators()) {
-      if (n >= limit) break;
-      if (op.name.compare(0, p.size(), p) != 0) continue;
-      out += op.name + "\n";
+    auto offer = [&](const std::string& name) {
+      if (n >= limit || name.compare(0, p.size(), p) != 0) return;
+      out += name + "\n";
       ++n;
+    };
+    if (session.readsTorch(std::nullopt)) {
+      for (const auto& op : session.torch().operators()) offer(op.name);
+    } else {
+      for (const auto& op : session.runtime().operators()) offer(op.name);
     }
   } catch (...) {
     out.clear();  // completion offers nothing rather than an error

@@ -204,7 +204,7 @@ void computedSet(const TorchView& tv, const Site& site, uint64_t arguments, int6
 
 int torchBreakKey(const TorchView& tv, const std::string& name) {
   const KeyInfo* info = tv.keys().byName(name);
-  if (!info) fail("no dispatch key '" + shown(name) + "' in this PyTorch build");
+  if (!info) fail("unknown dispatch key '" + shown(name) + "' (PyTorch's names: CPU, AutogradCPU, Meta, BackendSelect, ...)");
   if (info->alias) fail(name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
   if (info->slot < 0) fail(name + " has no dispatch-table slot in this PyTorch build; no dispatch goes to it");
   return info->value;

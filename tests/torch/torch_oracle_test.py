@@ -185,6 +185,8 @@ def refusals(debugger, plugin, core, workdir, profile, tensor_impl):
     cases.append((None, "op-table aten::mm --computed --key Autograd", "dscope: --key shows one computed entry"))
     cases.append((None, "op-table aten::mm --key Autograd", "dscope: Autograd is an alias key"))
     cases.append((None, "keyset --tls --runtime nothing", "dscope: --runtime takes torch or dscope, not 'nothing'"))
+    cases.append((None, "dispatch-break aten::mm", "dscope: cannot arm a dispatch breakpoint: the target is not writable"))
+    cases.append((None, "dispatch-break --why", "dscope: no dispatch-break stop to explain"))
     problems = []
     for directory, command, expected in cases:
         env = dict(os.environ)
