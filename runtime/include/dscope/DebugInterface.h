@@ -28,7 +28,7 @@ extern "C" {
  * added/removed here, or an entry of the layout profile's list (debug/LayoutProfile.h) is; the
  * layout hash additionally changes by itself whenever a value of that list changes (the size or
  * an offset of any struct the tools read, runtime C++ classes included). */
-#define DSCOPE_DEBUG_INTERFACE_VERSION 4u
+#define DSCOPE_DEBUG_INTERFACE_VERSION 5u
 #define DSCOPE_DEBUG_MAGIC "DSCOPEDD"
 #define DSCOPE_THREAD_RECORDS_MAGIC 0x5344524f43455244ull /* "DRECORDS" little endian */
 
