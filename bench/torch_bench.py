@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Real PyTorch (Debian's 1.13, issue 23): DispatchScope reading a Python process with torch.
 
-  python3 bench/torch_bench.py [--build build/release] [--repeats 5]
+  python3 bench/torch_bench.py [--build build/release] [--repeats 5] [--only trace|break]
 
 1. op-table for every operator of tests/torch/oracle_program.py's gcore core, in one session,
    timed inside the debugger (start-up and core load excluded), GDB and lldb-16 alternating:
@@ -174,11 +174,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build/release")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--only", choices=["break"], help="run one part")
+    parser.add_argument("--only", choices=["trace", "break"], help="run one part (3. or 4.)")
     args = parser.parse_args()
-    if args.only == "break":
+    if args.only:
         with tempfile.TemporaryDirectory(prefix="torch_bench_") as workdir:
-            bench_break(args, workdir)
+            (bench_trace if args.only == "trace" else bench_break)(args, workdir)
         return
     with tempfile.TemporaryDirectory(prefix="torch_bench_") as workdir:
         proc = start_process(workdir)

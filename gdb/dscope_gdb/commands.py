@@ -125,8 +125,10 @@ counted) from the innermost, needs the runtime's DWARF, and prints the same reco
 
 def _dispatch_stop():
     """stop() of a dispatch-break location: the library decides from the registers at the function's
-    first instruction what this stop is (a dispatch a breakpoint asks for, with why it went there;
-    another kernel's; a registration that changes the kernels) and the front end does as it says."""
+    first instruction what this stop is and the front end does as it says: stop (a dispatch a
+    breakpoint asks for, with why it went there), go on (another kernel's), or go on and place the
+    kernels again where this registration returns. (A stop() may make breakpoints in GDB 13, never
+    delete its own: spent ones go at the next placing.)"""
     # A hit that continues (stop() returning False) sends GDB no event: the memory the library
     # kept from the last hit is not this one's.
     target.next_memory_generation()
@@ -137,6 +139,9 @@ def _dispatch_stop():
         text, action, is_error = _inspect.break_hit(gdb.selected_thread().ptid[1], pc, sp, args)
         if text:
             _write_line(text)
+        if action == target.HIT_SYNC_ON_RETURN:
+            memory = gdb.selected_inferior().read_memory(sp, 8).tobytes()
+            _command.returns.append(_SyncPoint("*0x%x" % int.from_bytes(memory, "little"), once=True))
         return action == target.HIT_STOP or is_error
     except Exception as e:
         gdb.write("dscope: dispatch-break: %s\n" % e)
@@ -155,9 +160,10 @@ class _BreakHook(gdb.Breakpoint):
         return _dispatch_stop()
 
 
-class _KernelBreak(gdb.Breakpoint):
-    """A breakpoint on one kernel entry of real PyTorch (the library's locations); a trampoline
-    several kernels share continues silently unless the kernel it runs is one asked for."""
+class _LocationBreak(gdb.Breakpoint):
+    """A breakpoint on one code address the library names in real PyTorch: a kernel's entry (a
+    trampoline several kernels share goes on unless the kernel it runs is one asked for) or a
+    registration function's."""
 
     def __init__(self, address):
         super().__init__("*0x%x" % address, internal=True)
@@ -165,31 +171,6 @@ class _KernelBreak(gdb.Breakpoint):
 
     def stop(self):
         return _dispatch_stop()
-
-
-class _RegistrationBreak(gdb.Breakpoint):
-    """A breakpoint on one of c10's registration functions. When the registration concerns a
-    breakpoint's operator, the kernels are placed again where it returns; it never stops.
-    (A breakpoint's stop() may make breakpoints in GDB 13, never delete its own: spent ones go at
-    the next placing.)"""
-
-    def __init__(self, address):
-        super().__init__("*0x%x" % address, internal=True)
-        self.silent = True
-
-    def stop(self):
-        target.next_memory_generation()
-        try:
-            pc, sp, *args = (int(gdb.parse_and_eval("$" + r)) for r in ("pc", "sp", "rdi", "rsi", "rdx", "rcx", "r8", "r9"))
-            text, action, is_error = _inspect.break_hit(gdb.selected_thread().ptid[1], pc, sp, args)
-            if is_error:
-                _write_line(text)
-            elif action == target.HIT_SYNC_ON_RETURN:
-                memory = gdb.selected_inferior().read_memory(sp, 8).tobytes()
-                _command.returns.append(_SyncPoint("*0x%x" % int.from_bytes(memory, "little"), once=True))
-        except Exception as e:
-            gdb.write("dscope: dispatch-break: %s\n" % e)
-        return False
 
 
 class _SyncPoint(gdb.Breakpoint):
@@ -282,8 +263,8 @@ prints why the dispatch went to that kernel; `dispatch-break --why [--json]` pri
             self._kernels.pop(place).delete()
         for place in wanted:
             if place not in self._kernels:
-                address, kind = place
-                self._kernels[place] = (_RegistrationBreak if kind == "registration" else _KernelBreak)(address)
+                address, _kind = place
+                self._kernels[place] = _LocationBreak(address)
 
     def _on_new_objfile(self, event):
         # Real PyTorch's kernels are not placed here: a library's initializers register its
