@@ -378,6 +378,26 @@ std::string compileTimeFunction(const std::string& type) {
   return "";
 }
 
+// A runtime functor made from a lambda or another functor type holds that object, not a function
+// pointer: WrapFunctionIntoRuntimeFunctor_<Functor, Return, typelist<...>>'s first argument names
+// it. "" when the first argument is a function pointer type (the functor keeps the pointer).
+std::string runtimeFunctorObject(const std::string& type) {
+  const std::string marker = "WrapFunctionIntoRuntimeFunctor_<";
+  const size_t start = type.find(marker);
+  if (start == std::string::npos) return "";
+  int depth = 0;
+  for (size_t i = start + marker.size(); i < type.size(); ++i) {
+    const char c = type[i];
+    if (c == '<' || c == '(' || c == '{') ++depth;
+    else if ((c == '>' || c == ')' || c == '}') && depth > 0) --depth;
+    else if ((c == ',' || c == '>') && depth == 0) {
+      std::string first = type.substr(start + marker.size(), i - start - marker.size());
+      return first.find("(*)") == std::string::npos ? first : "";
+    }
+  }
+  return "";
+}
+
 std::string demangledType(const std::string& mangled) {
   int status = 0;
   char* text = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
@@ -396,6 +416,7 @@ std::string functorTypeName(const std::string& mangled) {
   if (auto it = known.find(mangled); it != known.end()) return it->second;
   const std::string type = demangledType(mangled);
   std::string name = compileTimeFunction(type);
+  if (name.empty()) name = runtimeFunctorObject(type);
   if (name.empty() && type.find("WrapFunctionIntoRuntimeFunctor_<") == std::string::npos) name = type;
   return known[mangled] = name;
 }

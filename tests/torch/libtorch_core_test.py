@@ -39,17 +39,25 @@ def printer_commands(debugger):
         # `frame function abortHolding` finds no such frame in a core (gdb 13): walk to it.
         return ["python frame = gdb.newest_frame()", "python exec(\"while frame.name() != 'abortHolding': frame = frame.older()\")",
                 "python frame.select()", m("print-tensor"), "print tensor", m("print-keys"), "print keys",
-                m("keyset-tensor"), "keyset tensor", m("printers-end")]
+                m("keyset-tensor"), "keyset tensor", m("kernel-names")] + KERNEL_NAMES + [m("printers-end")]
     select = ("script lldb.thread.SetSelectedFrame(next(i for i, f in enumerate(lldb.thread) "
               "if 'abortHolding' in (f.GetFunctionName() or '')))")
     return [select, m("print-tensor"), "frame variable tensor", m("print-keys"), "frame variable keys",
-            m("keyset-tensor"), "keyset tensor", m("printers-end")]
+            m("keyset-tensor"), "keyset tensor", m("kernel-names")] + KERNEL_NAMES + [m("printers-end")]
+
+
+# The kernels' names, as libtorch_program.cpp spells them: a TORCH_FN function, and a lambda with a
+# capture (a runtime functor that holds the lambda, not a function pointer).
+KERNEL_NAMES = ["op-table dscope_cpp::twice --key CPU", "op-table dscope_cpp::combine --key CPU"]
+EXPECTED_KERNELS = ["(anonymous namespace)::twice_cpu",
+                    "::{lambda(at::Tensor const&, at::Tensor const&, double)#1}"]
 
 
 def check_printers(oracle, answers):
     keys = dict((name, k) for name, _i, _impl, k in oracle["tensors"])["a"]
-    expected = {"print-tensor": "Tensor keys=" + keys, "print-keys": keys, "keyset-tensor": keys + "\n"}
-    return ["%s: no %r in %r" % (section, text, answers.get(section)) for section, text in expected.items()
+    expected = [("print-tensor", "Tensor keys=" + keys), ("print-keys", keys), ("keyset-tensor", keys + "\n")]
+    expected += [("kernel-names", name) for name in EXPECTED_KERNELS]
+    return ["%s: no %r in %r" % (section, text, answers.get(section)) for section, text in expected
             if text not in (answers.get(section) or "")]
 
 
