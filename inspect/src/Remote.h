@@ -88,6 +88,10 @@ class Remote {
   uint64_t readPointer(uint64_t addr, const char* what) const { return read<uint64_t>(addr, what); }
   // A NUL-terminated string of at most kMaxStringLength bytes at addr.
   std::string readString(uint64_t addr, const char* what) const;
+  // Reads the pages of [addr, addr + size) into the page cache with one call of the front end,
+  // when it can read them all (else nothing: later reads go page by page): for a walk that is
+  // about to read many objects lying close together (each call costs more than its bytes).
+  void prefetch(uint64_t addr, uint64_t size) const;
 
   bool canWrite() const { return target_ && target_->write_memory; }
   void write(uint64_t addr, const void* data, uint64_t size, const char* what) const;

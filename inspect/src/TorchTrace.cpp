@@ -25,6 +25,7 @@ namespace {
 
 constexpr uint64_t kInnermostFrames = 400;  // the default window: 200 repetitions of a 2-frame loop, 20 ms
 constexpr uint64_t kMaxPeriod = 64;          // a longer cycle of physical frames is no re-dispatch loop
+constexpr uint64_t kPrefetchBytes = 256 << 10;  // one read of the operator tables lying within this span
 constexpr uint64_t kMaxLoopStart = 160;      // frames above the loop (where the stack ran out: a kernel may be deep in BLAS)
 
 // What one computed-table entry's functions are: operator and key.
@@ -33,9 +34,9 @@ struct KernelUse {
   int key;
 };
 
-// Every computed-table entry's unboxed and boxed function, by address (dispatchTable_, inline
-// 32-byte KernelFunctions, one per slot).
-std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv) {
+// The computed-table entries whose unboxed or boxed function is one of `wanted` (the frames'
+// functions), by address (dispatchTable_, inline 32-byte KernelFunctions, one per slot).
+std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv, const std::set<uint64_t>& wanted) {
   const auto& p = tv.profile();
   std::vector<int> slot_key(p.at("count_table_slots"), -1);
   for (int k : tv.keys().runtimeKeys())
@@ -44,15 +45,30 @@ std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv) {
   std::map<uint64_t, std::vector<KernelUse>> out;
   const uint64_t size = p.at("sizeof_KernelFunction"), slots = slot_key.size();
   std::vector<unsigned char> table(size * slots);
-  for (const auto& op : tv.operators()) {
-    tv.mem().read(op.entry + p.at("OperatorEntry_dispatchTable"), table.data(), table.size(), "a dispatch table");
+  // By address, each run of tables lying close together fetched in one read: a page per
+  // operator, one front-end call each, was most of a first dispatch-trace in GDB.
+  std::vector<const TorchOperator*> ops;
+  for (const auto& op : tv.operators()) ops.push_back(&op);
+  std::sort(ops.begin(), ops.end(), [](const auto* a, const auto* b) { return a->entry < b->entry; });
+  const uint64_t offset = p.at("OperatorEntry_dispatchTable");
+  const uint64_t unboxed = p.at("KernelFunction_unboxed"), boxed = p.at("KernelFunction_boxed");
+  uint64_t fetched_to = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const TorchOperator& op = *ops[i];
+    if (op.entry + offset + table.size() > fetched_to) {
+      size_t j = i;
+      while (j + 1 < ops.size() && ops[j + 1]->entry + offset + table.size() - (op.entry + offset) <= kPrefetchBytes) ++j;
+      fetched_to = ops[j]->entry + offset + table.size();
+      tv.mem().prefetch(op.entry + offset, fetched_to - (op.entry + offset));
+    }
+    tv.mem().read(op.entry + offset, table.data(), table.size(), "a dispatch table");
     for (uint64_t s = 0; s < slots; ++s) {
       if (slot_key[s] < 0) continue;
       uint64_t fn[2];
-      std::memcpy(&fn[0], table.data() + s * size + p.at("KernelFunction_unboxed"), 8);
-      std::memcpy(&fn[1], table.data() + s * size + p.at("KernelFunction_boxed"), 8);
+      std::memcpy(&fn[0], table.data() + s * size + unboxed, 8);
+      std::memcpy(&fn[1], table.data() + s * size + boxed, 8);
       for (uint64_t f : fn)
-        if (f) out[f].push_back({&op, slot_key[s]});
+        if (f && wanted.count(f)) out[f].push_back({&op, slot_key[s]});
     }
   }
   return out;
@@ -128,7 +144,10 @@ std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
     frames.push_back(std::move(f));
   }
   if (frames.empty()) fail("thread tid " + std::to_string(tid) + " has no stack frames");
-  const auto entries = kernelEntries(tv);
+  std::set<uint64_t> functions;
+  for (const auto& f : frames)
+    if (f.entry) functions.insert(f.entry);
+  const auto entries = kernelEntries(tv, functions);
   for (auto& f : frames) {
     if (auto it = entries.find(f.entry); f.entry && it != entries.end()) f.kernels = it->second;
     std::tie(f.aten_op, f.aten_kind) = atenOpsFrame(f.name);
@@ -150,10 +169,8 @@ std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
       // One kernel at every key (an alias kernel fills many slots): named; several: not.
       if (ops.size() == 1) {
         std::set<std::pair<std::string, std::string>> kernels;
-        for (int key : keys) {
-          const TorchTableEntry e = tv.computedEntry(**ops.begin(), key);
-          kernels.insert({tv.kernelName(e.kernel), e.kernel.debug});
-        }
+        for (const TorchTableEntry& e : tv.computedTable(**ops.begin()))
+          if (keys.count(e.key)) kernels.insert({tv.kernelName(e.kernel), e.kernel.debug});
         if (kernels.size() == 1) out += " " + kernels.begin()->first + ", " + kernels.begin()->second;
       }
       return out;
