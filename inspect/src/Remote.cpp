@@ -120,13 +120,13 @@ const Remote::Page* Remote::page(uint64_t number) const {
   return pages_.emplace(number, std::move(p)).first->second.get();
 }
 
-void Remote::prefetch(uint64_t addr, uint64_t size) const {
+bool Remote::prefetch(uint64_t addr, uint64_t size) const {
   constexpr uint64_t kMaxPrefetch = 1 << 20;
-  if (!target_ || !target_->read_memory || size == 0 || size > kMaxPrefetch || addr + size < addr) return;
+  if (!target_ || !target_->read_memory || size == 0 || size > kMaxPrefetch || addr + size < addr) return false;
   const uint64_t first = addr / kPageSize, last = (addr + size - 1) / kPageSize;
   if (pages_.size() + (last - first + 1) > kMaxCachedPages) pages_.clear();
   std::vector<unsigned char> bytes((last - first + 1) * kPageSize);
-  if (first == 0 || target_->read_memory(target_->ctx, first * kPageSize, bytes.data(), bytes.size()) != 0) return;
+  if (first == 0 || target_->read_memory(target_->ctx, first * kPageSize, bytes.data(), bytes.size()) != 0) return false;
   for (uint64_t n = first; n <= last; ++n) {
     auto& page = pages_[n];
     if (page) continue;  // kept: the same bytes
@@ -134,6 +134,7 @@ void Remote::prefetch(uint64_t addr, uint64_t size) const {
     page->readable = true;
     std::memcpy(page->bytes, bytes.data() + (n - first) * kPageSize, kPageSize);
   }
+  return true;
 }
 
 void Remote::forgetPages(uint64_t addr, uint64_t size) const {

@@ -91,7 +91,10 @@ class Remote {
   // Reads the pages of [addr, addr + size) into the page cache with one call of the front end,
   // when it can read them all (else nothing: later reads go page by page): for a walk that is
   // about to read many objects lying close together (each call costs more than its bytes).
-  void prefetch(uint64_t addr, uint64_t size) const;
+  // False when nothing was read.
+  bool prefetch(uint64_t addr, uint64_t size) const;
+  // Whether the page holding addr is in the page cache (read or known unreadable).
+  bool holds(uint64_t addr) const { return pages_.count(addr / kPageSize) != 0; }
 
   bool canWrite() const { return target_ && target_->write_memory; }
   void write(uint64_t addr, const void* data, uint64_t size, const char* what) const;

@@ -27,6 +27,7 @@ constexpr const char* kDefaultBackendNonFunctional = "CompositeExplicitAutogradN
 
 // Bounds on what a profile's structures may hold: a larger count is corrupt memory.
 constexpr uint64_t kMaxTorchOperators = 1u << 20;
+constexpr uint64_t kListReadAhead = 256 << 10;  // what the operator walk reads at once where its page is not read yet
 constexpr uint64_t kMaxKernelSlots = 1u << 16;
 constexpr uint64_t kMaxKernelsPerKey = 1024;
 
@@ -171,8 +172,10 @@ const std::vector<TorchOperator>& TorchView::operators() const {
   std::vector<TorchOperator> ops;
   const uint64_t data = value("StdListNode_data") + value("OperatorDef_op");
   uint64_t node = key.first;
+  bool read_ahead = true;  // the nodes lie mostly in allocation order: a page per node cost one call each
   while (node != head) {
     if (ops.size() >= kMaxTorchOperators) fail("the operator list at " + hex(head) + " does not end (corrupt memory)");
+    if (read_ahead && !mem_.holds(node)) read_ahead = mem_.prefetch(node, kListReadAhead);
     TorchOperator op;
     op.entry = node + data;
     const uint64_t name = op.entry + value("OperatorEntry_name");
