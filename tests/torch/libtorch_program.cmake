@@ -40,7 +40,7 @@ if(TARGET libtorch_program)
     list(GET parts 1 scenario)
     add_test(NAME ${variant}_${scenario}_trace
       COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/torch_loop_test.py --gdb-script ${GDB_SCRIPT}
-              ${TORCH_LLDB} --program $<TARGET_FILE:${variant}> --scenario ${scenario}
+              ${TORCH_LLDB} --dscope $<TARGET_FILE:dscope> --program $<TARGET_FILE:${variant}> --scenario ${scenario}
               --workdir ${CMAKE_CURRENT_BINARY_DIR}/${variant}_${scenario}_core)
     set_tests_properties(${variant}_${scenario}_trace PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
   endforeach()

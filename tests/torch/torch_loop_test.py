@@ -6,7 +6,7 @@ and lldb-16: the loop, the operator(s), the key, the kernel(s) with their `regis
 thread's TLS and the fix; both debuggers print the same chain, on the core and live (the process
 stopped by its SIGSEGV under the debugger).
 
-  torch_loop_test.py --gdb-script S [--lldb-plugin P] --program build/.../torch_loop
+  torch_loop_test.py --gdb-script S [--lldb-plugin P] [--dscope D] --program build/.../torch_loop
                      --scenario self|mutual|mm|matmul --workdir DIR
 """
 
@@ -93,6 +93,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
     p.add_argument("--lldb-plugin")
+    p.add_argument("--dscope", help="also dscope core (no debugger) on the same core: GDB's text exactly")
     p.add_argument("--program", required=True)
     p.add_argument("--scenario", choices=["self", "mutual", "mm", "matmul"], default="self")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
@@ -118,6 +119,13 @@ def main():
             found = session.text_failures(text, expect=expected(a.scenario), reject=oracle_test.REJECT)
             problems += ["%s: %s" % (debugger, f) for f in found]
             start = text.find("dispatch chain rebuilt")
+            if debugger == "gdb" and a.dscope:
+                cli = subprocess.run([a.dscope, "core", str(core), program, "dispatch-trace"], capture_output=True,
+                                     text=True, timeout=300, stdin=subprocess.DEVNULL)
+                shown = out.stdout[out.stdout.find("dispatch chain rebuilt"):]  # GDB's warnings go to stderr
+                if start < 0 or cli.stdout.rstrip() != shown.rstrip():
+                    problems.append("dscope core and GDB print different traces:\n--- dscope\n%s%s--- gdb\n%s"
+                                    % (cli.stdout, cli.stderr, shown))
             chains[debugger] = text[start:text.find("  fix:", start)] if start >= 0 else ""
             chains[debugger] = "\n".join(l for l in chains[debugger].splitlines() if not l.startswith("thread tid"))
             if found:

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""dscope core (issue 25): `dispatch-trace` on a core without a debugger against `gdb -batch` with
+DispatchScope running the same command on the same core, alternating, medians; wall time and peak
+memory (ru_maxrss of the child).
+
+  python3 bench/cli_bench.py [--build build/release] [--repeats 5]
+
+1. samples/infinite_redispatch's overflow core with an 8 MiB stack (goal: dscope >= 3x faster).
+2. tests/torch/torch_loop.cpp's real-PyTorch overflow core (the same comparison, no goal set).
+Prints one summary line per core; the numbers go to docs/PERFORMANCE.md."""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from debuggers import fail, gdb_argv, make_core, summary  # noqa: E402
+
+
+def timed(argv):
+    """(wall seconds, peak RSS MB) of one run."""
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.monotonic() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        fail("%s exited with %d" % (" ".join(argv[:3]), os.waitstatus_to_exitcode(status)))
+    return seconds, usage.ru_maxrss / 1024
+
+
+def compare(args, label, program, core, goal):
+    dscope = os.path.join(args.build, "cli", "dscope")
+    variants = {"dscope": [dscope, "core", core, program, "dispatch-trace"],
+                "gdb": gdb_argv(args.build, "-ex", "dispatch-trace", program, core)}
+    runs = {v: [] for v in variants}
+    for _ in range(args.repeats):
+        for name, argv in variants.items():
+            runs[name].append(timed(argv))
+    sec = {v: statistics.median(s for s, _ in r) for v, r in runs.items()}
+    mem = {v: max(m for _, m in r) for v, r in runs.items()}
+    ratio = sec["gdb"] / sec["dscope"]
+    verdict = "" if goal is None else " (goal >= %gx: %s)" % (goal, "met" if ratio >= goal else "missed")
+    summary("%s: dscope core dispatch-trace %.3f s, %.0f MB vs gdb -batch %.3f s, %.0f MB -> %.1fx faster%s; medians of %d"
+            % (label, sec["dscope"], mem["dscope"], sec["gdb"], mem["gdb"], ratio, verdict, args.repeats))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default="build/release")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    args.build = os.path.abspath(args.build)
+    with tempfile.TemporaryDirectory(prefix="cli_bench_") as workdir:
+        program = os.path.join(args.build, "samples", "infinite_redispatch")
+        compare(args, "8 MiB overflow core", program, make_core(workdir, [program], 8192, "redispatch"), 3)
+        torch_loop = os.path.join(args.build, "tests", "torch_loop")
+        if os.path.exists(torch_loop):
+            compare(args, "real-PyTorch overflow core", torch_loop, make_core(workdir, [torch_loop, "self"], 8192, "torch"), None)
+
+
+if __name__ == "__main__":
+    main()
