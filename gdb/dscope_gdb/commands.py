@@ -216,13 +216,14 @@ program runs at full speed between stops. OP is a full name (aten::add.Tensor) o
 and arms when the runtime loads. At most 16: the runtime's filter holds 16 entries.
 
 In a process with real PyTorch (libtorch, no DispatchScope runtime) the breakpoints go on the
-operator's kernels themselves, placed again when libraries load and at every stop. Each stop
+operator's kernels themselves, placed once libtorch has registered them (at main, or when
+Python initializes torch._C), again where a registration for the operator returns, and at every stop. Each stop
 prints why the dispatch went to that kernel; `dispatch-break --why [--json]` prints it again."""
 
     def __init__(self):
         super().__init__("dispatch-break", complete_ops=True)
         self._hook = None
-        self._kernels = {}  # (address, kind) -> its breakpoint
+        self._kernels = {}  # address -> its _LocationBreak
         self._sync_points = {}  # name -> _SyncPoint
         self.returns = []  # the _SyncPoints where registrations return
         target.break_hook["place"] = self._place_hook
@@ -259,12 +260,11 @@ prints why the dispatch went to that kernel; `dispatch-break --why [--json]` pri
         wanted, error = _inspect.break_locations()
         if error:
             _write_line(error)
-        for place in [p for p in self._kernels if p not in wanted]:
-            self._kernels.pop(place).delete()
-        for place in wanted:
-            if place not in self._kernels:
-                address, _kind = place
-                self._kernels[place] = _LocationBreak(address)
+        for address in [a for a in self._kernels if a not in wanted]:
+            self._kernels.pop(address).delete()
+        for address in wanted:
+            if address not in self._kernels:
+                self._kernels[address] = _LocationBreak(address)
 
     def _on_new_objfile(self, event):
         # Real PyTorch's kernels are not placed here: a library's initializers register its

@@ -471,13 +471,10 @@ def _frame_walk_end(_ctx, tid, _level):
 _generation = {"count": 1}
 
 
-def _next_generation(_event=None):
+def next_memory_generation(_event=None):
+    """The target's memory may have changed: after the events below, and after a breakpoint's
+    stop() that let the program go on (GDB sends no event for that)."""
     _generation["count"] += 1
-
-
-def next_memory_generation():
-    """The target's memory may have changed without an event (a breakpoint's stop() continued)."""
-    _next_generation()
 
 
 def _memory_generation():
@@ -489,7 +486,7 @@ def _memory_generation():
 
 for _event in ("cont", "stop", "exited", "new_objfile", "clear_objfiles", "memory_changed", "register_changed",
                "inferior_call", "new_inferior", "inferior_deleted", "new_thread"):
-    getattr(gdb.events, _event).connect(_next_generation)
+    getattr(gdb.events, _event).connect(next_memory_generation)
 
 
 # Symbol addresses stay valid while the loaded objfiles stay the same.
@@ -629,13 +626,12 @@ class Inspect:
         return text, action.value, is_error
 
     def break_locations(self):
-        """([(address, kind)], error line or None): where real PyTorch needs GDB breakpoints, kind
-        "kernel" or "registration"."""
+        """([address], error line or None): where real PyTorch needs GDB breakpoints."""
         text, is_error = self._answer(lambda target, is_error: self._lib.dscope_breaks_locations(self._breaks, target,
                                                                                                  is_error))
         if is_error:
             return [], text
-        return [(int(address, 16), kind) for address, kind in (line.split() for line in text.splitlines())], None
+        return [int(line, 16) for line in text.split()], None
 
     def value_types(self):
         """The value printers' type table: [(type_name, summary_type, word_size, flags)]."""

@@ -12,6 +12,8 @@
 #include "CommandLine.h"
 #include "Json.h"
 #include "TorchView.h"
+#include "dscope/Error.h"
+#include "dscope/FunctionSchema.h"
 #include "dscope/format/DispatchRecord.h"
 
 namespace dscope::inspect {
@@ -58,35 +60,6 @@ std::vector<dscope_break_entry> filterEntries(const std::vector<DispatchBreakpoi
   return entries;
 }
 
-// A schema's argument names in order: "aten::mm(Tensor self, Tensor mat2) -> Tensor" -> self, mat2.
-std::vector<std::string> argumentNames(const std::string& schema) {
-  std::vector<std::string> names;
-  const size_t open = schema.find('(');
-  if (open == std::string::npos) return names;
-  int depth = 0;
-  std::string current;
-  auto finish = [&] {
-    std::string arg = current.substr(0, current.find('='));
-    while (!arg.empty() && arg.back() == ' ') arg.pop_back();
-    const size_t space = arg.rfind(' ');
-    if (space != std::string::npos && arg != "*") names.push_back(arg.substr(space + 1));
-    current.clear();
-  };
-  for (size_t i = open + 1; i < schema.size(); ++i) {
-    const char c = schema[i];
-    if (depth == 0 && c == ')') break;
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (depth == 0 && c == ',') {
-      finish();
-      continue;
-    }
-    if (!(current.empty() && c == ' ')) current += c;
-  }
-  if (!current.empty()) finish();
-  return names;
-}
-
 // A stop at dscope_debug_break_hook(op, keyset, key, dispatch): the dispatch as our runtime saw it.
 DispatchExplanation ourExplanation(Session& s, const dscope_stop_registers& r) {
   const RuntimeView& rt = s.runtime();
@@ -104,7 +77,13 @@ DispatchExplanation ourExplanation(Session& s, const dscope_stop_registers& r) {
     if (d.argument_count > DSCOPE_BREAK_MAX_ARGUMENTS) fail("the dispatch the break hook describes is corrupt");
     e.kind = format::recordKindName(static_cast<uint8_t>(d.kind));
     const format::OperatorSnapshot snap = rt.snapshot(r.args[0]);
-    const std::vector<std::string> names = snap.has_schema ? argumentNames(snap.schema) : std::vector<std::string>{};
+    std::vector<std::string> names;  // the schema's argument names, in order (none without a schema)
+    if (snap.has_schema) {
+      try {
+        for (const auto& a : FunctionSchema::parse(snap.schema).arguments) names.push_back(a.name);
+      } catch (const Error&) {  // a corrupt schema string: the arguments go by position
+      }
+    }
     DispatchKeySet all;
     for (uint32_t i = 0; i < d.argument_count; ++i) {
       const auto& a = d.arguments[i];
@@ -235,11 +214,11 @@ std::string BreakTable::add(Session& s, const std::string& op, const std::string
     fail(std::to_string(breaks_.size()) + " dispatch breakpoints are set, as many as the runtime's break filter holds: "
          "delete one first (dispatch-break --delete N)");
   const DispatchBreakpoint b{next_, op, key};
-  auto added = [&](std::optional<bool> registered) {
+  // Kept, with the line that says so (a typo such as aten::mmm is kept too: it may be registered later).
+  auto kept = [&](std::optional<bool> registered) {
     breaks_.push_back(b);
     ++next_;
     std::string out = "Dispatch breakpoint " + std::to_string(b.number) + ": " + described(b) + "\n";
-    // A typo (aten::mmm) arms an entry that never matches: say so (it may be registered later).
     if (registered == false)
       out += "dispatch-break: no operator named " + op + " is registered yet; the entry matches once one is\n";
     return out;
@@ -260,7 +239,7 @@ std::string BreakTable::add(Session& s, const std::string& op, const std::string
       return pending();  // loaded, its initializers not run yet (or no profile: locations() says so)
     }
     if (!key.empty()) torchBreakKey(*tv, key);
-    return added(operatorExists(*tv, op));
+    return kept(operatorExists(*tv, op));
   }
   std::optional<bool> registered;  // unknown while no runtime can be read
   try {
@@ -275,15 +254,15 @@ std::string BreakTable::add(Session& s, const std::string& op, const std::string
   } catch (const InspectError&) {  // a runtime that cannot be read: arming says why
   }
   if (!key.empty()) runtimeKey(key);
-  breaks_.push_back(b);
+  std::string out = kept(registered);
   try {
     arm(s);
   } catch (...) {
     breaks_.pop_back();  // a core file, or a runtime that cannot take it: nothing was armed
+    --next_;
     throw;
   }
-  breaks_.pop_back();
-  return added(registered);
+  return out;
 }
 
 void BreakTable::arm(Session& s) {
@@ -319,7 +298,7 @@ void BreakTable::armIfNew(Session& s) {
   arm(s);
 }
 
-std::vector<std::pair<uint64_t, bool>> BreakTable::locations(Session& s) {
+std::vector<uint64_t> BreakTable::locations(Session& s) {
   if (breaks_.empty() || s.mem().isCore() || !s.readsTorch(std::nullopt)) return {};
   const TorchView* tv = nullptr;
   try {
@@ -327,11 +306,10 @@ std::vector<std::pair<uint64_t, bool>> BreakTable::locations(Session& s) {
   } catch (const InspectError&) {
     return {};  // not initialized yet: pending (the commands say why when asked)
   }
-  std::vector<std::pair<uint64_t, bool>> out;
-  for (uint64_t a : torchBreakLocations(*tv, breaks_)) out.emplace_back(a, false);
+  std::vector<uint64_t> out = torchBreakLocations(*tv, breaks_);
   registrations_ = torchRegistrations(*tv);
   for (uint64_t a : {registrations_.impl, registrations_.fallback})
-    if (a) out.emplace_back(a, true);
+    if (a) out.push_back(a);
   return out;
 }
 

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "Commands.h"
@@ -69,9 +68,9 @@ class BreakTable {
   // The same when the runtime is there and this table has not armed this process yet: what a
   // front end calls when the runtime loads or a thread is about to dispatch for the first time.
   void armIfNew(Session& s);
-  // The code addresses the breakpoints need in a real PyTorch process (none elsewhere): each with
-  // whether it is a registration function's entry rather than a kernel's.
-  std::vector<std::pair<uint64_t, bool>> locations(Session& s);
+  // The code addresses the breakpoints need in a real PyTorch process (none elsewhere): the
+  // kernels' entries and c10's registration functions.
+  std::vector<uint64_t> locations(Session& s);
   // A stop at the hook or at one of the locations: what the front end does, and the text it
   // prints when it stops.
   dscope_hit_action hit(Session& s, const dscope_stop_registers& r, std::string* text);

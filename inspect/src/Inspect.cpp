@@ -272,8 +272,7 @@ DSCOPE_INSPECT_EXPORT char* dscope_breaks_locations(dscope_breaks* breaks, const
     if (!breaks) fail("no dispatch breakpoint table");
     Session session(target);
     std::string out;
-    for (const auto& [address, registration] : breaks->table.locations(session))
-      out += hex(address) + (registration ? " registration\n" : " kernel\n");
+    for (uint64_t address : breaks->table.locations(session)) out += hex(address) + "\n";
     return out;
   });
 }

@@ -107,8 +107,9 @@ class ArgumentWords {
   uint64_t stack_slot_ = 0;  // the return address is at sp; the stack arguments follow it
 };
 
-std::string keySetOfTensor(const TorchView& tv, uint64_t tensor) {
-  return tv.keys().keySetString(tv.tensorKeySet(tv.mem().readPointer(tensor, "a tensor")));
+// An at::Tensor's key set (its first word is the TensorImpl*), checked as tensorKeySet checks it.
+uint64_t keySetOfTensor(const TorchView& tv, uint64_t tensor) {
+  return tv.tensorKeySet(tv.mem().readPointer(tensor, "a tensor"));
 }
 
 // The dispatch-relevant arguments of an unboxed call and the union of their key sets (what
@@ -132,22 +133,22 @@ uint64_t unboxedArguments(const TorchView& tv, const std::vector<SchemaParameter
     if (how == Passing::NoWord) continue;
     const auto w = words.take(how == Passing::TwoWords || how == Passing::TensorList ? 2 : 1);
     if (how == Passing::Tensor) {
-      const uint64_t impl = tv.mem().readPointer(w[0], "a tensor");
-      all |= tv.tensorKeySet(impl);
-      e.arguments.push_back({params[i].name, keySetOfTensor(tv, w[0])});
+      const uint64_t ks = keySetOfTensor(tv, w[0]);
+      all |= ks;
+      e.arguments.push_back({params[i].name, tv.keys().keySetString(ks)});
     } else if (how == Passing::OptionalTensor) {
       const TorchProfile& p = tv.profile();  // c10::optional<T>: init_, then the T
       if (!tv.mem().read<uint8_t>(w[0] + p.at("OptionalIValue_engaged"), "an optional tensor")) {
         e.arguments.push_back({params[i].name, "None"});
         continue;
       }
-      const uint64_t tensor = w[0] + p.at("OptionalIValue_payload");
-      all |= tv.tensorKeySet(tv.mem().readPointer(tensor, "a tensor"));
-      e.arguments.push_back({params[i].name, keySetOfTensor(tv, tensor)});
+      const uint64_t ks = keySetOfTensor(tv, w[0] + p.at("OptionalIValue_payload"));
+      all |= ks;
+      e.arguments.push_back({params[i].name, tv.keys().keySetString(ks)});
     } else if (how == Passing::TensorList) {
       if (w[1] > kMaxListTensors) fail("the Tensor[] argument " + params[i].name + " holds " + std::to_string(w[1]) + " tensors (corrupt memory?)");
       uint64_t list = 0;
-      for (uint64_t t = 0; t < w[1]; ++t) list |= tv.tensorKeySet(tv.mem().readPointer(w[0] + 8 * t, "a tensor list"));
+      for (uint64_t t = 0; t < w[1]; ++t) list |= keySetOfTensor(tv, w[0] + 8 * t);
       all |= list;
       e.arguments.push_back({params[i].name, std::to_string(w[1]) + " tensors: " + tv.keys().keySetString(list)});
     }

@@ -138,14 +138,7 @@ class SchemaPrinter {
   bool flag(uint64_t addr) const { return mem_.read<uint8_t>(addr, "a schema") != 0; }
   uint64_t pointer(uint64_t addr, const char* what) const { return mem_.readPointer(addr, what); }
 
-  // A std::string: its data pointer, then its length.
-  std::string string(uint64_t addr, const char* what) const {
-    const uint64_t data = pointer(addr, what), size = pointer(addr + 8, what);
-    if (size > kMaxStringLength) fail(std::string(what) + " at " + hex(addr) + " is corrupt (a string of " + std::to_string(size) + " bytes)");
-    std::string s(size, '\0');
-    if (size) mem_.read(data, s.data(), size, what);
-    return s;
-  }
+  std::string string(uint64_t addr, const char* what) const { return readCppString(mem_, addr, what); }
 
   // The element addresses of a std::vector of element_size-byte elements.
   std::vector<uint64_t> vector(uint64_t addr, uint64_t element_size, uint64_t max, const char* what) const {

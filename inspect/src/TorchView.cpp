@@ -134,8 +134,6 @@ std::string readCppString(const Remote& mem, uint64_t addr, const char* what) {
   return s;
 }
 
-std::string TorchView::readStdString(uint64_t addr, const char* what) const { return readCppString(mem_, addr, what); }
-
 // The operator list is walked once and kept across commands: a walk reads a page per operator
 // (each OperatorEntry is ~4 KB), ~20 ms for 3 380 operators, which an op-table per operator
 // would pay every time. c10 only appends operators (push_back) and erases deregistered ones, so

@@ -95,13 +95,12 @@ class TorchView {
   // Thread tid's TLS key sets, decoded (stored XOR the build's defaults): {included, excluded}.
   // Read through glibc's own thread and TLS layouts (ThreadLocal.h), the same in every debugger.
   std::pair<uint64_t, uint64_t> threadTls(int64_t tid) const;
-  // A std::string of the build's libstdc++ (bounded).
-  std::string readStdString(uint64_t addr, const char* what) const;
   // A TensorImpl's key_set_.
   uint64_t tensorKeySet(uint64_t impl) const;
 
  private:
   uint64_t value(const char* name) const { return profile_.at(name); }
+  std::string readStdString(uint64_t addr, const char* what) const { return readCppString(mem_, addr, what); }
   TorchKernel readKernel(uint64_t addr) const;
   TorchTableEntry computeEntry(const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels, int key) const;
   void validate() const;

@@ -144,7 +144,7 @@ void syncKernelBreakpoints(BreakState& state, LldbTarget& target) {
     writeToDebugger(state.debugger, r.text);
     return;
   }
-  std::set<uint64_t> wanted;  // "0x... kernel" and "0x... registration": one breakpoint each, all answered by the library
+  std::set<uint64_t> wanted;  // one breakpoint each, every hit answered by the library
   for (size_t at = 0; at < r.text.size();) {
     const size_t end = r.text.find('\n', at);
     wanted.insert(std::stoull(r.text.substr(at, end - at), nullptr, 16));

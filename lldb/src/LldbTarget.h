@@ -104,7 +104,6 @@ class LldbTarget {
     uint64_t last_cfa = 0;
     bool complete = false;
   } walk_;
-  // Per-command cache: op-table asks for the same sentinel symbols many times.
 };
 
 // A value as the inspect library's dscope_value describes it (a reference as its referent), or

@@ -32,6 +32,18 @@ void forEachRuntimeKey(F&& f) {
   for (DispatchKey k : DispatchKeySet(DispatchKeySet::FULL)) f(k);
 }
 
+// A boxed argument's key set (a tensor's, or the union of a tensor list's; none for anything else),
+// and how many tensors it holds.
+DispatchKeySet keySetOfValue(const IValue& v, uint32_t* tensors = nullptr) {
+  DispatchKeySet ks;
+  uint32_t n = 0;
+  if (v.isTensor()) ks = v.toTensor().key_set(), n = 1;
+  else if (v.isTensorList())
+    for (const auto& t : v.toTensorList()) ks = ks | t.key_set(), ++n;
+  if (tensors) *tensors = n;
+  return ks;
+}
+
 }  // namespace
 
 const char* copyToHeap(std::string_view s) {
@@ -61,10 +73,7 @@ DispatchKeySet DispatchKeyExtractor::getDispatchKeySetBoxed(const Stack* stack) 
   for (uint64_t bits = dispatch_arg_indices_reverse_; bits; bits &= bits - 1) {
     size_t from_end = std::countr_zero(bits);
     DSCOPE_CHECK(from_end < stack->size(), "boxed call: the stack holds fewer arguments than the schema");
-    const IValue& v = (*stack)[stack->size() - 1 - from_end];
-    if (v.isTensor()) ks = ks | v.toTensor().key_set();
-    else if (v.isTensorList())
-      for (const auto& t : v.toTensorList()) ks = ks | t.key_set();
+    ks = ks | keySetOfValue((*stack)[stack->size() - 1 - from_end]);
   }
   return computeDispatchKeySet(ks);
 }
@@ -77,12 +86,8 @@ dscope_break_dispatch DispatchKeyExtractor::describeBoxed(dscope_record_kind kin
        bits &= ~(uint64_t{1} << (63 - std::countl_zero(bits)))) {
     const auto from_end = static_cast<uint32_t>(63 - std::countl_zero(bits));
     if (from_end >= stack->size()) break;
-    const IValue& v = (*stack)[stack->size() - 1 - from_end];
-    DispatchKeySet ks;
     uint32_t tensors = 0;
-    if (v.isTensor()) ks = v.toTensor().key_set(), tensors = 1;
-    else if (v.isTensorList())
-      for (const auto& t : v.toTensorList()) ks = ks | t.key_set(), ++tensors;
+    const DispatchKeySet ks = keySetOfValue((*stack)[stack->size() - 1 - from_end], &tensors);
     all = all | ks;
     d.arguments[d.argument_count++] = {from_end, tensors, ks.raw_repr()};
   }

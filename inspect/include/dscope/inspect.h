@@ -232,8 +232,8 @@ enum dscope_hit_action {
 char* dscope_breaks_hit(dscope_breaks* breaks, const dscope_target* target, const dscope_stop_registers* registers,
                         int* action, int* is_error);
 /* The code addresses the table's breakpoints need now in a process that runs real PyTorch, one
- * per line: "0x... kernel" (a kernel's entry) or "0x... registration" (where kernels are
- * registered: the kernels may change). "" when there are none: no breakpoint, PyTorch not loaded
+ * per line in hex: the kernels' entries and where kernels are registered (the kernels may change
+ * there). "" when there are none: no breakpoint, PyTorch not loaded
  * or not initialized yet, or DispatchScope's runtime, whose filter needs only the hook. The front
  * end keeps exactly one native breakpoint on each, all answered by dscope_breaks_hit, adding and
  * removing as the list changes: it asks after each dispatch-break command, when libraries load,

@@ -97,14 +97,10 @@ class DispatchKeyExtractor {
     auto add = [&](const auto& a) {
       --from_end;
       using T = std::decay_t<decltype(a)>;
-      if constexpr (std::is_same_v<T, Tensor> || std::is_same_v<T, std::optional<Tensor>> ||
-                    std::is_same_v<T, TensorList> || std::is_same_v<T, std::vector<Tensor>>) {
+      if constexpr (isDispatchArgument<T>) {
         const DispatchKeySet ks = keySetOf(a);
         all = all | ks;
-        uint32_t tensors = 1;
-        if constexpr (std::is_same_v<T, std::optional<Tensor>>) tensors = a ? 1 : 0;
-        if constexpr (std::is_same_v<T, TensorList> || std::is_same_v<T, std::vector<Tensor>>) tensors = static_cast<uint32_t>(a.size());
-        if (d.argument_count < DSCOPE_BREAK_MAX_ARGUMENTS) d.arguments[d.argument_count++] = {from_end, tensors, ks.raw_repr()};
+        if (d.argument_count < DSCOPE_BREAK_MAX_ARGUMENTS) d.arguments[d.argument_count++] = {from_end, tensorCount(a), ks.raw_repr()};
       }
     };
     (add(args), ...);
@@ -121,15 +117,28 @@ class DispatchKeyExtractor {
   std::string dumpState() const;
 
  private:
+  // The argument types a dispatch reads key sets from: Tensor, Tensor?, Tensor[].
+  template <class T>
+  static constexpr bool isTensorList = std::is_same_v<T, TensorList> || std::is_same_v<T, std::vector<Tensor>>;
+  template <class T>
+  static constexpr bool isDispatchArgument = std::is_same_v<T, Tensor> || std::is_same_v<T, std::optional<Tensor>> || isTensorList<T>;
+
   template <class T>
   static DispatchKeySet keySetOf(const T& a) {
     if constexpr (std::is_same_v<T, Tensor>) return a.key_set();
     else if constexpr (std::is_same_v<T, std::optional<Tensor>>) return a ? a->key_set() : DispatchKeySet();
-    else if constexpr (std::is_same_v<T, TensorList> || std::is_same_v<T, std::vector<Tensor>>) {
+    else if constexpr (isTensorList<T>) {
       DispatchKeySet ks;
       for (const auto& t : a) ks = ks | t.key_set();
       return ks;
     } else return {};
+  }
+  // The tensors a dispatch argument holds (0 for a Tensor? that is None).
+  template <class T>
+  static uint32_t tensorCount(const T& a) {
+    if constexpr (std::is_same_v<T, std::optional<Tensor>>) return a ? 1 : 0;
+    else if constexpr (isTensorList<T>) return static_cast<uint32_t>(a.size());
+    else return 1;
   }
 
   dscope_break_dispatch described(dscope_break_dispatch d, dscope_record_kind kind, DispatchKeySet arguments) const;
