@@ -7,10 +7,14 @@ memory (ru_maxrss of the child).
 
 1. samples/infinite_redispatch's overflow core with an 8 MiB stack (goal: dscope >= 3x faster).
 2. tests/torch/torch_loop.cpp's real-PyTorch overflow core (the same comparison, no goal set).
-Prints one summary line per core; the numbers go to docs/PERFORMANCE.md."""
+3. A batch of 100 cores of the samples (their five crashes, 20 copies each) through one
+   `dscope core --json -j 2 DIR`: cores per second and the peak memory of a worker (goal >= 10/s).
+Prints one summary line per measurement; the numbers go to docs/PERFORMANCE.md."""
 
 import argparse
+import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -48,6 +52,40 @@ def compare(args, label, program, core, goal):
             % (label, sec["dscope"], mem["dscope"], sec["gdb"], mem["gdb"], ratio, verdict, args.repeats))
 
 
+# The samples' crashes: program and arguments.
+CRASHES = [("infinite_redispatch", []), ("multithread", []), ("missing_kernel", []), ("tls_leak", ["--core"]),
+           ("op_catalog", ["--core"])]
+
+
+def batch(args, workdir):
+    dscope = os.path.join(args.build, "cli", "dscope")
+    cores = [make_core(workdir, [os.path.join(args.build, "samples", name)] + argv, 8192, name) for name, argv in CRASHES]
+    batch_dir = os.path.join(workdir, "batch")
+    os.mkdir(batch_dir)
+    for i in range(100):
+        shutil.copy(cores[i % len(cores)], os.path.join(batch_dir, "%03d.core" % i))
+    size = sum(os.path.getsize(os.path.join(batch_dir, f)) for f in os.listdir(batch_dir)) / 2**20
+    # A Python between: the largest ru_maxrss of its children (dscope and its workers) is the batch's.
+    measure = ("import resource, subprocess, sys; out = subprocess.run(sys.argv[1:], capture_output=True, text=True).stdout; "
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); print(out, end='')")
+    runs, peak = [], 0
+    for _ in range(args.repeats):
+        start = time.monotonic()
+        proc = subprocess.run([sys.executable, "-c", measure, dscope, "core", "--json", "-j", "2", batch_dir],
+                              capture_output=True, text=True)
+        runs.append(time.monotonic() - start)
+        lines = proc.stdout.splitlines()
+        peak = max(peak, int(lines[0]) / 1024)
+        records = [json.loads(line) for line in lines[1:]]
+        errors = [r for r in records if "error" in r]
+        if len(records) != 100 or errors:
+            fail("the batch gave %d records, %d errors: %s" % (len(records), len(errors), errors[:1]))
+    sec = statistics.median(runs)
+    summary("100 sample cores (%.0f MiB) through dscope core --json -j 2: %.2f s, %.0f cores/s (goal >= 10: %s), "
+            "peak memory of one process %.0f MB; median of %d" % (size, sec, 100 / sec, "met" if 100 / sec >= 10 else "missed",
+                                                                   peak, args.repeats))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build/release")
@@ -57,6 +95,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="cli_bench_") as workdir:
         program = os.path.join(args.build, "samples", "infinite_redispatch")
         compare(args, "8 MiB overflow core", program, make_core(workdir, [program], 8192, "redispatch"), 3)
+        batch(args, workdir)
         torch_loop = os.path.join(args.build, "tests", "torch_loop")
         if os.path.exists(torch_loop):
             compare(args, "real-PyTorch overflow core", torch_loop, make_core(workdir, [torch_loop, "self"], 8192, "torch"), None)

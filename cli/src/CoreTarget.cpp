@@ -1,36 +1,74 @@
 #include "CoreTarget.h"
 
-#include <fcntl.h>
 #include <gelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
+
+#include "CompressedCore.h"
+#include "Refusal.h"
 
 namespace dscope::cli {
 
 namespace {
 
-constexpr uint64_t kMaxFrames = 1u << 20;   // an overflow core has ~80 000; a walk past this is a broken stack
-constexpr unsigned kDwarfRsp = 7;           // x86-64 DWARF register number of rsp
+std::string hex(uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
 
-char* debuginfoPath = nullptr;
-const Dwfl_Callbacks kCallbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = nullptr,
-    .debuginfo_path = &debuginfoPath,
-};
+std::string sizeText(uint64_t bytes) {
+  const bool small = bytes < (1u << 20);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", static_cast<double>(bytes) / (small ? 1024.0 : 1024.0 * 1024.0),
+                small ? "KiB" : "MiB");
+  return text;
+}
 
-[[noreturn]] void refuse(const std::string& message) { throw std::runtime_error(message); }
+// The descriptor of an NT_AUXV note of the core's PT_NOTE segments.
+std::vector<unsigned char> auxvNote(Elf* elf, const GElf_Phdr& ph) {
+  Elf_Data* data = elf_getdata_rawchunk(elf, static_cast<int64_t>(ph.p_offset), ph.p_filesz,
+                                        ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+  if (!data) return {};
+  GElf_Nhdr note;
+  size_t name_at = 0, desc_at = 0;
+  for (size_t at = 0; (at = gelf_getnote(data, at, &note, &name_at, &desc_at)) > 0;) {
+    const auto* bytes = static_cast<const unsigned char*>(data->d_buf);
+    if (note.n_type == NT_AUXV && note.n_namesz == sizeof "CORE" && std::memcmp(bytes + name_at, "CORE", 5) == 0)
+      return {bytes + desc_at, bytes + desc_at + note.n_descsz};
+  }
+  return {};
+}
 
 }  // namespace
 
-CoreTarget::CoreTarget(const std::string& core, const std::string& executable) {
+CoreFile::CoreFile(const std::string& core) : fd_(openCoreBytes(core)) {
+  try {
+    readHeaders(core);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+CoreFile::~CoreFile() { release(); }
+
+void CoreFile::release() {
+  if (elf_) elf_end(elf_);
+  if (fd_ >= 0) ::close(fd_);
+  elf_ = nullptr;
+  fd_ = -1;
+}
+
+void CoreFile::readHeaders(const std::string& core) {
+  struct stat st{};
+  if (::fstat(fd_, &st) == 0) file_size_ = static_cast<uint64_t>(st.st_size);
   elf_version(EV_CURRENT);
-  fd_ = ::open(core.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) refuse("cannot open " + core + ": " + std::strerror(errno));
   elf_ = elf_begin(fd_, ELF_C_READ_MMAP, nullptr);
   GElf_Ehdr ehdr;
   if (!elf_ || !gelf_getehdr(elf_, &ehdr) || ehdr.e_type != ET_CORE) refuse(core + " is not a core file");
@@ -39,61 +77,100 @@ CoreTarget::CoreTarget(const std::string& core, const std::string& executable) {
   elf_getphdrnum(elf_, &phnum);
   for (size_t i = 0; i < phnum; ++i) {
     GElf_Phdr ph;
-    if (gelf_getphdr(elf_, static_cast<int>(i), &ph) && ph.p_type == PT_LOAD)
-      segments_.push_back({ph.p_vaddr, ph.p_filesz, ph.p_memsz, ph.p_offset});
+    if (!gelf_getphdr(elf_, static_cast<int>(i), &ph)) continue;
+    needed_size_ = std::max(needed_size_, ph.p_offset + ph.p_filesz);
+    if (ph.p_type == PT_LOAD) segments_.push_back({ph.p_vaddr, ph.p_filesz, ph.p_memsz, ph.p_offset});
+    if (ph.p_type == PT_NOTE && auxv_.empty()) auxv_ = auxvNote(elf_, ph);
   }
-  dwfl_ = dwfl_begin(&kCallbacks);
-  if (!dwfl_) refuse("elfutils cannot start: " + std::string(dwfl_errmsg(-1)));
+}
+
+CoreTarget::CoreTarget(const std::string& core, const std::string& executable) : CoreFile(core) {
+  Dwfl* dwfl = dwfl_begin(&kCoreFileCallbacks);
+  if (!dwfl) refuse("elfutils cannot start: " + std::string(dwfl_errmsg(-1)));
+  adopt(dwfl);  // from here on ended with this target, also when the constructor throws
   dwfl_report_begin(dwfl_);
   if (dwfl_core_file_report(dwfl_, elf_, executable.empty() ? nullptr : executable.c_str()) < 0)
     refuse("cannot read the modules of " + core + ": " + dwfl_errmsg(-1));
   dwfl_report_end(dwfl_, nullptr, nullptr);
   if (dwfl_core_file_attach(dwfl_, elf_) < 0) refuse("cannot read the threads of " + core + ": " + dwfl_errmsg(-1));
-  dwfl_getmodules(
-      dwfl_,
-      [](Dwfl_Module* m, void**, const char*, Dwarf_Addr, void* arg) -> int {
-        Dwarf_Addr low = 0;
-        const char* file = nullptr;
-        dwfl_module_info(m, nullptr, &low, nullptr, nullptr, nullptr, &file, nullptr);
-        if (!file) {  // the file is found on first use
-          Dwarf_Addr bias;
-          dwfl_module_getelf(m, &bias);
-          dwfl_module_info(m, nullptr, &low, nullptr, nullptr, nullptr, &file, nullptr);
-        }
-        if (file) static_cast<std::vector<Module>*>(arg)->push_back({low, file, m});
-        return DWARF_CB_OK;
-      },
-      &modules_, 0);
-  std::sort(modules_.begin(), modules_.end(), [](const Module& a, const Module& b) { return a.start < b.start; });
-  dwfl_getthreads(
-      dwfl_,
-      [](Dwfl_Thread* thread, void* arg) -> int {
-        static_cast<std::vector<int64_t>*>(arg)->push_back(dwfl_thread_tid(thread));
-        return DWARF_CB_OK;
-      },
-      &tids_);
-  if (tids_.empty()) refuse(core + " holds no thread");
-
-  target_.ctx = this;
-  target_.read_memory = &CoreTarget::readMemory;
-  target_.find_symbol = &CoreTarget::findSymbol;
-  target_.module_at = &CoreTarget::moduleAt;
-  target_.thread_tid = &CoreTarget::threadTid;
-  target_.selected_tid = tids_.front();
-  target_.stack_frame = &CoreTarget::stackFrame;
-  target_.thread_exists = &CoreTarget::threadExists;
+  listModules();
+  useCoreModules(core, executable);
+  useThreads(dwflThreads());  // in the core's order: the thread that crashed first
+  if (target_.selected_tid == 0) refuse(core + " holds no thread");
   target_.is_core = 1;
   target_.memory_generation = 1;  // a core never changes
 }
 
-CoreTarget::~CoreTarget() {
-  if (dwfl_) dwfl_end(dwfl_);
-  if (elf_) elf_end(elf_);
-  if (fd_ >= 0) ::close(fd_);
+// libdwfl has opened the file of each module the link map lists, and of the program when it was
+// named (it compares build-ids: a program that did not write the core is not taken). A module it
+// found only as an ELF image in the core's memory (the program when the link map is unreadable, as
+// in a truncated core; a library whose file it could not take; an ELF file mapped as data) has
+// the core's file mapping's path as its name: that file must be the one the process mapped.
+void CoreTarget::useCoreModules(const std::string& core, const std::string& executable) {
+  const Module* program = reportedModuleAt(programHeadersAddress(auxv_.data(), auxv_.size()));
+  std::optional<std::string> named_id;
+  if (!executable.empty() && !(named_id = fileBuildId(executable))) refuse("cannot read " + executable + " as an ELF file");
+  std::vector<Module> used;
+  std::string executable_id;
+  bool symbols = true;
+  for (const Module& m : reportedModules()) {
+    const bool is_program = &m == program;
+    if (!m.file.empty()) {
+      used.push_back(m);
+      if (is_program) executable_id = fileBuildId(m.file).value_or("");
+    } else if (is_program && named_id) {
+      executable_id = *named_id;
+      // A core opened with another program: none of the symbols describe this core's memory (the
+      // libraries' copies of the program's copy-relocated variables are stale), so the target
+      // answers none, and the library names the mismatch from the two build-ids.
+      if (m.build_id.empty() || m.build_id == *named_id) used.push_back({m.module, m.start, m.name, executable, m.build_id});
+      else symbols = false;
+    } else if (!m.name.empty() && m.name.front() == '/') {  // a mapped file's path (the vDSO has none)
+      const std::string id = checkMappedFile(m, is_program, core);
+      if (is_program) {
+        used.push_back({m.module, m.start, m.name, m.name, m.build_id});
+        executable_id = id;
+      }
+    }
+  }
+  useModules(std::move(used), executable_id, symbols);
+}
+
+// The build-id of the file a module of the core names; refuses a file that is gone or changed.
+std::string CoreTarget::checkMappedFile(const Module& m, bool is_program, const std::string& core) {
+  if (::access(m.name.c_str(), F_OK) != 0)
+    refuse(is_program ? "cannot find " + m.name + ", the program of " + core +
+                            ": name it after the core (dscope core CORE EXE)"
+                      : "cannot find " + m.name + ", which the process of " + core +
+                            " had mapped (dscope reads its symbols and code from that file)");
+  const std::optional<std::string> id = fileBuildId(m.name);
+  if (!id) refuse("cannot read " + m.name + " as an ELF file, which the process of " + core + " had mapped");
+  if (!m.build_id.empty() && !id->empty() && *id != m.build_id)
+    refuse(m.name + " is not the file the process of " + core + " had mapped: its build-id is " + *id + ", the core's " +
+           m.build_id + " (the file changed since)");
+  return *id;
+}
+
+std::vector<std::string> CoreTarget::notes() const {
+  if (file_size_ >= needed_size_) return {};
+  uint64_t from = UINT64_MAX, to = 0, count = 0;
+  for (const auto& s : segments_) {
+    if (s.filesz == 0 || s.offset + s.filesz <= file_size_) continue;
+    ++count;
+    from = std::min(from, s.vaddr + (s.offset < file_size_ ? file_size_ - s.offset : 0));
+    to = std::max(to, s.vaddr + s.filesz);
+  }
+  std::string line = "the core is truncated: it holds " + sizeText(file_size_) + " of the " + sizeText(needed_size_) +
+                     " its segments need";
+  if (count > 0)
+    line += "; memory from " + hex(from) + " to " + hex(to) + " (" + std::to_string(count) + " segment" +
+            (count == 1 ? "" : "s") + ") is missing";
+  return {line};
 }
 
 // The core's bytes where it holds them; the module file's where it does not (a core leaves out
 // file-backed pages that were never written); zeros past a module segment's file size (.bss).
+// Bytes a truncated core lost are unreadable: the file's may not be what the process had there.
 bool CoreTarget::read(uint64_t addr, void* out, uint64_t size) const {
   auto* dst = static_cast<unsigned char*>(out);
   while (size > 0) {
@@ -106,116 +183,13 @@ bool CoreTarget::read(uint64_t addr, void* out, uint64_t size) const {
       if (::pread(fd_, dst, n, static_cast<off_t>(seg->offset + (addr - seg->vaddr))) != static_cast<ssize_t>(n)) return false;
     } else {
       if (seg) n = std::min(size, seg->vaddr + seg->memsz - addr);
-      if (!readFromModule(addr, dst, n)) return false;
+      if (!readFromModuleFile(addr, dst, n)) return false;
     }
     dst += n;
     addr += n;
     size -= n;
   }
   return true;
-}
-
-bool CoreTarget::readFromModule(uint64_t addr, void* out, uint64_t size) const {
-  Dwfl_Module* m = dwfl_addrmodule(dwfl_, addr);
-  if (!m) return false;
-  Dwarf_Addr bias = 0;
-  Elf* file = dwfl_module_getelf(m, &bias);
-  size_t phnum = 0, file_size = 0;
-  const char* bytes = file ? elf_rawfile(file, &file_size) : nullptr;
-  if (!bytes || elf_getphdrnum(file, &phnum) != 0) return false;
-  const uint64_t at = addr - bias;
-  for (size_t i = 0; i < phnum; ++i) {
-    GElf_Phdr ph;
-    if (!gelf_getphdr(file, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
-    if (at < ph.p_vaddr || at + size > ph.p_vaddr + ph.p_memsz) continue;
-    auto* dst = static_cast<unsigned char*>(out);
-    for (uint64_t k = 0; k < size; ++k) {
-      const uint64_t offset = at + k - ph.p_vaddr;
-      if (offset >= ph.p_filesz) dst[k] = 0;  // .bss the core did not hold: never written
-      else if (ph.p_offset + offset < file_size) dst[k] = static_cast<unsigned char>(bytes[ph.p_offset + offset]);
-      else return false;
-    }
-    return true;
-  }
-  return false;
-}
-
-const std::vector<CoreTarget::Frame>& CoreTarget::frames(int64_t tid, uint64_t at_least) {
-  auto& [complete, list] = frames_[tid];
-  if (complete || list.size() > at_least) return list;
-  // libdwfl walks a thread from its innermost frame each time: asked for more, walk twice as far.
-  struct Walk {
-    std::vector<Frame> frames;
-    uint64_t limit;
-  } walk{{}, std::min(kMaxFrames, std::max<uint64_t>(2 * at_least, 512))};
-  const int rc = dwfl_getthread_frames(
-      dwfl_, static_cast<pid_t>(tid),
-      [](Dwfl_Frame* state, void* arg) -> int {
-        auto* w = static_cast<Walk*>(arg);
-        Dwarf_Addr pc = 0;
-        bool activation = false;
-        if (!dwfl_frame_pc(state, &pc, &activation)) return DWARF_CB_ABORT;
-        Dwarf_Word sp = 0;
-        dwfl_frame_reg(state, kDwarfRsp, &sp);
-        w->frames.push_back({pc, sp});
-        return w->frames.size() >= w->limit ? DWARF_CB_ABORT : DWARF_CB_OK;
-      },
-      &walk);
-  complete = rc == 0 || walk.frames.size() < walk.limit;
-  list = std::move(walk.frames);
-  return list;
-}
-
-int CoreTarget::readMemory(void* ctx, uint64_t addr, void* out, uint64_t size) {
-  return static_cast<CoreTarget*>(ctx)->read(addr, out, size) ? 0 : 1;
-}
-
-int CoreTarget::findSymbol(void* ctx, const char* name, uint64_t* addr) {
-  auto* self = static_cast<CoreTarget*>(ctx);
-  if (!self->symbols_read_) {  // every module's symbols once (the first definition of a name wins)
-    self->symbols_read_ = true;
-    for (const auto& m : self->modules_) {
-      const int n = dwfl_module_getsymtab(m.module);
-      for (int i = 1; i < n; ++i) {
-        GElf_Sym sym;
-        GElf_Addr value = 0;
-        const char* s = dwfl_module_getsym_info(m.module, i, &sym, &value, nullptr, nullptr, nullptr);
-        if (s && *s && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) != STT_TLS) self->symbols_.emplace(s, value);
-      }
-    }
-  }
-  auto it = self->symbols_.find(name);
-  if (it == self->symbols_.end()) return 1;
-  *addr = it->second;
-  return 0;
-}
-
-int CoreTarget::moduleAt(void* ctx, uint64_t index, uint64_t* start, char* path, uint64_t path_size) {
-  const auto& modules = static_cast<CoreTarget*>(ctx)->modules_;
-  if (index >= modules.size() || path_size == 0) return 1;
-  *start = modules[index].start;
-  std::snprintf(path, path_size, "%s", modules[index].path.c_str());
-  return 0;
-}
-
-int CoreTarget::threadTid(void* ctx, int64_t n, int64_t* tid) {
-  const auto& tids = static_cast<CoreTarget*>(ctx)->tids_;
-  if (n < 1 || static_cast<uint64_t>(n) > tids.size()) return 1;  // thread numbers from 1, in the core's order
-  *tid = tids[n - 1];
-  return 0;
-}
-
-int CoreTarget::stackFrame(void* ctx, int64_t tid, uint64_t level, uint64_t* pc, uint64_t* sp) {
-  const auto& list = static_cast<CoreTarget*>(ctx)->frames(tid, level);
-  if (level >= list.size()) return 1;
-  *pc = list[level].pc;
-  *sp = list[level].sp;
-  return 0;
-}
-
-int CoreTarget::threadExists(void* ctx, int64_t tid) {
-  const auto& tids = static_cast<CoreTarget*>(ctx)->tids_;
-  return std::find(tids.begin(), tids.end(), tid) != tids.end() ? 1 : 0;
 }
 
 }  // namespace dscope::cli

@@ -1,57 +1,339 @@
 // dscope: DispatchScope without a debugger.
-//   dscope core CORE [EXE] [COMMAND ...]
-// opens a core file with elfutils and runs one of the inspect library's commands on it
-// (dispatch-trace, op-table, keyset; default: dispatch-trace --all), printing the same text as
-// GDB and LLDB print for that core and command.
+//   dscope core [--json] CORE [EXE] [COMMAND ...]     one core: a command's text (or JSON)
+//   dscope core [--json] [-j N] CORE|DIR ...          many cores: one summary (or JSON line) each
+//   dscope pid [--json] PID [COMMAND ...]             a running process, stopped while it is read
+// opens core files (and processes) with elfutils and runs the inspect library's commands on them (dispatch-summary
+// by default), printing what GDB and LLDB print for the same core and command. A batch runs each
+// core in a worker process of its own: a core that breaks its worker is that core's error record,
+// never the end of the batch.
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include <gelf.h>
 
 #include "CoreTarget.h"
+#include "Json.h"
+#include "LiveTarget.h"
 #include "dscope/inspect.h"
 
 namespace {
 
-const char* const kUsage = "usage: dscope core CORE [EXE] [COMMAND ...]";
+using dscope::inspect::Json;
+
+const char* const kUsage =
+    "usage: dscope core [--json] CORE [EXE] [COMMAND ...] | dscope core [--json] [-j N] CORE|DIR ... | "
+    "dscope pid [--json] PID [COMMAND ...]";
+const char* const kDefaultCommand = "dispatch-summary";
+// The version of a JSON record of `dscope core --json` (docs/JSON-SCHEMA.md): a minor step adds
+// fields, a major one changes or removes any.
+const char* const kRecordVersion = "1.0";
+constexpr int kWorkerSeconds = 300;  // one core's analysis; past it the worker is killed
+constexpr int kWorkerAnsweredError = 3;  // a worker's exit status when its answer is the core's error
 
 int usage(const std::string& problem) {
   std::fprintf(stderr, "dscope: %s; %s\n", problem.c_str(), kUsage);
   return 2;
 }
 
-bool isFile(const char* path) {
+// What a path on the command line is: a directory of cores, an ELF program (the EXE), or a core
+// (anything else: a compressed core, or a file that turns out to be no core and says so).
+enum class PathKind { None, Directory, Program, Core };
+
+PathKind kindOf(const std::string& path) {
   struct stat st{};
-  return ::stat(path, &st) == 0 && S_ISREG(st.st_mode);
+  if (::stat(path.c_str(), &st) != 0) return PathKind::None;
+  if (S_ISDIR(st.st_mode)) return PathKind::Directory;
+  if (!S_ISREG(st.st_mode)) return PathKind::None;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return PathKind::Core;  // it says why it cannot be opened
+  elf_version(EV_CURRENT);
+  PathKind kind = PathKind::Core;
+  if (Elf* elf = elf_begin(fd, ELF_C_READ, nullptr)) {
+    GElf_Ehdr ehdr;
+    if (elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr) && ehdr.e_type != ET_CORE) kind = PathKind::Program;
+    elf_end(elf);
+  }
+  ::close(fd);
+  return kind;
+}
+
+// The regular files of a directory, sorted by name (a batch's records follow that order).
+std::vector<std::string> filesIn(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d)) {
+      const std::string path = dir + "/" + e->d_name;
+      struct stat st{};
+      if (e->d_name[0] != '.' && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) out.push_back(path);
+    }
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool isCommand(const std::string& word) {
+  int is_error = 0;
+  char* usage = dscope_inspect_usage(word.c_str(), &is_error);
+  dscope_inspect_free(usage);
+  return usage && !is_error;
+}
+
+struct Answer {
+  std::string text;
+  bool is_error = false;
+  std::vector<std::string> notes;  // what the target lacks (DwflTarget::notes)
+};
+
+// Opens a target (open(): a core, a process) and runs one command on it: its text or the one
+// "dscope:" line, and the target's notes.
+template <class Open>
+Answer runOn(Open open, const std::string& command) {
+  try {
+    const auto target = open();
+    int is_error = 0;
+    char* text = dscope_inspect_run(target->target(), command.c_str(), &is_error);
+    if (!text) return {"dscope: out of memory\n", true, {}};
+    Answer answer{text, is_error != 0, target->notes()};
+    dscope_inspect_free(text);
+    return answer;
+  } catch (const std::exception& e) {
+    return {std::string("dscope: ") + e.what() + "\n", true, {}};
+  }
+}
+
+Answer runOnCore(const std::string& core, const std::string& executable, const std::string& command) {
+  return runOn([&] { return std::make_unique<dscope::cli::CoreTarget>(core, executable); }, command);
+}
+
+std::string noteLines(const Answer& a) {
+  std::string out;
+  for (const auto& note : a.notes) out += "note: " + note + "\n";
+  return out;
+}
+
+// The answer on stdout (its notes first, on stderr), or its one line on stderr: the exit status.
+int print(const Answer& a) {
+  std::fputs(noteLines(a).c_str(), stderr);
+  std::fputs(a.text.c_str(), a.is_error ? stderr : stdout);
+  return a.is_error ? 1 : 0;
+}
+
+std::string errorRecord(const std::string& core, const std::string& line) {
+  Json j;
+  j.beginObject().field("schema", "dscope-core").field("version", kRecordVersion).field("core", core);
+  std::string message = line;
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  return j.field("error", message).endObject().str();
+}
+
+// What a core gets from the default command: with json its record (docs/JSON-SCHEMA.md), else its
+// name and its summary or its one line.
+Answer coreOutput(const std::string& core, const std::string& executable, bool json) {
+  const Answer a = runOnCore(core, executable, std::string(kDefaultCommand) + (json ? " --json" : ""));
+  if (!json) return {"core " + core + ":\n" + noteLines(a) + a.text, a.is_error, {}};
+  if (a.is_error) return {errorRecord(core, a.text), true, {}};
+  Json j;
+  j.beginObject().field("schema", "dscope-core").field("version", kRecordVersion).field("core", core);
+  j.key("executable");
+  if (executable.empty()) j.null();
+  else j.value(executable);
+  if (!a.notes.empty()) {
+    j.key("notes").beginArray();
+    for (const auto& note : a.notes) j.value(note);
+    j.endArray();
+  }
+  return {j.key("summary").raw(a.text).endObject().str(), false, {}};
+}
+
+// The batch: each core in a worker process, at most `jobs` at once; the answers are printed in the
+// cores' order as they complete.
+int runBatch(const std::vector<std::string>& cores, bool json, int jobs) {
+  struct Worker {
+    pid_t pid;
+    int fd;
+    size_t index;
+    std::string out;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<Worker> running;
+  std::map<size_t, std::string> done;
+  size_t next = 0, printed = 0;
+  bool any_error = false;
+  auto finish = [&](Worker& w) {
+    int status = 0;
+    ::waitpid(w.pid, &status, 0);
+    ::close(w.fd);
+    const std::string& core = cores[w.index];
+    const bool answered = WIFEXITED(status) && !w.out.empty() &&
+                          (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kWorkerAnsweredError);
+    any_error = any_error || !answered || WEXITSTATUS(status) == kWorkerAnsweredError;
+    if (!answered) {
+      const std::string why = WIFSIGNALED(status) ? (WTERMSIG(status) == SIGKILL ? "took more than " + std::to_string(kWorkerSeconds) + " s"
+                                                                                 : std::string("died of ") + strsignal(WTERMSIG(status)))
+                                                  : "ended without an answer";
+      const std::string line = "dscope: the analysis of " + core + " " + why;
+      w.out = json ? errorRecord(core, line) : "core " + core + ":\n" + line + "\n";
+    }
+    done[w.index] = std::move(w.out);
+  };
+  std::fflush(stdout);
+  while (next < cores.size() || !running.empty()) {
+    while (next < cores.size() && running.size() < static_cast<size_t>(jobs)) {
+      int pipe_fds[2];
+      if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        std::fprintf(stderr, "dscope: cannot start a worker: %s\n", std::strerror(errno));
+        return 1;
+      }
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        ::close(pipe_fds[0]);
+        const Answer out = coreOutput(cores[next], "", json);
+        for (size_t at = 0; at < out.text.size();) {
+          const ssize_t n = ::write(pipe_fds[1], out.text.data() + at, out.text.size() - at);
+          if (n <= 0) ::_exit(1);
+          at += static_cast<size_t>(n);
+        }
+        ::_exit(out.is_error ? kWorkerAnsweredError : 0);
+      }
+      ::close(pipe_fds[1]);
+      if (pid < 0) {
+        std::fprintf(stderr, "dscope: cannot start a worker: %s\n", std::strerror(errno));
+        return 1;
+      }
+      running.push_back({pid, pipe_fds[0], next++, "", std::chrono::steady_clock::now() + std::chrono::seconds(kWorkerSeconds)});
+    }
+    std::vector<pollfd> fds;
+    for (const auto& w : running) fds.push_back({w.fd, POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 1000);
+    for (size_t i = running.size(); i-- > 0;) {
+      Worker& w = running[i];
+      bool ended = false;
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char buffer[65536];
+        const ssize_t n = ::read(w.fd, buffer, sizeof buffer);
+        if (n > 0) w.out.append(buffer, static_cast<size_t>(n));
+        ended = n <= 0;
+      }
+      if (!ended && std::chrono::steady_clock::now() > w.deadline) {
+        ::kill(w.pid, SIGKILL);
+        w.out.clear();
+        ended = true;
+      }
+      if (ended) {
+        finish(w);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+    }
+    for (auto it = done.find(printed); it != done.end(); it = done.find(printed)) {
+      std::fputs(((!json && printed ? "\n" : "") + it->second).c_str(), stdout);
+      std::fflush(stdout);
+      done.erase(it);
+      ++printed;
+    }
+  }
+  return any_error ? 1 : 0;
+}
+
+// dscope pid [--json] PID [COMMAND ...]: one command on a live process, its threads stopped while
+// it is read.
+int runOnProcess(const std::vector<std::string>& args) {
+  size_t next = 1;
+  const bool json = next < args.size() && args[next] == "--json";
+  next += json;
+  if (next >= args.size()) return usage("no process id");
+  const std::string& id = args[next++];
+  char* end = nullptr;
+  const long pid = std::strtol(id.c_str(), &end, 10);
+  if (id.empty() || *end) return usage("'" + id + "' is no process id");
+  std::string command;
+  for (; next < args.size(); ++next) command += (command.empty() ? "" : " ") + args[next];
+  if (command.empty()) command = kDefaultCommand;
+  if (json && command.find("--json") == std::string::npos) command += " --json";
+  return print(runOn(
+      [&] {
+        if (pid <= 0 || pid > INT32_MAX) throw std::runtime_error("no process with pid " + id);
+        return std::make_unique<dscope::cli::LiveTarget>(static_cast<pid_t>(pid));
+      },
+      command));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) return usage("no command");
-  if (std::string(argv[1]) != "core") return usage(std::string("unknown command '") + argv[1] + "'");
-  if (argc < 3) return usage("no core file");
-  int next = 3;
-  std::string executable;
-  if (argc > next && isFile(argv[next])) executable = argv[next++];
-  std::string command;
-  for (; next < argc; ++next) command += (command.empty() ? "" : " ") + std::string(argv[next]);
-  if (command.empty()) command = "dispatch-trace --all";
-  try {
-    dscope::cli::CoreTarget core(argv[2], executable);
-    int is_error = 0;
-    char* text = dscope_inspect_run(core.target(), command.c_str(), &is_error);
-    if (!text) {
-      std::fputs("dscope: out of memory\n", stderr);
-      return 1;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return usage("no command");
+  if (args[0] == "pid") return runOnProcess(args);
+  if (args[0] != "core") return usage("unknown command '" + args[0] + "'");
+  bool json = false;
+  int jobs = 1;
+  size_t next = 1;
+  for (; next < args.size() && args[next].rfind("-", 0) == 0; ++next) {
+    if (args[next] == "--json") {
+      json = true;
+    } else if (args[next] == "-j" || args[next].rfind("-j", 0) == 0) {
+      const std::string n = args[next] == "-j" ? (next + 1 < args.size() ? args[++next] : "") : args[next].substr(2);
+      char* end = nullptr;
+      const long v = std::strtol(n.c_str(), &end, 10);
+      if (n.empty() || *end || v < 1 || v > 256) return usage("-j takes a number of workers from 1 to 256, not '" + n + "'");
+      jobs = static_cast<int>(v);
+    } else {
+      return usage("unknown option '" + args[next] + "'");
     }
-    std::fputs(text, is_error ? stderr : stdout);
-    dscope_inspect_free(text);
-    return is_error ? 1 : 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "dscope: %s\n", e.what());
-    return 1;
   }
+  if (next >= args.size() || isCommand(args[next])) return usage("no core file");
+  // The cores (and a directory's files), a program for a single core, then the command's words
+  // from the first word that names one of the library's commands.
+  std::vector<std::string> cores;
+  std::string executable;
+  bool several = false;
+  for (; next < args.size() && !isCommand(args[next]); ++next) {
+    const PathKind kind = kindOf(args[next]);
+    if (kind == PathKind::Directory) {
+      for (const auto& f : filesIn(args[next])) cores.push_back(f);
+      several = true;
+    } else if (kind == PathKind::Program && executable.empty() && cores.size() == 1 && !several) {
+      executable = args[next];
+    } else {
+      cores.push_back(args[next]);  // what is no core says so when opened
+      several = several || cores.size() > 1 || !executable.empty();
+    }
+  }
+  std::string command;
+  for (; next < args.size(); ++next) command += (command.empty() ? "" : " ") + args[next];
+  if (several) {
+    if (!command.empty() || !executable.empty())
+      return usage("a command, or a program, goes with one core: several cores get their summaries (the program each names)");
+    if (cores.empty()) return usage("no core file in the directory");
+    return runBatch(cores, json, jobs);
+  }
+  if (command.empty()) {
+    if (json) {
+      const Answer record = coreOutput(cores[0], executable, true);
+      std::fputs(record.text.c_str(), stdout);
+      return record.is_error ? 1 : 0;
+    }
+    command = kDefaultCommand;
+  } else if (json && command.find("--json") == std::string::npos) {
+    command += " --json";
+  }
+  return print(runOnCore(cores[0], executable, command));
 }

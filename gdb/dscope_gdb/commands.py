@@ -123,6 +123,19 @@ counted) from the innermost, needs the runtime's DWARF, and prints the same reco
         super().__init__("dispatch-trace")
 
 
+class DispatchSummaryCommand(_DscopeCommand):
+    """Summarize every thread's dispatch state, with a crash signature.
+
+Every thread's dispatch state in one screen and a one-line crash signature for grouping crashes
+of the same cause (infinite-redispatch OP KEY kernel=NAME, missing-kernel OP KEY, in-kernel OP
+KEY, tls-not-restored CHANGE, no-dispatch). On DispatchScope's runtime from the per-thread
+dispatch records; on PyTorch from each thread's innermost 400 stack frames. --json: the same
+in the versioned schema of docs/JSON-SCHEMA.md."""
+
+    def __init__(self):
+        super().__init__("dispatch-summary")
+
+
 def _dispatch_stop():
     """stop() of a dispatch-break location: the library decides from the registers at the function's
     first instruction what this stop is and the front end does as it says: stop (a dispatch a
@@ -289,5 +302,6 @@ def install(inspect):
     KeysetCommand()
     OpTableCommand()
     DispatchTraceCommand()
+    DispatchSummaryCommand()
     global _command
     _command = DispatchBreakCommand()

@@ -14,6 +14,7 @@
 
 #include "CommandLine.h"
 #include "Commands.h"
+#include "DispatchSummary.h"
 #include "Json.h"
 #include "StackChain.h"
 #include "dscope/DispatchRecords.h"
@@ -258,6 +259,48 @@ class TracePrinter {
     j.endObject();
   }
 
+  // dispatch-summary's view of a block's chain (DispatchSummary.h).
+  ThreadDispatchState state(const Trace& t, const ThreadBlock& b) const {
+    ThreadDispatchState st;
+    st.tid = b.records.tid;
+    st.state = b.records.state == DSCOPE_THREAD_ALIVE ? "alive" : "dead";
+    st.depth = t.depth();
+    if (const uint64_t d = t.depth() - 1; t.depth() && t.at(d) && !t.isCorrupt(d)) {
+      st.innermost = line(t, d);
+      st.innermost_op = opName(t, d);
+      st.innermost_key = keyName(t, d);
+      const impl::TableEntrySource source =
+          rt_.tableEntry(reinterpret_cast<uint64_t>(t.at(d)->op), debug::recordKey(*t.at(d))).source;
+      st.innermost_unregistered =
+          source == impl::TableEntrySource::BackendFallback || source == impl::TableEntrySource::Missing;
+    }
+    if (t.cycle.period) {
+      DispatchLoop loop{t.cycle.period, t.cycle.repeats, t.cycle.start_in_gap, "", "", ""};
+      for (uint64_t i = 0; i < t.cycle.period; ++i) {
+        const uint64_t d = *phaseRecord(t, i);
+        const std::string op = opName(t, d), key = keyName(t, d);
+        if (!loop.op.empty() && std::tie(loop.op, loop.key) <= std::tie(op, key)) continue;
+        loop.op = op;
+        loop.key = key;
+        loop.kernel = shortFunctionName(rt_.kernelSymbol(rt_.kernel(reinterpret_cast<uint64_t>(t.at(d)->kernel))));
+      }
+      st.loop = loop;
+    }
+    if (b.records.state == DSCOPE_THREAD_ALIVE) {
+      try {
+        const auto [included, excluded] = rt_.threadTls(b);
+        st.tls_included = keyNames(included);
+        st.tls_excluded = keyNames(excluded);
+        st.tls_change = tlsChange({included.raw_repr(), excluded.raw_repr()},
+                                  {default_included_set.raw_repr(), default_excluded_set.raw_repr()},
+                                  [](uint64_t raw) { return keyNames(DispatchKeySet::from_raw_repr(raw)); });
+      } catch (const InspectError& e) {
+        rt_.warn(std::string(e.what()).substr(8));  // without "dscope: ": warn adds it back
+      }
+    }
+    return st;
+  }
+
  private:
   // The depth of the record of phase i (0 = the first record of a repetition) in the top whole
   // repetition that holds a sound one; nullopt when none does.
@@ -442,6 +485,29 @@ std::string framesTrace(Session& s, const ParsedArgs& args) {
 }
 
 }  // namespace
+
+ProcessDispatchState recordsDispatchState(Session& s) {
+  const RuntimeView& rt = s.runtime();
+  if (!rt.descriptor().records_enabled)
+    fail("this runtime was built with DSCOPE_DISPATCH_RECORDS=OFF: dispatch-summary reads the dispatch records "
+         "(dispatch-trace --frames rebuilds one thread's chain from the stack)");
+  ProcessDispatchState process{"dscope", "records", s.mem().selectedTid(), {}};
+  TracePrinter printer(rt);
+  for (const ThreadBlock& b : rt.threadBlocks()) {
+    ThreadDispatchState st;
+    st.tid = b.records.tid;
+    st.error = b.corrupt.empty() ? "" : corruptBlockLine(b);
+    if (st.error.empty()) {
+      try {
+        st = printer.state(printer.analyze(Chain::of(b)), b);
+      } catch (const InspectError& e) {
+        st.error = e.what();
+      }
+    }
+    process.threads.push_back(std::move(st));
+  }
+  return process;
+}
 
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args =

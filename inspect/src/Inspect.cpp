@@ -10,6 +10,7 @@
 #include "BreakTable.h"
 #include "CommandLine.h"
 #include "Commands.h"
+#include "DispatchSummary.h"
 #include "Json.h"
 
 #define DSCOPE_INSPECT_EXPORT extern "C" __attribute__((visibility("default")))
@@ -17,12 +18,13 @@
 namespace dscope::inspect {
 namespace {
 
-const char* kCommands = "keyset, op-table, dispatch-trace";
+const char* kCommands = "keyset, op-table, dispatch-trace, dispatch-summary";
 
 // A user command's usage line, for the front ends' help.
 std::string usageOf(const std::string& command) {
   const std::map<std::string, const char*> usages{{"keyset", kKeysetUsage}, {"op-table", kOpTableUsage},
                                                   {"dispatch-trace", kDispatchTraceUsage},
+                                                  {"dispatch-summary", kDispatchSummaryUsage},
                                                   {"dispatch-break", kDispatchBreakUsage}};
   if (usages.count(command)) return std::string(usages.at(command)) + "\n";
   std::string names;
@@ -68,7 +70,8 @@ std::string run(const dscope_target* target, const char* command_line) {
   Session session(target);
   using UserCommand = std::string (*)(Session&, const std::vector<std::string>&);
   const std::map<std::string, UserCommand> user_commands{
-      {"keyset", runKeyset}, {"op-table", runOpTable}, {"dispatch-trace", runDispatchTrace}};
+      {"keyset", runKeyset}, {"op-table", runOpTable}, {"dispatch-trace", runDispatchTrace},
+      {"dispatch-summary", runDispatchSummary}};
   if (auto it = user_commands.find(command); it != user_commands.end()) {
     std::string answer = it->second(session, words);  // before the warnings it leaves
     return withWarnings(std::move(answer), session.warnings());

@@ -51,6 +51,13 @@ class Json {
     out_ += "null";
     return *this;
   }
+  // A value already written as JSON (another writer's document, its newline dropped).
+  Json& raw(std::string_view json) {
+    separate();
+    while (!json.empty() && json.back() == '\n') json.remove_suffix(1);
+    out_ += json;
+    return *this;
+  }
   template <class T>
   Json& field(std::string_view k, const T& v) {
     key(k);

@@ -16,6 +16,7 @@
 
 #include "CommandLine.h"
 #include "Commands.h"
+#include "DispatchSummary.h"
 #include "Json.h"
 #include "TorchView.h"
 
@@ -24,6 +25,7 @@ namespace dscope::inspect {
 namespace {
 
 constexpr uint64_t kInnermostFrames = 400;  // the default window: 200 repetitions of a 2-frame loop, 20 ms
+constexpr int64_t kMaxThreads = 4096;         // dispatch-summary: a process with more is read no further
 constexpr uint64_t kMaxPeriod = 64;          // a longer cycle of physical frames is no re-dispatch loop
 constexpr uint64_t kPrefetchBytes = 256 << 10;  // one read of the operator tables lying within this span
 constexpr uint64_t kMaxLoopStart = 160;      // frames above the loop (where the stack ran out: a kernel may be deep in BLAS)
@@ -112,27 +114,29 @@ Loop findLoop(const std::vector<TraceFrame>& frames) {
   return {};
 }
 
-}  // namespace
+// One thread's stack as the trace reads it: the frames and the loop they make.
+struct TorchStack {
+  int64_t tid = 0;
+  std::vector<TraceFrame> frames;  // innermost first
+  bool outermost = false;          // the walk reached the thread's outermost frame
+  Loop loop;
+  // The kernels the loop re-enters: the frames of the cycle that are one operator's kernel at one
+  // key, outermost first (each calls the next through the dispatcher, the last calls the first),
+  // starting at the smallest operator name: where the stack overflowed decides which kernel is
+  // innermost, and two crashes of the same loop are told the same way.
+  std::vector<KernelUse> cycle;
+  std::string aten;  // an at::_ops operator the cycle goes through ("" when none)
+};
 
-std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
-  const TorchView& tv = s.torch();
-  const Remote& mem = s.mem();
+// The innermost `window` physical frames of thread tid, each with its function.
+TorchStack readFrames(const Remote& mem, int64_t tid, uint64_t window) {
   const dscope_target* t = mem.target();
-  if (!t || !t->stack_frame) fail("this debugger front end does not provide stack frames: dispatch-trace is not available");
-  int64_t tid = mem.selectedTid();
-  if (auto thread = args.value("--thread")) tid = mem.threadTid(threadOption(*thread)).value_or(threadOption(*thread));
-  if (tid <= 0) fail(kNoProcess);
-  uint64_t window = kInnermostFrames;
-  if (auto m = args.value("--max-frames")) window = numberOption("--max-frames", *m, "a number of frames", 1u << 30);
-  if (args.has("--full")) window = UINT64_MAX;
-
-  // The frames, innermost first.
-  std::vector<TraceFrame> frames;
-  bool outermost = false;
+  TorchStack stack;
+  stack.tid = tid;
   for (uint64_t level = 0; level < window; ++level) {
     uint64_t pc = 0, sp = 0;
     if (t->stack_frame(t->ctx, tid, level, &pc, &sp) != 0) {
-      outermost = true;
+      stack.outermost = true;
       break;
     }
     TraceFrame f;
@@ -141,50 +145,166 @@ std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
     const FramePc& code = mem.functionsAt(level ? pc - 1 : pc, level > 0);
     f.entry = code.entry;
     f.name = code.names.empty() ? "" : code.names.back();
-    frames.push_back(std::move(f));
+    stack.frames.push_back(std::move(f));
   }
-  if (frames.empty()) fail("thread tid " + std::to_string(tid) + " has no stack frames");
+  return stack;
+}
+
+// Names the stacks' frames from the registry (one pass over the tables for all of them) and finds
+// each one's loop.
+void classify(const TorchView& tv, std::vector<TorchStack>& stacks) {
   std::set<uint64_t> functions;
-  for (const auto& f : frames)
-    if (f.entry) functions.insert(f.entry);
+  for (const auto& stack : stacks)
+    for (const auto& f : stack.frames)
+      if (f.entry) functions.insert(f.entry);
   const auto entries = kernelEntries(tv, functions);
-  for (auto& f : frames) {
-    if (auto it = entries.find(f.entry); f.entry && it != entries.end()) f.kernels = it->second;
-    std::tie(f.aten_op, f.aten_kind) = atenOpsFrame(f.name);
+  for (auto& stack : stacks) {
+    for (auto& f : stack.frames) {
+      if (auto it = entries.find(f.entry); f.entry && it != entries.end()) f.kernels = it->second;
+      std::tie(f.aten_op, f.aten_kind) = atenOpsFrame(f.name);
+    }
+    stack.loop = findLoop(stack.frames);
+    const Loop& loop = stack.loop;
+    if (!loop.period) continue;
+    for (uint64_t i = loop.start + loop.period; i-- > loop.start;) {
+      std::set<std::pair<const TorchOperator*, int>> uses;
+      for (const auto& u : stack.frames[i].kernels) uses.insert({u.op, u.key});
+      if (uses.size() == 1) stack.cycle.push_back(stack.frames[i].kernels.front());
+    }
+    std::rotate(stack.cycle.begin(),
+                std::min_element(stack.cycle.begin(), stack.cycle.end(),
+                                 [](const KernelUse& a, const KernelUse& b) {
+                                   return std::tie(a.op->name, a.key) < std::tie(b.op->name, b.key);
+                                 }),
+                stack.cycle.end());
+    for (uint64_t i = loop.start; i < loop.start + loop.period && stack.aten.empty(); ++i) stack.aten = stack.frames[i].aten_op;
   }
-  const Loop loop = findLoop(frames);
+}
+
+// A kernel frame's operator and key ("<one of N ...>" where kernels share the function), and the
+// one kernel at those keys when there is one ("" when several).
+struct FrameKernel {
+  std::string op, key, kernel;
+  std::string line() const { return "[kernel] op=[" + op + "], key=[" + key + "]"; }
+};
+FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
+  std::set<const TorchOperator*> ops;
+  std::set<int> keys;
+  for (const auto& u : f.kernels) ops.insert(u.op), keys.insert(u.key);
+  FrameKernel out{ops.size() == 1 ? (*ops.begin())->name : "<one of " + std::to_string(ops.size()) + " operators>",
+                  keys.size() == 1 ? tv.keys().name(*keys.begin()) : "<one of " + std::to_string(keys.size()) + " keys>", ""};
+  // One kernel at every key (an alias kernel fills many slots): named; several: not.
+  if (ops.size() == 1) {
+    std::set<std::pair<std::string, std::string>> kernels;
+    for (const TorchTableEntry& e : tv.computedTable(**ops.begin()))
+      if (keys.count(e.key)) kernels.insert({tv.kernelName(e.kernel), e.kernel.debug});
+    if (kernels.size() == 1) out.kernel = kernels.begin()->first + ", " + kernels.begin()->second;
+  }
+  return out;
+}
+
+// A frame's line: what the registry says it is, else the function.
+std::string describe(const TorchView& tv, const TraceFrame& f) {
+  const std::string where = f.name.empty() ? hex(f.pc) : f.name;
+  if (!f.kernels.empty()) {
+    const FrameKernel k = kernelOfFrame(tv, f);
+    return k.kernel.empty() ? k.line() : k.line() + " " + k.kernel;
+  }
+  if (!f.aten_op.empty()) return "[" + f.aten_kind + "] at::_ops::" + f.aten_op + " (" + where + ")";
+  return "[code] " + where;
+}
+
+void requireStackFrames(const Remote& mem) {
+  const dscope_target* t = mem.target();
+  if (!t || !t->stack_frame) fail("this debugger front end does not provide stack frames: dispatch-trace is not available");
+}
+
+}  // namespace
+
+ProcessDispatchState torchDispatchState(Session& s) {
+  const TorchView& tv = s.torch();
+  const Remote& mem = s.mem();
+  requireStackFrames(mem);
+  ProcessDispatchState process{"pytorch", "stack", mem.selectedTid(), {}};
+  std::vector<TorchStack> stacks;
+  for (int64_t n = 1; n <= kMaxThreads; ++n) {
+    const auto tid = mem.threadTid(n);
+    if (!tid) break;
+    stacks.push_back(readFrames(mem, *tid, kInnermostFrames));
+  }
+  if (stacks.empty() && mem.selectedTid() > 0) stacks.push_back(readFrames(mem, mem.selectedTid(), kInnermostFrames));
+  classify(tv, stacks);
+  const KeyTable& kt = tv.keys();
+  auto names = [&](uint64_t raw) {
+    std::string out;
+    for (int k : kt.keysOf(raw)) out += (out.empty() ? "" : ", ") + kt.name(k);
+    return out;
+  };
+  for (const TorchStack& stack : stacks) {
+    ThreadDispatchState st;
+    st.tid = stack.tid;
+    st.frames_walked = stack.frames.size();
+    st.stack_whole = stack.outermost;
+    for (const auto& f : stack.frames) {
+      if (f.kernels.empty()) continue;
+      if (!st.depth++) {
+        const FrameKernel k = kernelOfFrame(tv, f);
+        st.innermost = k.line();
+        st.innermost_op = k.op;
+        st.innermost_key = k.key;
+      }
+    }
+    if (stack.loop.period) {
+      DispatchLoop loop{stack.loop.period, stack.loop.repeats, !stack.outermost, "", "", ""};
+      if (!stack.cycle.empty()) {
+        const KernelUse& u = stack.cycle.front();
+        loop.op = u.op->name;
+        loop.key = kt.name(u.key);
+        loop.kernel = shortFunctionName(tv.kernelName(tv.computedEntry(*u.op, u.key).kernel));
+      }
+      st.loop = loop;
+    }
+    try {
+      const auto [included, excluded] = tv.threadTls(stack.tid);
+      st.tls_included = names(included);
+      st.tls_excluded = names(excluded);
+      st.tls_change = tlsChange({included, excluded},
+                                {tv.profile().at("set_default_included"), tv.profile().at("set_default_excluded")}, names);
+    } catch (const InspectError& e) {
+      st.error = e.what();
+    }
+    process.threads.push_back(std::move(st));
+  }
+  return process;
+}
+
+std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
+  const TorchView& tv = s.torch();
+  const Remote& mem = s.mem();
+  requireStackFrames(mem);
+  int64_t tid = mem.selectedTid();
+  if (auto thread = args.value("--thread")) tid = mem.threadTid(threadOption(*thread)).value_or(threadOption(*thread));
+  if (tid <= 0) fail(kNoProcess);
+  uint64_t window = kInnermostFrames;
+  if (auto m = args.value("--max-frames")) window = numberOption("--max-frames", *m, "a number of frames", 1u << 30);
+  if (args.has("--full")) window = UINT64_MAX;
+
+  std::vector<TorchStack> stacks{readFrames(mem, tid, window)};
+  if (stacks.front().frames.empty()) fail("thread tid " + std::to_string(tid) + " has no stack frames");
+  classify(tv, stacks);
+  const TorchStack& stack = stacks.front();
+  const auto& frames = stack.frames;
+  const Loop& loop = stack.loop;
+  const bool outermost = stack.outermost;
   const auto [included, excluded] = tv.threadTls(tid);
   const KeyTable& kt = tv.keys();
-
-  // A frame's line: what the registry says it is, else the function.
-  auto describe = [&](const TraceFrame& f) -> std::string {
-    std::string where = f.name.empty() ? hex(f.pc) : f.name;
-    if (!f.kernels.empty()) {
-      std::set<const TorchOperator*> ops;
-      std::set<int> keys;
-      for (const auto& u : f.kernels) ops.insert(u.op), keys.insert(u.key);
-      const std::string op = ops.size() == 1 ? (*ops.begin())->name : "<one of " + std::to_string(ops.size()) + " operators>";
-      const std::string key = keys.size() == 1 ? kt.name(*keys.begin()) : "<one of " + std::to_string(keys.size()) + " keys>";
-      std::string out = "[kernel] op=[" + op + "], key=[" + key + "]";
-      // One kernel at every key (an alias kernel fills many slots): named; several: not.
-      if (ops.size() == 1) {
-        std::set<std::pair<std::string, std::string>> kernels;
-        for (const TorchTableEntry& e : tv.computedTable(**ops.begin()))
-          if (keys.count(e.key)) kernels.insert({tv.kernelName(e.kernel), e.kernel.debug});
-        if (kernels.size() == 1) out += " " + kernels.begin()->first + ", " + kernels.begin()->second;
-      }
-      return out;
-    }
-    if (!f.aten_op.empty()) return "[" + f.aten_kind + "] at::_ops::" + f.aten_op + " (" + where + ")";
-    return "[code] " + where;
-  };
 
   std::string out = "dispatch chain rebuilt from the native stack (PyTorch keeps no dispatch records): " +
                     counted(frames.size(), "frame") + (outermost ? " (the whole stack)" : " walked, the innermost") + "\n";
   out += "thread tid " + std::to_string(tid) + ":\n";
   out += "  TLS: included " + kt.keySetString(included) + ", excluded " + kt.keySetString(excluded) + "\n";
   if (!loop.period) {
-    for (const auto& f : frames) out += "  #" + std::to_string(f.level) + " " + describe(f) + "\n";
+    for (const auto& f : frames) out += "  #" + std::to_string(f.level) + " " + describe(tv, f) + "\n";
     return out + "  no loop among these frames\n";
   }
   const std::string at_least = outermost ? "" : "at least ";
@@ -192,25 +312,12 @@ std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
          " repetitions in the " + (outermost ? "" : "innermost ") + counted(frames.size() - loop.start, "frame") +
          (outermost ? "" : " (dispatch-trace --full walks them all)") + ":\n";
   for (uint64_t i = loop.start; i < loop.start + loop.period; ++i)
-    out += "    #" + std::to_string(frames[i].level) + " " + describe(frames[i]) + "\n";
+    out += "    #" + std::to_string(frames[i].level) + " " + describe(tv, frames[i]) + "\n";
   if (loop.start) out += "  innermost, above the loop (where it stopped):\n";
-  for (uint64_t i = 0; i < loop.start; ++i) out += "    #" + std::to_string(frames[i].level) + " " + describe(frames[i]) + "\n";
+  for (uint64_t i = 0; i < loop.start; ++i) out += "    #" + std::to_string(frames[i].level) + " " + describe(tv, frames[i]) + "\n";
 
-  // The kernels the loop re-enters: the frames of the cycle that are one operator's kernel at one
-  // key, outermost first (each calls the next through the dispatcher, the last calls the first).
-  std::vector<KernelUse> cycle;
-  for (uint64_t i = loop.start + loop.period; i-- > loop.start;) {
-    std::set<std::pair<const TorchOperator*, int>> uses;
-    for (const auto& u : frames[i].kernels) uses.insert({u.op, u.key});
-    if (uses.size() == 1) cycle.push_back(frames[i].kernels.front());
-  }
-  // Where the stack overflowed decides which kernel is innermost: start the cycle at the smallest
-  // operator name, so that two crashes of the same loop are told the same way.
-  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end(), [](const KernelUse& a, const KernelUse& b) {
-                return std::tie(a.op->name, a.key) < std::tie(b.op->name, b.key);
-              }), cycle.end());
-  std::string aten;
-  for (uint64_t i = loop.start; i < loop.start + loop.period && aten.empty(); ++i) aten = frames[i].aten_op;
+  const std::vector<KernelUse>& cycle = stack.cycle;
+  const std::string& aten = stack.aten;
   if (cycle.empty()) {
     out += "  diagnosis: the stack repeats, but no frame of the cycle is the kernel of one operator at one key" +
            std::string(aten.empty() ? "" : " (it goes through at::_ops::" + aten + ")") + "\n";

@@ -101,6 +101,8 @@ const CommandText kCommands[] = {
      "counted) from the innermost, one at a time, needs the runtime's DWARF, and prints the same "
      "record lines. LLDB unwinds at most target.process.thread.max-backtrace-depth frames (600000 "
      "by default); --frames says so when the walk reaches that cap."},
+    {"dispatch-summary", "Summarize every thread's dispatch state, with a crash signature.",
+     "Every thread's dispatch state in one screen and a one-line crash signature for grouping crashes of the same cause (infinite-redispatch OP KEY kernel=NAME, missing-kernel OP KEY, in-kernel OP KEY, tls-not-restored CHANGE, no-dispatch). On DispatchScope's runtime from the per-thread dispatch records; on PyTorch from each thread's innermost 400 stack frames. --json: the same in the versioned schema of docs/JSON-SCHEMA.md."},
 };
 
 }  // namespace

@@ -18,7 +18,8 @@ import torch_oracle_test as sessions  # noqa: E402  (marker, debugger_argv, sect
 import session  # noqa: E402
 
 COMMANDS = ["dispatch-trace", "dispatch-trace --all", "dispatch-trace --json", "op-table aten::mm",
-            "op-table aten::mm --computed", "keyset --tls", "keyset 0x12800010001", "op-table no::such_op"]
+            "op-table aten::mm --computed", "keyset --tls", "keyset 0x12800010001", "op-table no::such_op",
+            "dispatch-summary", "dispatch-summary --json"]
 
 
 def debugger_answers(debugger, plugin, program, core, commands, workdir):
@@ -55,6 +56,11 @@ def main():
             answers.setdefault("dscope", []).append(out.stdout + out.stderr)
             if session.text_failures(out.stdout + out.stderr, reject=sessions.REJECT):
                 problems.append("dscope %s: %s" % (command, out.stdout + out.stderr))
+        # With no command, dscope core prints the summary.
+        default = subprocess.run([a.dscope, "core", core, program], capture_output=True, text=True, timeout=300,
+                                 stdin=subprocess.DEVNULL)
+        if "dispatch-summary" in commands and default.stdout + default.stderr != answers["dscope"][commands.index("dispatch-summary")]:
+            problems.append("dscope core %s with no command: not the summary:\n%s" % (core, default.stdout + default.stderr))
         debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
         for debugger, plugin in debuggers:
             answers[debugger], whole = debugger_answers(debugger, plugin, program, core, commands, a.workdir)
@@ -67,7 +73,7 @@ def main():
                         pathlib.Path(core).name, command, debugger, answers["dscope"][i], debugger, answers[debugger][i]))
     # Bad input: one "dscope:" line on stderr and a failing exit status, nothing on stdout.
     for argv, expected in ((["core", __file__], "is not a core file"), (["core", "/nonexistent.core"], "cannot open"),
-                           ([], "no command; usage: dscope core CORE [EXE] [COMMAND ...]"),
+                           ([], "no command; usage: dscope core [--json] CORE [EXE] [COMMAND ...] | dscope core [--json] [-j N] CORE|DIR ... | dscope pid [--json] PID [COMMAND ...]"),
                            (["core"], "no core file"), (["lookat"], "unknown command 'lookat'")):
         out = subprocess.run([a.dscope] + argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         lines = out.stderr.splitlines()

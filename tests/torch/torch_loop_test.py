@@ -89,6 +89,16 @@ def expected(scenario):
         "%s) calls aten::mm again through the dispatcher (at::_ops::mm): " % mm]
 
 
+def signature(scenario):
+    """The crash signature of each scenario's core (from the source): the kernel of the cycle with the
+    smallest operator name, whichever frame the stack ran out in. matmul's own kernel fills many keys
+    (it names no one key), so its loop is told by mm's CPU kernel."""
+    return {"self": "infinite-redispatch myops::loop AutogradCPU kernel=loop_autograd",
+            "mutual": "infinite-redispatch myops::ping AutogradCPU kernel=ping_autograd",
+            "mm": "infinite-redispatch aten::mm AutogradCPU kernel=mm_autograd",
+            "matmul": "infinite-redispatch aten::mm CPU kernel=mm_cpu"}[scenario]
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
@@ -109,23 +119,36 @@ def main():
         print("FAIL: %s exited with %s (expected SIGSEGV and a core):\n%s%s" % (program, run.returncode, run.stdout, run.stderr))
         return 1
     core = cores[0]
-    problems, chains = [], {}
+    problems, chains, summaries = [], {}, {}
     try:
         debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
         for debugger, plugin in debuggers:
-            argv = oracle_test.debugger_argv(debugger, plugin, program, core=core, extra=["dispatch-trace"])
+            argv = oracle_test.debugger_argv(debugger, plugin, program, core=core,
+                                             extra=["dispatch-trace", "dispatch-summary"])
             out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
             text = out.stdout + out.stderr
-            found = session.text_failures(text, expect=expected(a.scenario), reject=oracle_test.REJECT)
+            found = session.text_failures(text, expect=expected(a.scenario) + ["\nsignature: %s\n" % signature(a.scenario)],
+                                          reject=oracle_test.REJECT)
             problems += ["%s: %s" % (debugger, f) for f in found]
             start = text.find("dispatch chain rebuilt")
+            summary_at = text.find("dispatch summary (")
+            summaries[debugger] = text[summary_at:text.find("\n", text.find("\nsignature: ", summary_at) + 1) + 1]
             if debugger == "gdb" and a.dscope:
                 cli = subprocess.run([a.dscope, "core", str(core), program, "dispatch-trace"], capture_output=True,
                                      text=True, timeout=300, stdin=subprocess.DEVNULL)
-                shown = out.stdout[out.stdout.find("dispatch chain rebuilt"):]  # GDB's warnings go to stderr
+                summary_at = out.stdout.find("dispatch summary (")
+                shown = out.stdout[out.stdout.find("dispatch chain rebuilt"):summary_at]  # GDB's warnings go to stderr
                 if start < 0 or cli.stdout.rstrip() != shown.rstrip():
                     problems.append("dscope core and GDB print different traces:\n--- dscope\n%s%s--- gdb\n%s"
                                     % (cli.stdout, cli.stderr, shown))
+                # dscope core's default command: the summary, as GDB prints it.
+                cli = subprocess.run([a.dscope, "core", str(core), program], capture_output=True, text=True, timeout=300,
+                                     stdin=subprocess.DEVNULL)
+                summary = out.stdout[summary_at:] if summary_at >= 0 else ""
+                summary = summary[:summary.find("\n", summary.find("\nsignature: ") + 1) + 1]
+                if cli.stdout != summary:
+                    problems.append("dscope core and GDB print different summaries:\n--- dscope\n%s%s--- gdb\n%s"
+                                    % (cli.stdout, cli.stderr, summary))
             chains[debugger] = text[start:text.find("  fix:", start)] if start >= 0 else ""
             chains[debugger] = "\n".join(l for l in chains[debugger].splitlines() if not l.startswith("thread tid"))
             if found:
@@ -146,6 +169,8 @@ def main():
                 problems.append(text[-3000:])
     finally:
         core.unlink()
+    if len(set(summaries.values())) > 1:
+        problems.append("GDB and LLDB print different summaries:\n--- gdb\n%s--- lldb\n%s" % (summaries["gdb"], summaries["lldb"]))
     if len(set(chains.values())) > 1:
         problems.append("GDB and LLDB print different chains:\n--- gdb\n%s--- lldb\n%s" % (chains["gdb"], chains["lldb"]))
     print("%s %s: %d problems" % (os.path.basename(program), a.scenario, len(problems)))

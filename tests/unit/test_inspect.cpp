@@ -65,7 +65,7 @@ Tensor probeCpu(const Tensor& x) { return x; }
 Tensor probeAutograd(DispatchKeySet ks, const Tensor& x) { return typedOp("insp::probe").redispatch(ks & after_autograd_keyset, x); }
 Tensor nestAutograd(DispatchKeySet ks, const Tensor& x) { return typedOp("insp::nest").redispatch(ks & after_autograd_keyset, x); }
 Tensor nestCpu(const Tensor& x) {
-  captured = run(*capture_target, "dispatch-trace").text;
+  captured = run(*capture_target, trace_command).text;
   captured_json = run(*capture_target, "dispatch-trace --json").text;
   return x;
 }
@@ -89,7 +89,7 @@ Tensor recurseAutograd(const Tensor& x) {
 // Two ops whose autograd kernels call each other: a cycle of 2 that is not a self re-entry.
 Tensor pingAutograd(const Tensor& x) {
   if (--recursion_left > 0) return typedOp("insp::pong").call(x);
-  captured = run(*capture_target, "dispatch-trace").text;
+  captured = run(*capture_target, trace_command).text;
   return x;
 }
 constexpr int kPongAutogradLine = __LINE__ + 1;
@@ -450,11 +450,52 @@ TEST_SUITE("inspect") {
                         ", registered at test_inspect.cpp:7) dispatches insp::ping at AutogradCPU ([call])") != std::string::npos);
   }
 
+  TEST_CASE("dispatch-summary: the crash signature of each cause, from inside the dispatch") {
+    auto& t = liveTarget();
+    const std::string tid = std::to_string(::syscall(SYS_gettid));
+    trace_command = "dispatch-summary";
+    // A self re-entry, from its innermost dispatch.
+    recursion_left = 300;
+    typedOp("insp::outer").call(cpuTensor());
+    CHECK(hasLine(captured, "* thread tid " + tid + " (alive): dispatch depth 301, innermost [call] op=[insp::recurse], key=[AutogradCPU]"));
+    CHECK(hasLine(captured, "    loop: a cycle of 1 dispatch, 300 repetitions; it re-enters insp::recurse at AutogradCPU (kernel recurseAutograd)"));
+    CHECK(hasLine(captured, "signature: infinite-redispatch insp::recurse AutogradCPU kernel=recurseAutograd"));
+    // ping and pong call each other: the signature names the smaller operator, wherever the chain stops.
+    for (int depth : {6, 7}) {
+      captured.clear();
+      recursion_left = depth;
+      typedOp("insp::ping").call(cpuTensor());
+      CHECK(hasLine(captured, "signature: infinite-redispatch insp::ping AutogradCPU kernel=pingAutograd"));
+    }
+    // Inside a kernel registered for the key.
+    captured.clear();
+    typedOp("insp::nest").call(cpuTensor());
+    // (A redispatch below autograd leaves the thread-local sets alone.)
+    CHECK(hasLine(captured, "* thread tid " + tid + " (alive): dispatch depth 2, innermost [redispatch] op=[insp::nest], key=[CPU]"));
+    CHECK(hasLine(captured, "signature: in-kernel insp::nest CPU"));
+    trace_command = "dispatch-trace";
+    // Outside any dispatch: a guard left behind, then nothing.
+    {
+      impl::ForceDispatchKeyGuard restore_all;
+      impl::ExcludeDispatchKeyGuard leak(K::AutogradCPU);
+      Result r = run(t, "dispatch-summary");
+      CHECK(hasLine(r.text, "* thread tid " + tid + " (alive): no dispatch in progress; TLS excluded +AutogradCPU"));
+      CHECK(hasLine(r.text, "signature: tls-not-restored excluded+AutogradCPU"));
+      Result j = run(t, "dispatch-summary --json");
+      CHECK(JsonChecker::valid(j.text));
+      CHECK(j.text.find(R"("signature":{"line":"tls-not-restored excluded+AutogradCPU","cause":"tls-not-restored","parts":["excluded+AutogradCPU"]})") !=
+            std::string::npos);
+    }
+    CHECK(hasLine(run(t, "dispatch-summary").text, "signature: no-dispatch"));
+    const std::string all = run(t, "dispatch-summary --all").text;
+    CHECK(all == "dscope: unknown option --all; usage: dispatch-summary [--json]\n");
+  }
+
   TEST_CASE("usage: each command's usage line is the syntax block of its section in the user guide") {
     std::ifstream in(std::string(DSCOPE_SOURCE_DIR) + "/docs/USER-GUIDE.md");
     REQUIRE(in);
     const std::string guide((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    for (const std::string command : {"keyset", "op-table", "dispatch-trace", "dispatch-break"}) {
+    for (const std::string command : {"keyset", "op-table", "dispatch-trace", "dispatch-summary", "dispatch-break"}) {
       CAPTURE(command);
       // "### 4.N `command`", then at once a ``` block of one alternative per line.
       const std::string heading = "`" + command + "`\n\n```\n";

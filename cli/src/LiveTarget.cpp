@@ -1,0 +1,201 @@
+#include "LiveTarget.h"
+
+#include "Refusal.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <thread>
+
+namespace dscope::cli {
+
+namespace {
+
+constexpr int kMaxPasses = 64;                            // over /proc/PID/task while threads keep starting
+constexpr auto kStopTimeout = std::chrono::seconds(10);  // a thread in uninterruptible sleep may not stop
+
+std::string procPath(pid_t pid, const std::string& what) { return "/proc/" + std::to_string(pid) + "/" + what; }
+
+std::string fileText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+[[noreturn]] void permissionDenied(pid_t pid) {
+  std::string scope = fileText("/proc/sys/kernel/yama/ptrace_scope");
+  scope.erase(std::remove(scope.begin(), scope.end(), '\n'), scope.end());
+  refuse("cannot read process " + std::to_string(pid) +
+         ": permission denied (ptrace needs dscope to run as the process's user" +
+         (scope.empty() ? "" : " with kernel.yama.ptrace_scope 0 (it is " + scope + ")") + ", or as root)");
+}
+
+// The value of a "Name:\tvalue" line of /proc/PID/status, "" when absent.
+std::string statusField(pid_t pid, const std::string& name) {
+  std::ifstream in(procPath(pid, "status"));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(name + ":", 0) == 0) {
+      const size_t value = line.find_first_not_of(" \t", name.size() + 1);
+      return value == std::string::npos ? "" : line.substr(value);
+    }
+  return "";
+}
+
+// Refuses a process that cannot be read at all: none, not this user's, not x86-64, traced.
+void checkReadable(pid_t pid) {
+  if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) refuse("no process with pid " + std::to_string(pid));
+  if (pid == ::getpid()) refuse("process " + std::to_string(pid) + " is dscope itself");
+  const int fd = ::open(procPath(pid, "exe").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && (errno == EACCES || errno == EPERM)) permissionDenied(pid);
+  if (fd < 0)
+    refuse("process " + std::to_string(pid) + " has no program to read (" + std::strerror(errno) +
+           "; exited, or a kernel thread)");
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  GElf_Ehdr ehdr;
+  const int machine = elf && gelf_getehdr(elf, &ehdr) ? ehdr.e_machine : EM_NONE;
+  if (elf) elf_end(elf);
+  ::close(fd);
+  if (machine != EM_X86_64) refuse("process " + std::to_string(pid) + " is not an x86-64 program");
+  const std::string group = statusField(pid, "Tgid");
+  if (!group.empty() && group != std::to_string(pid))
+    refuse(std::to_string(pid) + " is a thread of process " + group + ": read the process (dscope pid " + group + ")");
+  const std::string tracer = statusField(pid, "TracerPid");
+  if (!tracer.empty() && tracer != "0")
+    refuse("process " + std::to_string(pid) + " is traced by process " + tracer + " (a debugger?): detach it first");
+}
+
+// The threads in /proc/PID/task, the main thread first.
+std::vector<pid_t> tasks(pid_t pid) {
+  std::vector<pid_t> tids;
+  if (DIR* dir = ::opendir(procPath(pid, "task").c_str())) {
+    while (const dirent* e = ::readdir(dir))
+      if (e->d_name[0] != '.') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+    ::closedir(dir);
+  }
+  std::stable_partition(tids.begin(), tids.end(), [pid](pid_t tid) { return tid == pid; });
+  return tids;
+}
+
+}  // namespace
+
+StoppedProcess::StoppedProcess(pid_t pid) : pid_(pid) {
+  checkReadable(pid);
+  try {
+    // Threads may start while the others stop: list again until a pass finds no new one.
+    bool found_new = true;
+    for (int pass = 0; found_new; ++pass) {
+      if (pass == kMaxPasses)
+        refuse("process " + std::to_string(pid) + " keeps starting threads: it cannot be stopped to be read");
+      found_new = false;
+      for (pid_t tid : tasks(pid)) {
+        auto known = [tid](const auto& s) { return s.first == tid; };
+        if (std::find_if(stopped_.begin(), stopped_.end(), known) == stopped_.end()) found_new = stop(tid) || found_new;
+      }
+    }
+    if (stopped_.empty()) refuse("process " + std::to_string(pid) + " has exited");
+    memory_fd_ = ::open(procPath(pid, "mem").c_str(), O_RDONLY | O_CLOEXEC);
+    if (memory_fd_ < 0) refuse("cannot read the memory of process " + std::to_string(pid) + ": " + std::strerror(errno));
+  } catch (...) {
+    letGo();
+    throw;
+  }
+}
+
+StoppedProcess::~StoppedProcess() { letGo(); }
+
+void StoppedProcess::letGo() {
+  if (memory_fd_ >= 0) ::close(memory_fd_);
+  memory_fd_ = -1;
+  for (const auto& [tid, signal] : stopped_)
+    ::ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(signal)));
+  stopped_.clear();
+}
+
+bool StoppedProcess::stop(pid_t tid) {
+  if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
+    if (errno == ESRCH) return false;  // it exited
+    if (errno == EPERM) permissionDenied(pid_);
+    refuse("cannot stop thread " + std::to_string(tid) + " of process " + std::to_string(pid_) + ": " + std::strerror(errno));
+  }
+  if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) {
+    ::ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+    return false;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kStopTimeout;
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(tid, &status, __WALL | WNOHANG);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 || (r == tid && (WIFEXITED(status) || WIFSIGNALED(status)))) return false;  // it exited
+    if (r == tid && WIFSTOPPED(status)) {
+      // PTRACE_EVENT_STOP: the interrupt (or the group stop of a stopped process); anything else
+      // is a signal that reached the thread first, held back until the thread is let go.
+      stopped_.emplace_back(tid, (status >> 16) == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status));
+      return true;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      stopped_.emplace_back(tid, 0);  // let go with the others
+      refuse("thread " + std::to_string(tid) + " of process " + std::to_string(pid_) +
+             " does not stop (in uninterruptible sleep?): it cannot be read");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+std::vector<int64_t> StoppedProcess::stoppedTids() const {
+  std::vector<int64_t> tids;
+  for (const auto& s : stopped_) tids.push_back(s.first);
+  std::stable_partition(tids.begin(), tids.end(), [this](int64_t tid) { return tid == pid_; });
+  return tids;
+}
+
+LiveTarget::LiveTarget(pid_t pid) : StoppedProcess(pid) {
+  const std::string process = "process " + std::to_string(pid);
+  Dwfl* dwfl = dwfl_begin(&kProcessCallbacks);
+  if (!dwfl) refuse("elfutils cannot start: " + std::string(dwfl_errmsg(-1)));
+  adopt(dwfl);
+  dwfl_report_begin(dwfl_);
+  if (int rc = dwfl_linux_proc_report(dwfl_, pid); rc != 0)
+    refuse("cannot read the modules of " + process + ": " + (rc > 0 ? std::strerror(rc) : dwfl_errmsg(-1)));
+  dwfl_report_end(dwfl_, nullptr, nullptr);
+  if (int rc = dwfl_linux_proc_attach(dwfl_, pid, /*assume_ptrace_stopped=*/true); rc != 0)
+    refuse("cannot read the threads of " + process + ": " + (rc > 0 ? std::strerror(rc) : dwfl_errmsg(-1)));
+  listModules();
+  // /proc/PID/maps names the file of every module: each is read from its file.
+  const std::string auxv = fileText(procPath(pid, "auxv"));
+  const Module* program = reportedModuleAt(programHeadersAddress(auxv.data(), auxv.size()));
+  std::vector<Module> used;
+  for (const Module& m : reportedModules())
+    if (!m.file.empty()) used.push_back(m);
+  useModules(std::move(used), program && !program->file.empty() ? fileBuildId(program->file).value_or("") : "", true);
+  useThreads(stoppedTids());
+  target_.is_core = 0;
+  target_.memory_generation = 1;  // one stop: nothing changes the memory while this target lives
+}
+
+bool LiveTarget::read(uint64_t addr, void* out, uint64_t size) const {
+  auto* dst = static_cast<unsigned char*>(out);
+  while (size > 0) {
+    const ssize_t n = ::pread(memory_fd_, dst, size, static_cast<off_t>(addr));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    dst += n;
+    addr += static_cast<uint64_t>(n);
+    size -= static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+}  // namespace dscope::cli
