@@ -515,7 +515,7 @@ std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) 
   if (!args.positional.empty()) usageError("unexpected argument '" + shown(args.positional.front()) + "'", kDispatchTraceUsage);
   if (args.has("--all") && args.value("--thread")) usageError("--thread or --all, not both", kDispatchTraceUsage);
   if (s.readsTorch(std::nullopt)) {
-    if (args.has("--all") || args.has("--json")) fail("on PyTorch, dispatch-trace reads one thread's stack, in text");
+    if (args.has("--json")) fail("on PyTorch, dispatch-trace answers in text (dispatch-summary --json gives every thread's state)");
     return runTorchDispatchTrace(s, args);
   }
   if (args.has("--frames")) return framesTrace(s, args);

@@ -214,6 +214,19 @@ std::string describe(const TorchView& tv, const TraceFrame& f) {
   return "[code] " + where;
 }
 
+// Every thread of the process (the selected one when the front end numbers none), each walked as readFrames.
+std::vector<TorchStack> readThreads(const Remote& mem, uint64_t window) {
+  std::vector<TorchStack> stacks;
+  for (int64_t n = 1; n <= kMaxThreads; ++n) {
+    const auto tid = mem.threadTid(n);
+    if (!tid) break;
+    stacks.push_back(readFrames(mem, *tid, window));
+  }
+  if (stacks.empty() && mem.selectedTid() > 0) stacks.push_back(readFrames(mem, mem.selectedTid(), window));
+  if (stacks.empty()) fail(kNoProcess);
+  return stacks;
+}
+
 void requireStackFrames(const Remote& mem) {
   const dscope_target* t = mem.target();
   if (!t || !t->stack_frame) fail("this debugger front end does not provide stack frames: dispatch-trace is not available");
@@ -226,13 +239,7 @@ ProcessDispatchState torchDispatchState(Session& s) {
   const Remote& mem = s.mem();
   requireStackFrames(mem);
   ProcessDispatchState process{"pytorch", "stack", mem.selectedTid(), {}};
-  std::vector<TorchStack> stacks;
-  for (int64_t n = 1; n <= kMaxThreads; ++n) {
-    const auto tid = mem.threadTid(n);
-    if (!tid) break;
-    stacks.push_back(readFrames(mem, *tid, kInnermostFrames));
-  }
-  if (stacks.empty() && mem.selectedTid() > 0) stacks.push_back(readFrames(mem, mem.selectedTid(), kInnermostFrames));
+  std::vector<TorchStack> stacks = readThreads(mem, kInnermostFrames);
   classify(tv, stacks);
   const KeyTable& kt = tv.keys();
   auto names = [&](uint64_t raw) {
@@ -278,21 +285,11 @@ ProcessDispatchState torchDispatchState(Session& s) {
   return process;
 }
 
-std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
-  const TorchView& tv = s.torch();
-  const Remote& mem = s.mem();
-  requireStackFrames(mem);
-  int64_t tid = mem.selectedTid();
-  if (auto thread = args.value("--thread")) tid = mem.threadTid(threadOption(*thread)).value_or(threadOption(*thread));
-  if (tid <= 0) fail(kNoProcess);
-  uint64_t window = kInnermostFrames;
-  if (auto m = args.value("--max-frames")) window = numberOption("--max-frames", *m, "a number of frames", 1u << 30);
-  if (args.has("--full")) window = UINT64_MAX;
+namespace {
 
-  std::vector<TorchStack> stacks{readFrames(mem, tid, window)};
-  if (stacks.front().frames.empty()) fail("thread tid " + std::to_string(tid) + " has no stack frames");
-  classify(tv, stacks);
-  const TorchStack& stack = stacks.front();
+// One thread's trace: its TLS, the loop folded (or every frame walked), the diagnosis and the fix.
+std::string stackText(const TorchView& tv, const TorchStack& stack) {
+  const int64_t tid = stack.tid;
   const auto& frames = stack.frames;
   const Loop& loop = stack.loop;
   const bool outermost = stack.outermost;
@@ -346,6 +343,33 @@ std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
              : "  fix: " + which + " must not call the operator " + (cycle.size() == 1 ? "it implements" : "they implement") +
                    " again: compute the result there, or call a different operator or an at::native function "
                    "directly\n";
+  return out;
+}
+
+}  // namespace
+
+std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
+  const TorchView& tv = s.torch();
+  const Remote& mem = s.mem();
+  requireStackFrames(mem);
+  uint64_t window = kInnermostFrames;
+  if (auto m = args.value("--max-frames")) window = numberOption("--max-frames", *m, "a number of frames", 1u << 30);
+  if (args.has("--full")) window = UINT64_MAX;
+  std::vector<TorchStack> stacks;
+  if (args.has("--all")) {
+    stacks = readThreads(mem, window);
+  } else {
+    int64_t tid = mem.selectedTid();
+    if (auto thread = args.value("--thread")) tid = mem.threadTid(threadOption(*thread)).value_or(threadOption(*thread));
+    if (tid <= 0) fail(kNoProcess);
+    stacks.push_back(readFrames(mem, tid, window));
+    if (stacks.front().frames.empty()) fail("thread tid " + std::to_string(tid) + " has no stack frames");
+  }
+  classify(tv, stacks);
+  std::string out;
+  for (const TorchStack& stack : stacks)
+    out += (out.empty() ? "" : "\n") + (stack.frames.empty() ? "thread tid " + std::to_string(stack.tid) + ": no stack frames\n"
+                                                             : stackText(tv, stack));
   return out;
 }
 

@@ -89,6 +89,10 @@ def expected(scenario):
         "%s) calls aten::mm again through the dispatcher (at::_ops::mm): " % mm]
 
 
+def chains_start(text):
+    return text.find("dispatch chain rebuilt from the native stack")
+
+
 def signature(scenario):
     """The crash signature of each scenario's core (from the source): the kernel of the cycle with the
     smallest operator name, whichever frame the stack ran out in. matmul's own kernel fills many keys
@@ -119,12 +123,13 @@ def main():
         print("FAIL: %s exited with %s (expected SIGSEGV and a core):\n%s%s" % (program, run.returncode, run.stdout, run.stderr))
         return 1
     core = cores[0]
-    problems, chains, summaries = [], {}, {}
+    problems, chains, summaries, every = [], {}, {}, {}
     try:
         debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
         for debugger, plugin in debuggers:
             argv = oracle_test.debugger_argv(debugger, plugin, program, core=core,
-                                             extra=["dispatch-trace", "dispatch-summary"])
+                                             extra=["dispatch-trace", "dispatch-summary", oracle_test.marker(debugger, "all"),
+                                                    "dispatch-trace --all"])
             out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
             text = out.stdout + out.stderr
             found = session.text_failures(text, expect=expected(a.scenario) + ["\nsignature: %s\n" % signature(a.scenario)],
@@ -133,6 +138,10 @@ def main():
             start = text.find("dispatch chain rebuilt")
             summary_at = text.find("dispatch summary (")
             summaries[debugger] = text[summary_at:text.find("\n", text.find("\nsignature: ", summary_at) + 1) + 1]
+            # Every thread's trace (this program has one thread): its own trace again.
+            every[debugger] = oracle_test.sections(out.stdout).get("all")
+            if not every[debugger] or chains_start(every[debugger]) < 0:
+                problems.append("%s: dispatch-trace --all gave no trace:\n%s" % (debugger, every[debugger]))
             if debugger == "gdb" and a.dscope:
                 cli = subprocess.run([a.dscope, "core", str(core), program, "dispatch-trace"], capture_output=True,
                                      text=True, timeout=300, stdin=subprocess.DEVNULL)
@@ -146,6 +155,11 @@ def main():
                                      stdin=subprocess.DEVNULL)
                 summary = out.stdout[summary_at:] if summary_at >= 0 else ""
                 summary = summary[:summary.find("\n", summary.find("\nsignature: ") + 1) + 1]
+                cli_all = subprocess.run([a.dscope, "core", str(core), program, "dispatch-trace", "--all"], capture_output=True,
+                                         text=True, timeout=300, stdin=subprocess.DEVNULL)
+                if cli_all.stdout != every[debugger]:
+                    problems.append("dscope core and GDB print different dispatch-trace --all:\n--- dscope\n%s%s--- gdb\n%s"
+                                    % (cli_all.stdout, cli_all.stderr, every[debugger]))
                 if cli.stdout != summary:
                     problems.append("dscope core and GDB print different summaries:\n--- dscope\n%s%s--- gdb\n%s"
                                     % (cli.stdout, cli.stderr, summary))
@@ -169,6 +183,8 @@ def main():
                 problems.append(text[-3000:])
     finally:
         core.unlink()
+    if len(set(every.values())) > 1:
+        problems.append("GDB and LLDB print different dispatch-trace --all:\n--- gdb\n%s--- lldb\n%s" % (every["gdb"], every["lldb"]))
     if len(set(summaries.values())) > 1:
         problems.append("GDB and LLDB print different summaries:\n--- gdb\n%s--- lldb\n%s" % (summaries["gdb"], summaries["lldb"]))
     if len(set(chains.values())) > 1:

@@ -187,6 +187,7 @@ def refusals(debugger, plugin, core, workdir, profile, tensor_impl):
     cases.append((None, "keyset --tls --runtime nothing", "dscope: --runtime takes torch or dscope, not 'nothing'"))
     cases.append((None, "dispatch-break aten::mm", "dscope: cannot arm a dispatch breakpoint: the target is not writable"))
     cases.append((None, "dispatch-break --why", "dscope: no dispatch-break stop to explain"))
+    cases.append((None, "dispatch-trace --json", "dscope: on PyTorch, dispatch-trace answers in text"))
     problems = []
     for directory, command, expected in cases:
         env = dict(os.environ)
