@@ -5,7 +5,8 @@ memory (ru_maxrss of the child).
 
   python3 bench/cli_bench.py [--build build/release] [--repeats 5]
 
-1. samples/infinite_redispatch's overflow core with an 8 MiB stack (goal: dscope >= 3x faster).
+1. samples/infinite_redispatch's overflow core with an 8 MiB stack (goal: dscope >= 3x faster);
+   the same with --frames (20 000 stack frames unwound by libdwfl against GDB's unwinder).
 2. tests/torch/torch_loop.cpp's real-PyTorch overflow core (the same comparison, no goal set).
 3. A batch of 100 cores of the samples (their five crashes, 20 copies each) through one
    `dscope core --json -j 2 DIR`: cores per second and the peak memory of a worker (goal >= 10/s).
@@ -36,10 +37,10 @@ def timed(argv):
     return seconds, usage.ru_maxrss / 1024
 
 
-def compare(args, label, program, core, goal):
+def compare(args, label, program, core, goal, command="dispatch-trace"):
     dscope = os.path.join(args.build, "cli", "dscope")
-    variants = {"dscope": [dscope, "core", core, program, "dispatch-trace"],
-                "gdb": gdb_argv(args.build, "-ex", "dispatch-trace", program, core)}
+    variants = {"dscope": [dscope, "core", core, program] + command.split(),
+                "gdb": gdb_argv(args.build, "-ex", command, program, core)}
     runs = {v: [] for v in variants}
     for _ in range(args.repeats):
         for name, argv in variants.items():
@@ -48,8 +49,8 @@ def compare(args, label, program, core, goal):
     mem = {v: max(m for _, m in r) for v, r in runs.items()}
     ratio = sec["gdb"] / sec["dscope"]
     verdict = "" if goal is None else " (goal >= %gx: %s)" % (goal, "met" if ratio >= goal else "missed")
-    summary("%s: dscope core dispatch-trace %.3f s, %.0f MB vs gdb -batch %.3f s, %.0f MB -> %.1fx faster%s; medians of %d"
-            % (label, sec["dscope"], mem["dscope"], sec["gdb"], mem["gdb"], ratio, verdict, args.repeats))
+    summary("%s: dscope core %s %.3f s, %.0f MB vs gdb -batch %.3f s, %.0f MB -> %.1fx faster%s; medians of %d"
+            % (label, command, sec["dscope"], mem["dscope"], sec["gdb"], mem["gdb"], ratio, verdict, args.repeats))
 
 
 # The samples' crashes: program and arguments.
@@ -94,7 +95,9 @@ def main():
     args.build = os.path.abspath(args.build)
     with tempfile.TemporaryDirectory(prefix="cli_bench_") as workdir:
         program = os.path.join(args.build, "samples", "infinite_redispatch")
-        compare(args, "8 MiB overflow core", program, make_core(workdir, [program], 8192, "redispatch"), 3)
+        overflow = make_core(workdir, [program], 8192, "redispatch")
+        compare(args, "8 MiB overflow core", program, overflow, 3)
+        compare(args, "8 MiB overflow core", program, overflow, None, "dispatch-trace --frames")
         batch(args, workdir)
         torch_loop = os.path.join(args.build, "tests", "torch_loop")
         if os.path.exists(torch_loop):

@@ -1,6 +1,8 @@
 #include "CoreTarget.h"
 
 #include <gelf.h>
+#include <sys/procfs.h>
+#include <sys/user.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,19 +32,29 @@ std::string sizeText(uint64_t bytes) {
   return text;
 }
 
-// The descriptor of an NT_AUXV note of the core's PT_NOTE segments.
-std::vector<unsigned char> auxvNote(Elf* elf, const GElf_Phdr& ph) {
+// The NT_AUXV note's descriptor and every NT_PRSTATUS note's registers, from one PT_NOTE segment.
+void readNotes(Elf* elf, const GElf_Phdr& ph, std::vector<unsigned char>& auxv,
+               std::vector<CoreFile::ThreadRegisters>& threads) {
   Elf_Data* data = elf_getdata_rawchunk(elf, static_cast<int64_t>(ph.p_offset), ph.p_filesz,
                                         ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-  if (!data) return {};
+  if (!data) return;
   GElf_Nhdr note;
   size_t name_at = 0, desc_at = 0;
   for (size_t at = 0; (at = gelf_getnote(data, at, &note, &name_at, &desc_at)) > 0;) {
     const auto* bytes = static_cast<const unsigned char*>(data->d_buf);
-    if (note.n_type == NT_AUXV && note.n_namesz == sizeof "CORE" && std::memcmp(bytes + name_at, "CORE", 5) == 0)
-      return {bytes + desc_at, bytes + desc_at + note.n_descsz};
+    if (note.n_namesz != sizeof "CORE" || std::memcmp(bytes + name_at, "CORE", 5) != 0) continue;
+    if (note.n_type == NT_AUXV && auxv.empty()) auxv.assign(bytes + desc_at, bytes + desc_at + note.n_descsz);
+    if (note.n_type == NT_PRSTATUS && note.n_descsz >= sizeof(elf_prstatus)) {
+      elf_prstatus status;
+      std::memcpy(&status, bytes + desc_at, sizeof status);
+      user_regs_struct r;
+      static_assert(sizeof r == sizeof status.pr_reg);
+      std::memcpy(&r, &status.pr_reg, sizeof r);
+      threads.push_back({status.pr_pid,
+                         {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp, r.r8, r.r9, r.r10, r.r11, r.r12, r.r13,
+                          r.r14, r.r15, r.rip}});
+    }
   }
-  return {};
 }
 
 }  // namespace
@@ -80,7 +92,7 @@ void CoreFile::readHeaders(const std::string& core) {
     if (!gelf_getphdr(elf_, static_cast<int>(i), &ph)) continue;
     needed_size_ = std::max(needed_size_, ph.p_offset + ph.p_filesz);
     if (ph.p_type == PT_LOAD) segments_.push_back({ph.p_vaddr, ph.p_filesz, ph.p_memsz, ph.p_offset});
-    if (ph.p_type == PT_NOTE && auxv_.empty()) auxv_ = auxvNote(elf_, ph);
+    if (ph.p_type == PT_NOTE) readNotes(elf_, ph, auxv_, threads_);
   }
 }
 
@@ -92,13 +104,37 @@ CoreTarget::CoreTarget(const std::string& core, const std::string& executable) :
   if (dwfl_core_file_report(dwfl_, elf_, executable.empty() ? nullptr : executable.c_str()) < 0)
     refuse("cannot read the modules of " + core + ": " + dwfl_errmsg(-1));
   dwfl_report_end(dwfl_, nullptr, nullptr);
-  if (dwfl_core_file_attach(dwfl_, elf_) < 0) refuse("cannot read the threads of " + core + ": " + dwfl_errmsg(-1));
+  attachThreads(core);
   listModules();
   useCoreModules(core, executable);
   useThreads(dwflThreads());  // in the core's order: the thread that crashed first
-  if (target_.selected_tid == 0) refuse(core + " holds no thread");
   target_.is_core = 1;
   target_.memory_generation = 1;  // a core never changes
+}
+
+void CoreTarget::attachThreads(const std::string& core) {
+  if (threads_.empty()) refuse(core + " holds no thread");
+  static const Dwfl_Thread_Callbacks kThreads = {
+      .next_thread = [](Dwfl*, void* arg, void** thread) -> pid_t {
+        auto* self = static_cast<CoreTarget*>(arg);
+        auto next = *thread ? static_cast<const ThreadRegisters*>(*thread) + 1 : self->threads_.data();
+        if (next == self->threads_.data() + self->threads_.size()) return 0;
+        *thread = const_cast<ThreadRegisters*>(next);
+        return static_cast<pid_t>(next->tid);
+      },
+      .get_thread = nullptr,
+      .memory_read = [](Dwfl*, Dwarf_Addr addr, Dwarf_Word* result, void* arg) -> bool {
+        return static_cast<CoreTarget*>(arg)->read(addr, result, sizeof *result);
+      },
+      .set_initial_registers = [](Dwfl_Thread* thread, void* arg) -> bool {
+        const auto* t = static_cast<const ThreadRegisters*>(arg);
+        return dwfl_thread_state_registers(thread, 0, 17, t->dwarf);
+      },
+      .detach = nullptr,
+      .thread_detach = nullptr,
+  };
+  if (!dwfl_attach_state(dwfl_, elf_, static_cast<pid_t>(threads_.front().tid), &kThreads, this))
+    refuse("cannot read the threads of " + core + ": " + dwfl_errmsg(-1));
 }
 
 // libdwfl has opened the file of each module the link map lists, and of the program when it was
