@@ -51,7 +51,7 @@ struct ThreadDispatchState {
 struct ProcessDispatchState {
   std::string runtime;  // "dscope" (our runtime's records) or "pytorch" (libtorch, its stacks)
   std::string source;   // "records" or "stack"
-  int64_t crashed_tid = 0;  // the target's selected thread: a core's is the thread that crashed
+  int64_t selected_tid = 0;  // the target's selected thread: a core's is the thread that crashed
   std::vector<ThreadDispatchState> threads;
 };
 

@@ -29,7 +29,7 @@ std::string word(const std::string& s) {
 
 const ThreadDispatchState* selectedThread(const ProcessDispatchState& p) {
   for (const auto& t : p.threads)
-    if (t.tid == p.crashed_tid) return &t;
+    if (t.tid == p.selected_tid) return &t;
   return nullptr;
 }
 
@@ -44,7 +44,7 @@ std::vector<std::string> splitNames(const std::string& names) {
 }
 
 std::string threadText(const ProcessDispatchState& p, const ThreadDispatchState& t) {
-  std::string out = (t.tid == p.crashed_tid ? "* " : "  ") + std::string("thread tid ") + std::to_string(t.tid) +
+  std::string out = (t.tid == p.selected_tid ? "* " : "  ") + std::string("thread tid ") + std::to_string(t.tid) +
                     (t.state.empty() ? "" : " (" + t.state + ")") + ": ";
   if (!t.error.empty() && t.innermost.empty() && !t.loop) return out + t.error + "\n";
   if (p.source == "stack")
@@ -80,7 +80,7 @@ std::string summaryText(const ProcessDispatchState& p, const CrashSignature& sig
 std::string summaryJson(const ProcessDispatchState& p, const CrashSignature& sig) {
   Json j;
   j.beginObject().field("schema", "dscope-dispatch-summary").field("version", kSchemaVersion);
-  j.field("runtime", p.runtime).field("source", p.source).field("selected_tid", p.crashed_tid);
+  j.field("runtime", p.runtime).field("source", p.source).field("selected_tid", p.selected_tid);
   auto text = [&](const char* name, const std::string& s) {
     j.key(name);
     if (s.empty()) j.null();
@@ -93,7 +93,7 @@ std::string summaryJson(const ProcessDispatchState& p, const CrashSignature& sig
   };
   j.key("threads").beginArray();
   for (const auto& t : p.threads) {
-    j.beginObject().field("tid", t.tid).field("selected", t.tid == p.crashed_tid);
+    j.beginObject().field("tid", t.tid).field("selected", t.tid == p.selected_tid);
     text("state", t.state);
     j.field("depth", t.depth);
     if (p.source == "stack") j.field("frames_walked", t.frames_walked).field("whole_stack", t.stack_whole);

@@ -19,7 +19,7 @@ import session  # noqa: E402
 
 COMMANDS = ["dispatch-trace", "dispatch-trace --all", "dispatch-trace --json", "op-table aten::mm",
             "op-table aten::mm --computed", "keyset --tls", "keyset 0x12800010001", "op-table no::such_op",
-            "dispatch-summary", "dispatch-summary --json"]
+            "dispatch-summary", "dispatch-summary --json", "dispatch-trace --frames"]
 
 
 def debugger_answers(debugger, plugin, program, core, commands, workdir):
