@@ -8,7 +8,8 @@
               user's process.
   compressed  the overflow core compressed by zstd, lz4 and xz at test time: the plain core's text;
               a cut or corrupt compressed file: one dscope: line.
-  truncated   the overflow core cut at half: GDB's text for each command.
+  truncated   the overflow core cut at half: GDB's text for each command, one note on stderr saying
+              which memory is missing, and in the --json record the note and the loop's signature.
   program     a core opened with another program: GDB's one line naming the mismatch; without a
               program, the text with the program named.
   missing     a core whose library, or program, is gone or changed since: one dscope: line naming

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A C++ libtorch program's kernel core, read by GDB and lldb-16, against the program's own account of itself.
 
-  libtorch_core_test.py --gdb-script build/gdb/dscope-gdb.py --program build/.../libtorch_program --workdir DIR
+  libtorch_core_test.py --gdb-script build/gdb/dscope-gdb.py [--lldb-plugin PLUGIN] [--dscope DSCOPE]
+                        --program build/.../libtorch_program --workdir DIR
 
 Runs libtorch_program (tests/torch/libtorch_program.cpp, built against Debian's libtorch-dev) in
 a fresh DIR with core files on (RLIMIT_CORE unlimited, coredump_filter 0x37, as
@@ -9,7 +10,8 @@ tests/e2e/expect_crash.sh). It writes the oracle file (oracle_program.py's forma
 dispatcher says about every operator, a few tensors and its TLS sets) and aborts with an
 AutogradCPU exclude guard held; the kernel writes `core`. GDB (and lldb-16 with --lldb-plugin) then read the same from that core
 with DispatchScope's commands, and every answer must equal the program's (torch_oracle_test.py's
-comparison). Exits 1 naming the first differences, 77 when the kernel pipes cores elsewhere."""
+comparison); with --dscope, `dscope core CORE PROGRAM` (no debugger) too, on a sample of the
+operators, every tensor, the TLS and the two kernels' names. Exits 1 naming the first differences, 77 when the kernel pipes cores elsewhere."""
 
 import argparse
 import os
@@ -53,18 +55,30 @@ KERNEL_NAMES = ["op-table dscope_cpp::twice --key CPU", "op-table dscope_cpp::co
 EXPECTED_KERNELS = ["(anonymous namespace)::twice_cpu", "  symbol: TORCH_LIBRARY_IMPL_init_dscope_cpp_CPU_"]
 
 
+def dscope_kernel_names(dscope, core, program):
+    """KERNEL_NAMES through `dscope core` (a core has no selected frame for the printers)."""
+    out = [subprocess.run([dscope, "core", str(core), program] + command.split(), capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL) for command in KERNEL_NAMES]
+    return {"kernel-names": "".join(o.stdout + o.stderr for o in out)}
+
+
+def missing(expected, answers):
+    """The (section, text) pairs whose text is not in that section's answer."""
+    return ["%s: no %r in %r" % (section, text, answers.get(section)) for section, text in expected
+            if text not in (answers.get(section) or "")]
+
+
 def check_printers(oracle, answers):
     keys = dict((name, k) for name, _i, _impl, k in oracle["tensors"])["a"]
     expected = [("print-tensor", "Tensor keys=" + keys), ("print-keys", keys), ("keyset-tensor", keys + "\n")]
-    expected += [("kernel-names", name) for name in EXPECTED_KERNELS]
-    return ["%s: no %r in %r" % (section, text, answers.get(section)) for section, text in expected
-            if text not in (answers.get(section) or "")]
+    return missing(expected + [("kernel-names", name) for name in EXPECTED_KERNELS], answers)
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
     p.add_argument("--lldb-plugin", help="also lldb-16 with this plugin, on the same core")
+    p.add_argument("--dscope", help="also dscope core (no debugger) on the same core")
     p.add_argument("--program", required=True)
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     a = p.parse_args()
@@ -103,6 +117,10 @@ def main():
             found, elapsed, answers = oracle_test.check_session(debugger, argv, oracle)
             problems += found + ["%s: %s" % (debugger, p) for p in check_printers(oracle, answers)]
             times.append("%s %.1f s" % (debugger, elapsed))
+        if a.dscope:
+            problems += oracle_test.check_dscope(a.dscope, ["core", str(core), program], oracle)
+            problems += ["dscope: %s" % p for p in missing([("kernel-names", name) for name in EXPECTED_KERNELS],
+                                                            dscope_kernel_names(a.dscope, core, program))]
     finally:
         core_size = core.stat().st_size
         core.unlink()

@@ -17,6 +17,7 @@ if(DSCOPE_TORCH_CPU_LIBRARY AND DSCOPE_TORCH_LIBRARY_INCLUDE AND EXISTS ${DSCOPE
   target_link_libraries(libtorch_program PRIVATE torch torch_cpu c10)
   add_test(NAME torch_libtorch_core
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/libtorch_core_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
+            --dscope $<TARGET_FILE:dscope>
             --program $<TARGET_FILE:libtorch_program> --workdir ${CMAKE_CURRENT_BINARY_DIR}/libtorch_core)
   set_tests_properties(torch_libtorch_core PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600 SKIP_RETURN_CODE 77)
 else()

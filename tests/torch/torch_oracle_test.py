@@ -64,17 +64,21 @@ def marker(debugger, text):
     return 'echo @@ %s\\n' % text if debugger == "gdb" else 'script print("@@ %s")' % text
 
 
+def oracle_commands(oracle):
+    """(answer name, command) for everything the oracle printed."""
+    commands = [("computed " + op, "op-table %s --computed" % op) for op in oracle["computed"]]
+    commands += [("registered " + op, "op-table %s --registered" % op) for op in oracle["registered"]]
+    for name, ident, impl, _keys in oracle["tensors"]:
+        commands += [("tensor-id " + name, "keyset " + ident), ("tensor-impl " + name, "keyset " + impl)]
+    return commands + [("tls", "keyset --tls")]
+
+
 def command_file(workdir, oracle, debugger="gdb"):
     """The debugger's commands, each answer after a marker the parser splits on."""
     lines = []
-    for op in oracle["computed"]:
-        lines += [marker(debugger, "computed " + op), "op-table %s --computed" % op]
-    for op in oracle["registered"]:
-        lines += [marker(debugger, "registered " + op), "op-table %s --registered" % op]
-    for name, ident, impl, _keys in oracle["tensors"]:
-        lines += [marker(debugger, "tensor-id " + name), "keyset " + ident]
-        lines += [marker(debugger, "tensor-impl " + name), "keyset " + impl]
-    lines += [marker(debugger, "tls"), "keyset --tls", marker(debugger, "end")]
+    for name, command in oracle_commands(oracle):
+        lines += [marker(debugger, name), command]
+    lines.append(marker(debugger, "end"))
     path = workdir / ("commands." + debugger)
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -152,6 +156,19 @@ def compare(oracle, answers):
         if "  %s: %s (raw " % (which, oracle["tls"][which]) not in tls:
             problems.append("keyset --tls: no '%s: %s' in:\n%s" % (which, oracle["tls"][which], tls))
     return problems
+
+
+def check_dscope(dscope, target, oracle):
+    """dscope (no debugger: `dscope pid PID` or `dscope core CORE PROGRAM`) on a sample of the
+    oracle's operators, every tensor and the TLS, one command a run: the problems."""
+    sample = dict(oracle, computed=dict(list(oracle["computed"].items())[:6]),
+                  registered=dict(list(oracle["registered"].items())[:3]))
+    answers = {}
+    for name, command in oracle_commands(sample):
+        out = subprocess.run([dscope] + target + command.split(), capture_output=True, text=True, timeout=120,
+                             stdin=subprocess.DEVNULL)
+        answers[name] = out.stdout + out.stderr
+    return ["dscope %s: %s" % (target[0], p) for p in compare(sample, answers)]
 
 
 def shifted_profile(workdir, profile, name, by):
@@ -252,6 +269,7 @@ def main():
     p.add_argument("--runtime-library", help="both: DispatchScope's runtime, preloaded into the torch process")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     p.add_argument("--profile", help="the shipped profile of this torch (core mode: made foreign for the refusals)")
+    p.add_argument("--dscope", help="also dscope pid / dscope core (no debugger) on the same process or core")
     a = p.parse_args()
     a.workdir.mkdir(parents=True, exist_ok=True)
     debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
@@ -276,6 +294,10 @@ def main():
             times.append("%s %.1f s" % (debugger, elapsed))
             if core:
                 problems += refusals(debugger, plugin, core, a.workdir, pathlib.Path(a.profile), oracle["tensors"][0][2])
+        if a.dscope:
+            problems += check_dscope(a.dscope, ["core", str(core), program] if core else ["pid", str(proc.pid)], oracle)
+            if not core and "State:\tt" in pathlib.Path("/proc/%d/status" % proc.pid).read_text():
+                problems.append("dscope pid left the process stopped")
         if not core:
             problems += before_initializers(a.gdb_script)
     finally:

@@ -7,9 +7,11 @@ set(TORCH_TESTS ${PROJECT_SOURCE_DIR}/tests/torch)
 if(TARGET dscope_lldb)
   set(TORCH_LLDB --lldb-plugin $<TARGET_FILE:dscope_lldb>)
 endif()
+# dscope pid / dscope core on the same process and core, against the same oracle.
 foreach(mode live core)
   add_test(NAME torch_oracle_${mode}
     COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_oracle_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --mode ${mode}
+            --dscope $<TARGET_FILE:dscope>
             --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_oracle_${mode}
             --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
   set_tests_properties(torch_oracle_${mode} PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
