@@ -40,6 +40,15 @@ echo
 echo "== lldb-16 on the same core: the same command, the same text (the DispatchScope LLDB plugin)"
 lldb-16 -b -O "plugin load build/release/lldb/libdscope_lldb.so" -o dispatch-trace -c "$core" "$sample" 2>&1 \
   | sed -n '/^thread tid/,$p'
+
+echo
+echo "== dscope core (no debugger): every thread's dispatch state and the crash signature, then as JSON"
+build/release/cli/dscope core "$core" "$sample"
+build/release/cli/dscope core --json "$core" "$sample" | /usr/bin/python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+print("JSON record %s %s: %d thread(s), signature.line = %s" % (r["schema"], r["version"], len(r["summary"]["threads"]),
+                                                              r["summary"]["signature"]["line"]))'
 rm -rf "$work"
 
 echo
@@ -56,5 +65,7 @@ gdb -nx -batch -iex 'set auto-load safe-path /' -ex 'set debuginfod enabled off'
 echo "-- lldb-16, the same commands:"
 lldb-16 -b -O "plugin load build/release/lldb/libdscope_lldb.so" -p "$torch_pid" -o "keyset $tensor" \
   -o 'op-table aten::mm --key AutogradCPU' -o 'keyset --tls' -o detach 2>&1 | grep -v '^(lldb)\|^Process\|^\*\|^ *frame\|^Executable\|^Architecture'
+echo "-- dscope pid (no debugger; the process is stopped for the read and resumed): the same TLS"
+build/release/cli/dscope pid "$torch_pid" keyset --tls
 kill "$torch_pid"
 rm -rf "$torch_out"
