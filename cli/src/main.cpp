@@ -301,12 +301,15 @@ int main(int argc, char** argv) {
   }
   if (next >= args.size() || isCommand(args[next])) return usage("no core file");
   // The cores (and a directory's files), a program for a single core, then the command's words
-  // from the first word that names one of the library's commands.
+  // from the first word that names one of the library's commands, or that names no file and looks
+  // like no file name either, without '/' or '.' (a mistyped command: the library answers "unknown
+  // command" for it; a missing "x.core" stays a core that cannot be opened).
   std::vector<std::string> cores;
   std::string executable;
   bool several = false;
   for (; next < args.size() && !isCommand(args[next]); ++next) {
     const PathKind kind = kindOf(args[next]);
+    if (!cores.empty() && kind == PathKind::None && args[next].find_first_of("/.") == std::string::npos) break;
     if (kind == PathKind::Directory) {
       for (const auto& f : filesIn(args[next])) cores.push_back(f);
       several = true;

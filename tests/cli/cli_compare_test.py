@@ -74,7 +74,9 @@ def main():
     # Bad input: one "dscope:" line on stderr and a failing exit status, nothing on stdout.
     for argv, expected in ((["core", __file__], "is not a core file"), (["core", "/nonexistent.core"], "cannot open"),
                            ([], "no command; usage: dscope core [--json] CORE [EXE] [COMMAND ...] | dscope core [--json] [-j N] CORE|DIR ... | dscope pid [--json] PID [COMMAND ...]"),
-                           (["core"], "no core file"), (["lookat"], "unknown command 'lookat'")):
+                           (["core"], "no core file"), (["lookat"], "unknown command 'lookat'"),
+                           # A mistyped command after a core and its program: named as a command, not opened as a core.
+                           (["core", core, program, "dispatch-trce"], "unknown command 'dispatch-trce'")):
         out = subprocess.run([a.dscope] + argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         lines = out.stderr.splitlines()
         if out.returncode == 0 or out.stdout or len(lines) != 1 or not lines[0].startswith("dscope: ") or expected not in lines[0]:
