@@ -12,6 +12,13 @@ run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
 if(NOT EXISTS "${WORK_DIR}/prefix/lib/libdscope_runtime.so")
   message(FATAL_ERROR "libdscope_runtime.so was not installed")
 endif()
+# The installed dscope starts (it finds the installed inspect library) and answers a file that is no
+# core with its one line.
+execute_process(COMMAND "${WORK_DIR}/prefix/bin/dscope" core "${SOURCE_DIR}/CMakeLists.txt"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT out STREQUAL "" OR NOT err STREQUAL "dscope: ${SOURCE_DIR}/CMakeLists.txt is not a core file\n")
+  message(FATAL_ERROR "the installed dscope: exit ${rc}, stdout '${out}', stderr '${err}'")
+endif()
 run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/install/consumer" -B "${WORK_DIR}/build" -G Ninja
     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_RPATH=${WORK_DIR}/prefix/lib)
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
