@@ -441,11 +441,15 @@ std::pair<DispatchKeySet, DispatchKeySet> RuntimeView::threadTls(const ThreadBlo
   const std::string who = "thread tid " + std::to_string(r.tid);
   if (r.state != DSCOPE_THREAD_ALIVE) fail(who + " has ended (its record block is dead): its thread-local key sets are gone");
   // Where the records pointer of the thread whose TLS `tls` is lies; it holds this block's address.
+  // Unreadable there: a wild pointer, or a truncated core that lacks the thread's TLS (which of the
+  // two, a reader of the core cannot tell from the pointer).
   const auto tls = reinterpret_cast<uint64_t>(r.tls);
   uint64_t own_block = 0;
   try {
     own_block = mem_.readPointer(tls + descriptor_.tls_records_offset, "thread-local records pointer");
   } catch (const InspectError&) {
+    fail(who + ": the TLS pointer " + hex(tls) + " of its record block points to memory that cannot be read "
+         "(corrupt memory, or memory the core lacks)");
   }
   if (own_block != b.addr)
     fail(who + ": the TLS pointer " + hex(tls) + " of its record block is not that thread's TLS (corrupt memory)");

@@ -44,6 +44,8 @@ KINDS = {
     "block-state": ("infinite_redispatch", lambda t: [fz.field(t, t.main["addr"] + fz.BLOCK_STATE, 7, 4)]),
     "block-tid": ("infinite_redispatch", lambda t: [fz.field(t, t.main["addr"] + fz.BLOCK_TID, 0, 4)]),
     "block-tls": ("tls_leak", lambda t: [fz.field(t, t.main["addr"] + fz.BLOCK_TLS, fz.WILD)]),
+    # The TLS pointer aimed at readable memory that is no thread's TLS: the block itself.
+    "block-tls-other": ("tls_leak", lambda t: [fz.field(t, t.main["addr"] + fz.BLOCK_TLS, t.main["addr"])]),
     "op-name": ("op_catalog", lambda t: [(t.core.offset(t.op_named("aten::linear")["name_ptr"] + 6), b"\x80")]),
     "registered-at": ("infinite_redispatch",
                       lambda t: [(at + len(b"registered at "), b"\xff")

@@ -86,6 +86,10 @@ dscope_corrupt_test(corrupt_block_tid_core block-tid infinite_redispatch
   REJECT "thread tid 0 (alive)" "(it has not dispatched yet)")
 dscope_corrupt_test(corrupt_block_tls_core block-tls tls_leak
   CMD "keyset --tls"
+  EXPECT "of its record block points to memory that cannot be read (corrupt memory, or memory the core lacks)"
+  REJECT "included: ")
+dscope_corrupt_test(corrupt_block_tls_other_core block-tls-other tls_leak
+  CMD "keyset --tls"
   EXPECT "of its record block is not that thread's TLS (corrupt memory)" REJECT "included: ")
 dscope_corrupt_test(corrupt_op_name_core op-name op_catalog
   CMD "op-table --list linear"
