@@ -13,9 +13,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -74,6 +77,24 @@ void checkReadable(pid_t pid) {
   const std::string tracer = statusField(pid, "TracerPid");
   if (!tracer.empty() && tracer != "0")
     refuse("process " + std::to_string(pid) + " is traced by process " + tracer + " (a debugger?): detach it first");
+}
+
+// Where the loader mapped an ELF image: the start of each /proc/PID/maps line that maps a file from
+// its offset 0 (an image's first segment holds its ELF header). libdwfl reports every run of a
+// file's lines as a module, also a reader's own mmap of a library's debug sections (libbacktrace's,
+// from offset 0x89000, below the library): that module's symbols would be placed at the wrong
+// addresses, and GDB, which follows the link map, does not see it.
+std::set<uint64_t> imageStarts(pid_t pid) {
+  std::set<uint64_t> starts;
+  std::ifstream in(procPath(pid, "maps"));
+  for (std::string line; std::getline(in, line);) {
+    uint64_t start = 0, end = 0, offset = 0;
+    int path_at = 0;
+    if (std::sscanf(line.c_str(), "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &start, &end, &offset, &path_at) >= 3 &&
+        offset == 0 && path_at > 0 && line.compare(static_cast<size_t>(path_at), 1, "/") == 0)
+      starts.insert(start);
+  }
+  return starts;
 }
 
 // The threads in /proc/PID/task, the main thread first.
@@ -173,12 +194,13 @@ LiveTarget::LiveTarget(pid_t pid) : StoppedProcess(pid) {
   if (int rc = dwfl_linux_proc_attach(dwfl_, pid, /*assume_ptrace_stopped=*/true); rc != 0)
     refuse("cannot read the threads of " + process + ": " + (rc > 0 ? std::strerror(rc) : dwfl_errmsg(-1)));
   listModules();
-  // /proc/PID/maps names the file of every module: each is read from its file.
+  // /proc/PID/maps names the file of every module: each loaded image is read from its file.
   const std::string auxv = fileText(procPath(pid, "auxv"));
   const Module* program = reportedModuleAt(programHeadersAddress(auxv.data(), auxv.size()));
+  const std::set<uint64_t> images = imageStarts(pid);
   std::vector<Module> used;
   for (const Module& m : reportedModules())
-    if (!m.file.empty()) used.push_back(m);
+    if (!m.file.empty() && images.count(m.start)) used.push_back(m);
   useModules(std::move(used), program && !program->file.empty() ? fileBuildId(program->file).value_or("") : "", true);
   useThreads(stoppedTids());
   target_.is_core = 0;

@@ -137,9 +137,25 @@ int print(const Answer& a) {
   return a.is_error ? 1 : 0;
 }
 
-std::string errorRecord(const std::string& core, const std::string& line) {
+// A record's first fields.
+Json recordStart(const std::string& core) {
   Json j;
   j.beginObject().field("schema", "dscope-core").field("version", kRecordVersion).field("core", core);
+  return j;
+}
+
+// "notes", where the target lacks something (a truncated core's missing memory): in a summary
+// record and in an error record alike, since what is missing is often why the core gave no summary.
+void noteField(Json& j, const std::vector<std::string>& notes) {
+  if (notes.empty()) return;
+  j.key("notes").beginArray();
+  for (const auto& note : notes) j.value(note);
+  j.endArray();
+}
+
+std::string errorRecord(const std::string& core, const std::string& line, const std::vector<std::string>& notes = {}) {
+  Json j = recordStart(core);
+  noteField(j, notes);
   std::string message = line;
   while (!message.empty() && message.back() == '\n') message.pop_back();
   return j.field("error", message).endObject().str();
@@ -150,17 +166,12 @@ std::string errorRecord(const std::string& core, const std::string& line) {
 Answer coreOutput(const std::string& core, const std::string& executable, bool json) {
   const Answer a = runOnCore(core, executable, std::string(kDefaultCommand) + (json ? " --json" : ""));
   if (!json) return {"core " + core + ":\n" + noteLines(a) + a.text, a.is_error, {}};
-  if (a.is_error) return {errorRecord(core, a.text), true, {}};
-  Json j;
-  j.beginObject().field("schema", "dscope-core").field("version", kRecordVersion).field("core", core);
+  if (a.is_error) return {errorRecord(core, a.text, a.notes), true, {}};
+  Json j = recordStart(core);
   j.key("executable");
   if (executable.empty()) j.null();
   else j.value(executable);
-  if (!a.notes.empty()) {
-    j.key("notes").beginArray();
-    for (const auto& note : a.notes) j.value(note);
-    j.endArray();
-  }
+  noteField(j, a.notes);
   return {j.key("summary").raw(a.text).endObject().str(), false, {}};
 }
 
