@@ -44,8 +44,10 @@ KINDS = {
     "block-state": ("infinite_redispatch", lambda t: [fz.field(t, t.main["addr"] + fz.BLOCK_STATE, 7, 4)]),
     "block-tid": ("infinite_redispatch", lambda t: [fz.field(t, t.main["addr"] + fz.BLOCK_TID, 0, 4)]),
     "block-tls": ("tls_leak", lambda t: [fz.field(t, t.main["addr"] + fz.BLOCK_TLS, fz.WILD)]),
-    # The TLS pointer aimed at readable memory that is no thread's TLS: the block itself.
-    "block-tls-other": ("tls_leak", lambda t: [fz.field(t, t.main["addr"] + fz.BLOCK_TLS, t.main["addr"])]),
+    # The TLS pointer aimed at readable memory that is no thread's TLS: an operator entry (the block
+    # itself is no good: in a debug build, the word where the TLS keeps its records pointer falls on
+    # a block field that holds the block's own address).
+    "block-tls-other": ("tls_leak", lambda t: [fz.field(t, t.main["addr"] + fz.BLOCK_TLS, t.ops[0]["addr"])]),
     "op-name": ("op_catalog", lambda t: [(t.core.offset(t.op_named("aten::linear")["name_ptr"] + 6), b"\x80")]),
     "registered-at": ("infinite_redispatch",
                       lambda t: [(at + len(b"registered at "), b"\xff")
