@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: set up, then build and ctest each preset (release, debug, asan, tsan) and
-# check that clang 14 builds everything. Usage: scripts/test.sh [preset ...]
+# Runs every test: set up, then build and ctest each preset (release, debug, asan, tsan, clang 14).
+# The PyTorch tests run in release, and in clang for the libtorch programs clang builds
+# (CMakePresets.json; the sanitized presets leave the debuggers out). Usage: scripts/test.sh [preset ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-packages.sh
