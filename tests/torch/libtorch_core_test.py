@@ -52,7 +52,8 @@ def printer_commands(debugger):
 # capture (a runtime functor that holds the lambda, not a function pointer), named as a local type of
 # the function TORCH_LIBRARY_IMPL(dscope_cpp, CPU, m) defines (g++: "::{lambda(...)#1}", clang: "::$_7").
 KERNEL_NAMES = ["op-table dscope_cpp::twice --key CPU", "op-table dscope_cpp::combine --key CPU"]
-EXPECTED_KERNELS = ["(anonymous namespace)::twice_cpu", "  symbol: TORCH_LIBRARY_IMPL_init_dscope_cpp_CPU_"]
+EXPECTED_KERNELS = [("kernel-names", name)
+                    for name in ["(anonymous namespace)::twice_cpu", "  symbol: TORCH_LIBRARY_IMPL_init_dscope_cpp_CPU_"]]
 
 
 def dscope_kernel_names(dscope, core, program):
@@ -71,7 +72,7 @@ def missing(expected, answers):
 def check_printers(oracle, answers):
     keys = dict((name, k) for name, _i, _impl, k in oracle["tensors"])["a"]
     expected = [("print-tensor", "Tensor keys=" + keys), ("print-keys", keys), ("keyset-tensor", keys + "\n")]
-    return missing(expected + [("kernel-names", name) for name in EXPECTED_KERNELS], answers)
+    return missing(expected + EXPECTED_KERNELS, answers)
 
 
 def main():
@@ -119,8 +120,7 @@ def main():
             times.append("%s %.1f s" % (debugger, elapsed))
         if a.dscope:
             problems += oracle_test.check_dscope(a.dscope, ["core", str(core), program], oracle)
-            problems += ["dscope: %s" % p for p in missing([("kernel-names", name) for name in EXPECTED_KERNELS],
-                                                            dscope_kernel_names(a.dscope, core, program))]
+            problems += ["dscope: %s" % p for p in missing(EXPECTED_KERNELS, dscope_kernel_names(a.dscope, core, program))]
     finally:
         core_size = core.stat().st_size
         core.unlink()
