@@ -345,3 +345,4 @@ name IValueTag 22 Quantizer
 name IValueTag 23 Generator
 name IValueTag 24 Enum
 THPVariable_cdata 24
+digest fnv1a64 0x6e8d611118a99fd9

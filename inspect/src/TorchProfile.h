@@ -49,12 +49,16 @@ class KeyTable {
   bool inAlias(const KeyInfo& k, const char* alias) const;
   // DispatchKeySet(key).has(other) for a runtime key: every bit of `other` is in raw.
   static bool has(uint64_t raw, const KeyInfo& k) { return k.bits && (raw & k.bits) == k.bits; }
+  // The bits of raw that no key of this build has: a key set read through a profile that does not
+  // fit the process (or damaged memory) holds some.
+  uint64_t unknownBits(uint64_t raw) const { return raw & ~known_bits_; }
 
  private:
   std::vector<KeyInfo> keys_;  // by value
   std::map<std::string, int> by_name_;
   std::vector<int> runtime_order_;
   int backends_ = 0;
+  uint64_t known_bits_ = 0;
 };
 
 struct TorchProfile {
@@ -69,7 +73,8 @@ struct TorchProfile {
   std::vector<std::string> backend_names;        // "CPUBit", ... by backend bit
   KeyTable keys;
 
-  // A named value; InspectError naming the profile when it lacks it (a profile of another schema).
+  // A named value (readTorchProfile checked that every value a reader needs is there);
+  // InspectError naming the profile when it lacks one.
   uint64_t at(const std::string& name) const;
   const std::string& symbol(const std::string& role) const;
   // A name table's text for value, or nullptr; the value of a name in a table, or InspectError.
@@ -77,7 +82,11 @@ struct TorchProfile {
   uint64_t valueNamed(const std::string& table, const std::string& name) const;
 };
 
-// Reads and checks a profile file; InspectError saying what is wrong with it.
+// Reads and checks a profile file before anything uses it; InspectError naming the file and what
+// is wrong with it. Only a regular file of bounded size is read (never a FIFO or a device); it must
+// end with the digest dscope-profile writes, hold every value, symbol and name the readers look up,
+// offsets inside the structs they index, and a key table consistent with its counts and c10's
+// rules (TorchProfile.cpp, checkLayout and checkKeys).
 TorchProfile readTorchProfile(const std::string& path);
 
 // The directories searched for "<build-id>.profile", in order: the installed profiles, the

@@ -23,6 +23,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
 import session  # noqa: E402
+from profile_text import sealed  # noqa: E402
 
 TORCH_PYTHON = "/usr/bin/python3"  # another python3 on PATH does not see python3-torch
 
@@ -172,12 +173,13 @@ def check_dscope(dscope, target, oracle):
 
 
 def shifted_profile(workdir, profile, name, by):
-    """A copy of profile (in its own directory) with entry `name` moved by `by` bytes."""
+    """A copy of profile (in its own directory) with entry `name` moved by `by` bytes, sealed again
+    (profile_text.py): it passes the profile's own checks and must be refused as not fitting."""
     directory = workdir / ("shifted-" + name)
     directory.mkdir(exist_ok=True)
     lines = [("%s %d" % (name, int(l.split()[1]) + by)) if l.startswith(name + " ") else l
              for l in profile.read_text().splitlines()]
-    (directory / profile.name).write_text("\n".join(lines) + "\n")
+    (directory / profile.name).write_text(sealed("\n".join(lines) + "\n"))
     return directory
 
 
@@ -191,7 +193,7 @@ def refusals(debugger, plugin, core, workdir, profile, tensor_impl):
     build_id = profile.stem
     other = workdir / "other-build"
     other.mkdir(exist_ok=True)
-    (other / profile.name).write_text(text.replace("build-id libtorch_cpu " + build_id, "build-id libtorch_cpu " + "0" * 40))
+    (other / profile.name).write_text(sealed(text.replace("build-id libtorch_cpu " + build_id, "build-id libtorch_cpu " + "0" * 40)))
     cases.append((other, "keyset --tls", "dscope: the layout profile %s is for libtorch_cpu build-id %s, not %s"
                   % (other / profile.name, "0" * 40, build_id)))
     cases.append((shifted_profile(workdir, profile, "Dispatcher_from_realSingleton", 64), "op-table --list",
