@@ -458,7 +458,11 @@ std::pair<uint64_t, uint64_t> TorchView::threadTls(int64_t tid) const {
     included = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_included"), "the thread's TLS key sets");
     excluded = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_excluded"), "the thread's TLS key sets");
   }
-  return {included ^ value("set_default_included"), excluded ^ value("set_default_excluded")};
+  included ^= value("set_default_included"), excluded ^= value("set_default_excluded");
+  // Decoded with a profile of this build, both sets hold keys of this build only.
+  if (const uint64_t unknown = keys().unknownBits(included | excluded))
+    fail(refusal() + "thread " + std::to_string(tid) + "'s TLS key sets hold bits no key of this build has (" + hex(unknown) + ")");
+  return {included, excluded};
 }
 
 uint64_t TorchView::tensorKeySet(uint64_t impl) const {
@@ -467,6 +471,9 @@ uint64_t TorchView::tensorKeySet(uint64_t impl) const {
   // QuantizedCPU, SparseCPU, NestedTensorCUDA, ...) or one of the backends of their own
   // (SparseCsrCPU/CUDA, MkldnnCPU). A set without one was read at the wrong offset (a profile that
   // does not fit), unless the tensor is the undefined one.
+  if (const uint64_t unknown = keys().unknownBits(raw))
+    fail(refusal() + "the TensorImpl at " + hex(impl) + " holds key set " + hex(raw) + ", with bits no key of this build has (" +
+         hex(unknown) + ")");
   const uint64_t backend_mask = value("set_full_backend_mask");
   bool backend = false;
   for (int k : keys().keysOf(raw)) {
