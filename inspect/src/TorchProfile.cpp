@@ -471,7 +471,7 @@ TorchProfile readTorchProfile(const std::string& path) {
     std::string word, a, b, extra;
     if (!(in >> word) || word[0] == '#') continue;
     auto words = [&](int n) {  // exactly n more words, into a (and b)
-      if (!(n < 1 || in >> a) || !(n < 2 || in >> b) || (in >> extra)) at.bad("is not '" + word + "' and " + std::to_string(n) + " words");
+      if (!(n < 1 || in >> a) || !(n < 2 || in >> b) || (in >> extra)) at.bad("is not '" + word + "' followed by " + std::to_string(n) + (n == 1 ? " word" : " words"));
     };
     if (word == "runtime") {
       words(1);
