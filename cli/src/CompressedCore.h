@@ -8,8 +8,9 @@ namespace dscope::cli {
 
 // A file descriptor (close-on-exec) of the core's bytes: the file itself, or, when it is
 // compressed, an unlinked temporary file (O_TMPFILE in $TMPDIR or /var/tmp, else a memfd) holding
-// it decompressed. Throws std::runtime_error with a one-line reason (cannot open, corrupt or cut
-// compressed data, no room to decompress).
+// it decompressed. Throws std::runtime_error with a one-line reason (cannot open, not a regular
+// file (a FIFO, a pipe: never waited on), corrupt or cut compressed data, a size past what the file
+// can hold or the machine can spare, a decoder that needs too much memory, no room to decompress).
 int openCoreBytes(const std::string& path);
 
 }  // namespace dscope::cli

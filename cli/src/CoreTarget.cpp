@@ -87,13 +87,28 @@ void CoreFile::readHeaders(const std::string& core) {
   if (ehdr.e_machine != EM_X86_64) refuse(core + " is not an x86-64 core");
   size_t phnum = 0;
   elf_getphdrnum(elf_, &phnum);
+  std::vector<GElf_Phdr> notes;
   for (size_t i = 0; i < phnum; ++i) {
     GElf_Phdr ph;
     if (!gelf_getphdr(elf_, static_cast<int>(i), &ph)) continue;
     needed_size_ = std::max(needed_size_, ph.p_offset + ph.p_filesz);
     if (ph.p_type == PT_LOAD) segments_.push_back({ph.p_vaddr, ph.p_filesz, ph.p_memsz, ph.p_offset});
-    if (ph.p_type == PT_NOTE) readNotes(elf_, ph, auxv_, threads_);
+    if (ph.p_type == PT_NOTE) notes.push_back(ph);
   }
+  // Note segments that share bytes would count their notes again for each header (2 000 headers
+  // over one block of 30 000 thread notes: 60 million threads); apart, the notes are bounded by
+  // the file's size.
+  std::vector<GElf_Phdr> by_offset = notes;
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const GElf_Phdr& a, const GElf_Phdr& b) { return a.p_offset < b.p_offset; });
+  uint64_t end = 0;  // of the notes so far, in the file
+  for (const GElf_Phdr& ph : by_offset) {
+    if (ph.p_filesz == 0) continue;
+    if (ph.p_offset < end)
+      refuse(core + " is corrupt: its " + std::to_string(notes.size()) + " note segments (PT_NOTE) overlap in the file");
+    end = ph.p_offset + ph.p_filesz;
+  }
+  for (const GElf_Phdr& ph : notes) readNotes(elf_, ph, auxv_, threads_);
 }
 
 CoreTarget::CoreTarget(const std::string& core, const std::string& executable) : CoreFile(core) {

@@ -147,7 +147,14 @@ void StoppedProcess::letGo() {
 bool StoppedProcess::stop(pid_t tid) {
   if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
     if (errno == ESRCH) return false;  // it exited
-    if (errno == EPERM) permissionDenied(pid_);
+    if (errno == EPERM) {
+      // Traced since checkReadable looked (two dscope pid at once): the other tracer is the cause.
+      const std::string tracer = statusField(tid, "TracerPid");
+      if (!tracer.empty() && tracer != "0")
+        refuse("process " + std::to_string(pid_) + " is already being traced by process " + tracer +
+               " (another dscope pid, or a debugger): try again when it is done");
+      permissionDenied(pid_);
+    }
     refuse("cannot stop thread " + std::to_string(tid) + " of process " + std::to_string(pid_) + ": " + std::strerror(errno));
   }
   if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) {

@@ -75,19 +75,61 @@ PathKind kindOf(const std::string& path) {
   return kind;
 }
 
-// The regular files of a directory, sorted by name (a batch's records follow that order).
-std::vector<std::string> filesIn(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (const dirent* e = ::readdir(d)) {
-      const std::string path = dir + "/" + e->d_name;
-      struct stat st{};
-      if (e->d_name[0] != '.' && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) out.push_back(path);
+// A core of a batch, or the one line why it is none before any worker looks (a directory that
+// cannot be listed).
+struct Input {
+  std::string path;
+  std::string error;
+};
+
+// A name (in a dscope: line, a "core NAME:" line) as the terminal gets it: control characters (a newline,
+// ESC), C1 controls and bytes that are no UTF-8 as \n, \t, \xNN; the rest, UTF-8 included, as is.
+std::string printable(std::string_view s) {
+  std::string out;
+  for (size_t at = 0; at < s.size();) {
+    const auto c = static_cast<unsigned char>(s[at]);
+    const size_t n = dscope::inspect::utf8SequenceAt(s, at);
+    const bool c1 = n == 2 && c == 0xc2 && static_cast<unsigned char>(s[at + 1]) < 0xa0;
+    if (n > 1 && !c1) {
+      out.append(s, at, n);
+      at += n;
+      continue;
     }
-    ::closedir(d);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else if (c == '\n' || c == '\t') {
+      out += c == '\n' ? "\\n" : "\\t";
+    } else {
+      for (size_t k = 0; k < (c1 ? 2u : 1u); ++k) {
+        char hex[5];
+        std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(s[at + k]));
+        out += hex;
+      }
+      at += c1 ? 1 : 0;
+    }
+    ++at;
   }
-  std::sort(out.begin(), out.end());
   return out;
+}
+
+// The files of a directory, sorted by name (a batch's records follow that order): all but its
+// subdirectories and hidden (dot) files, so that what cannot be read (a dangling link, a link
+// loop, a FIFO, an unreadable file) gets its error record rather than nothing.
+void addFilesIn(const std::string& dir, std::vector<Input>& inputs) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) {
+    inputs.push_back({dir, "dscope: cannot list the directory " + printable(dir) + ": " + std::strerror(errno)});
+    return;
+  }
+  std::vector<std::string> files;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string path = dir + "/" + e->d_name;
+    struct stat st{};
+    if (e->d_name[0] != '.' && !(::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) files.push_back(path);
+  }
+  ::closedir(d);
+  std::sort(files.begin(), files.end());
+  for (auto& f : files) inputs.push_back({std::move(f), ""});
 }
 
 bool isCommand(const std::string& word) {
@@ -115,8 +157,8 @@ Answer runOn(Open open, const std::string& command) {
     Answer answer{text, is_error != 0, target->notes()};
     dscope_inspect_free(text);
     return answer;
-  } catch (const std::exception& e) {
-    return {std::string("dscope: ") + e.what() + "\n", true, {}};
+  } catch (const std::exception& e) {  // its message names files: one printable line
+    return {"dscope: " + printable(e.what()) + "\n", true, {}};
   }
 }
 
@@ -126,7 +168,7 @@ Answer runOnCore(const std::string& core, const std::string& executable, const s
 
 std::string noteLines(const Answer& a) {
   std::string out;
-  for (const auto& note : a.notes) out += "note: " + note + "\n";
+  for (const auto& note : a.notes) out += "note: " + printable(note) + "\n";
   return out;
 }
 
@@ -153,6 +195,7 @@ void noteField(Json& j, const std::vector<std::string>& notes) {
   j.endArray();
 }
 
+// "core" keeps the name as it is (JSON escapes it losslessly).
 std::string errorRecord(const std::string& core, const std::string& line, const std::vector<std::string>& notes = {}) {
   Json j = recordStart(core);
   noteField(j, notes);
@@ -161,11 +204,16 @@ std::string errorRecord(const std::string& core, const std::string& line, const 
   return j.field("error", message).endObject().str();
 }
 
+// A batch's output for a core that gave no answer: its error record, or its name and line.
+std::string errorOutput(const std::string& core, const std::string& line, bool json) {
+  return json ? errorRecord(core, line) : "core " + printable(core) + ":\n" + line + "\n";
+}
+
 // What a core gets from the default command: with json its record (docs/JSON-SCHEMA.md), else its
 // name and its summary or its one line.
 Answer coreOutput(const std::string& core, const std::string& executable, bool json) {
   const Answer a = runOnCore(core, executable, std::string(kDefaultCommand) + (json ? " --json" : ""));
-  if (!json) return {"core " + core + ":\n" + noteLines(a) + a.text, a.is_error, {}};
+  if (!json) return {"core " + printable(core) + ":\n" + noteLines(a) + a.text, a.is_error, {}};
   if (a.is_error) return {errorRecord(core, a.text, a.notes), true, {}};
   Json j = recordStart(core);
   j.key("executable");
@@ -175,91 +223,145 @@ Answer coreOutput(const std::string& core, const std::string& executable, bool j
   return {j.key("summary").raw(a.text).endObject().str(), false, {}};
 }
 
+// Whether everything printed so far reached standard output; else why not (the run fails).
+bool flushedStdout(int& error) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return true;
+  error = errno ? errno : EIO;
+  return false;
+}
+
+bool write_failure_said = false;  // the run's one line about it
+
+int writeFailed(int error) {
+  if (!write_failure_said) std::fprintf(stderr, "dscope: cannot write to standard output: %s\n", std::strerror(error));
+  write_failure_said = true;
+  return 1;
+}
+
 // The batch: each core in a worker process, at most `jobs` at once; the answers are printed in the
-// cores' order as they complete.
-int runBatch(const std::vector<std::string>& cores, bool json, int jobs) {
+// cores' order as they complete. Every input gets its record: a worker that cannot start is its
+// core's error record (when others run, it waits for one to end and tries again).
+int runBatch(const std::vector<Input>& cores, bool json, int jobs) {
   struct Worker {
     pid_t pid;
     int fd;
     size_t index;
     std::string out;
     std::chrono::steady_clock::time_point deadline;
+    bool timed_out = false;
   };
   std::vector<Worker> running;
   std::map<size_t, std::string> done;
   size_t next = 0, printed = 0;
   bool any_error = false;
+  bool wait_for_one = false;  // a worker could not start: until one ends, start none
   auto finish = [&](Worker& w) {
     int status = 0;
     ::waitpid(w.pid, &status, 0);
     ::close(w.fd);
-    const std::string& core = cores[w.index];
+    const std::string& core = cores[w.index].path;
     const bool answered = WIFEXITED(status) && !w.out.empty() &&
                           (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == kWorkerAnsweredError);
     any_error = any_error || !answered || WEXITSTATUS(status) == kWorkerAnsweredError;
     if (!answered) {
-      const std::string why = WIFSIGNALED(status) ? (WTERMSIG(status) == SIGKILL ? "took more than " + std::to_string(kWorkerSeconds) + " s"
-                                                                                 : std::string("died of ") + strsignal(WTERMSIG(status)))
-                                                  : "ended without an answer";
-      const std::string line = "dscope: the analysis of " + core + " " + why;
-      w.out = json ? errorRecord(core, line) : "core " + core + ":\n" + line + "\n";
+      std::string why = "ended without an answer";
+      if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+        why = w.timed_out ? "took more than " + std::to_string(kWorkerSeconds) + " s"
+                          : "was killed by SIGKILL before its " + std::to_string(kWorkerSeconds) +
+                                " s were up (the system may have run out of memory)";
+      else if (WIFSIGNALED(status))
+        why = std::string("died of ") + strsignal(WTERMSIG(status));
+      w.out = errorOutput(core, "dscope: the analysis of " + printable(core) + " " + why, json);
     }
     done[w.index] = std::move(w.out);
+    wait_for_one = false;
   };
-  std::fflush(stdout);
-  while (next < cores.size() || !running.empty()) {
-    while (next < cores.size() && running.size() < static_cast<size_t>(jobs)) {
+  int write_error = 0;
+  if (!flushedStdout(write_error)) return writeFailed(write_error);
+  while ((next < cores.size() || !running.empty()) && write_error == 0) {
+    while (next < cores.size() && running.size() < static_cast<size_t>(jobs) && !wait_for_one) {
+      const std::string& core = cores[next].path;
+      if (!cores[next].error.empty()) {
+        done[next] = errorOutput(core, cores[next].error, json);
+        any_error = true;
+        ++next;
+        continue;
+      }
       int pipe_fds[2];
+      int error = 0;
       if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-        std::fprintf(stderr, "dscope: cannot start a worker: %s\n", std::strerror(errno));
-        return 1;
-      }
-      const pid_t pid = ::fork();
-      if (pid == 0) {
-        ::close(pipe_fds[0]);
-        const Answer out = coreOutput(cores[next], "", json);
-        for (size_t at = 0; at < out.text.size();) {
-          const ssize_t n = ::write(pipe_fds[1], out.text.data() + at, out.text.size() - at);
-          if (n <= 0) ::_exit(1);
-          at += static_cast<size_t>(n);
+        error = errno;
+      } else {
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+          ::close(pipe_fds[0]);
+          const Answer out = coreOutput(core, "", json);
+          for (size_t at = 0; at < out.text.size();) {
+            const ssize_t n = ::write(pipe_fds[1], out.text.data() + at, out.text.size() - at);
+            if (n <= 0) ::_exit(1);
+            at += static_cast<size_t>(n);
+          }
+          ::_exit(out.is_error ? kWorkerAnsweredError : 0);
         }
-        ::_exit(out.is_error ? kWorkerAnsweredError : 0);
+        error = errno;
+        ::close(pipe_fds[1]);
+        if (pid > 0) {
+          running.push_back({pid, pipe_fds[0], next++, "",
+                             std::chrono::steady_clock::now() + std::chrono::seconds(kWorkerSeconds)});
+          continue;
+        }
+        ::close(pipe_fds[0]);
       }
-      ::close(pipe_fds[1]);
-      if (pid < 0) {
-        std::fprintf(stderr, "dscope: cannot start a worker: %s\n", std::strerror(errno));
-        return 1;
+      if (!running.empty()) {  // out of processes or descriptors: one of the workers' may come free
+        wait_for_one = true;
+        break;
       }
-      running.push_back({pid, pipe_fds[0], next++, "", std::chrono::steady_clock::now() + std::chrono::seconds(kWorkerSeconds)});
+      done[next] = errorOutput(core, "dscope: cannot start a worker for " + printable(core) + ": " + std::strerror(error) +
+                                         (error == EAGAIN ? " (the process limit, ulimit -u)" : ""),
+                               json);
+      any_error = true;
+      ++next;
     }
-    std::vector<pollfd> fds;
-    for (const auto& w : running) fds.push_back({w.fd, POLLIN, 0});
-    ::poll(fds.data(), fds.size(), 1000);
-    for (size_t i = running.size(); i-- > 0;) {
-      Worker& w = running[i];
-      bool ended = false;
-      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
-        char buffer[65536];
-        const ssize_t n = ::read(w.fd, buffer, sizeof buffer);
-        if (n > 0) w.out.append(buffer, static_cast<size_t>(n));
-        ended = n <= 0;
-      }
-      if (!ended && std::chrono::steady_clock::now() > w.deadline) {
-        ::kill(w.pid, SIGKILL);
-        w.out.clear();
-        ended = true;
-      }
-      if (ended) {
-        finish(w);
-        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+    if (!running.empty()) {
+      std::vector<pollfd> fds;
+      for (const auto& w : running) fds.push_back({w.fd, POLLIN, 0});
+      ::poll(fds.data(), fds.size(), 1000);
+      for (size_t i = running.size(); i-- > 0;) {
+        Worker& w = running[i];
+        bool ended = false;
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+          char buffer[65536];
+          const ssize_t n = ::read(w.fd, buffer, sizeof buffer);
+          if (n > 0) w.out.append(buffer, static_cast<size_t>(n));
+          ended = n <= 0;
+        }
+        if (!ended && std::chrono::steady_clock::now() > w.deadline) {
+          ::kill(w.pid, SIGKILL);
+          w.out.clear();
+          w.timed_out = true;
+          ended = true;
+        }
+        if (ended) {
+          finish(w);
+          running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+        }
       }
     }
-    for (auto it = done.find(printed); it != done.end(); it = done.find(printed)) {
+    for (auto it = done.find(printed); it != done.end() && write_error == 0; it = done.find(printed)) {
       std::fputs(((!json && printed ? "\n" : "") + it->second).c_str(), stdout);
-      std::fflush(stdout);
+      flushedStdout(write_error);
       done.erase(it);
       ++printed;
     }
+  }
+  if (write_error != 0) {  // no worker outlives the run
+    for (Worker& w : running) {
+      ::kill(w.pid, SIGKILL);
+      ::waitpid(w.pid, nullptr, 0);
+      ::close(w.fd);
+    }
+    return writeFailed(write_error);
   }
   return any_error ? 1 : 0;
 }
@@ -287,10 +389,8 @@ int runOnProcess(const std::vector<std::string>& args) {
       command));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+// dscope core ... and dscope pid ...: the exit status.
+int run(const std::vector<std::string>& args) {
   if (args.empty()) return usage("no command");
   if (args[0] == "pid") return runOnProcess(args);
   if (args[0] != "core") return usage("unknown command '" + args[0] + "'");
@@ -315,19 +415,19 @@ int main(int argc, char** argv) {
   // from the first word that names one of the library's commands, or that names no file and looks
   // like no file name either, without '/' or '.' (a mistyped command: the library answers "unknown
   // command" for it; a missing "x.core" stays a core that cannot be opened).
-  std::vector<std::string> cores;
+  std::vector<Input> cores;
   std::string executable;
   bool several = false;
   for (; next < args.size() && !isCommand(args[next]); ++next) {
     const PathKind kind = kindOf(args[next]);
     if (!cores.empty() && kind == PathKind::None && args[next].find_first_of("/.") == std::string::npos) break;
     if (kind == PathKind::Directory) {
-      for (const auto& f : filesIn(args[next])) cores.push_back(f);
+      addFilesIn(args[next], cores);
       several = true;
     } else if (kind == PathKind::Program && executable.empty() && cores.size() == 1 && !several) {
       executable = args[next];
     } else {
-      cores.push_back(args[next]);  // what is no core says so when opened
+      cores.push_back({args[next], ""});  // what is no core says so when opened
       several = several || cores.size() > 1 || !executable.empty();
     }
   }
@@ -341,7 +441,7 @@ int main(int argc, char** argv) {
   }
   if (command.empty()) {
     if (json) {
-      const Answer record = coreOutput(cores[0], executable, true);
+      const Answer record = coreOutput(cores[0].path, executable, true);
       std::fputs(record.text.c_str(), stdout);
       return record.is_error ? 1 : 0;
     }
@@ -349,5 +449,25 @@ int main(int argc, char** argv) {
   } else if (json && command.find("--json") == std::string::npos) {
     command += " --json";
   }
-  return print(runOnCore(cores[0], executable, command));
+  return print(runOnCore(cores[0].path, executable, command));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Debug info comes from the files on this machine: libdwfl's standard callbacks would ask the
+  // debuginfod servers DEBUGINFOD_URLS names (Debian sets it), waiting up to 90 s a module for a
+  // server that does not answer; dscope needs no downloads.
+  ::unsetenv("DEBUGINFOD_URLS");
+  // Past a file size limit (ulimit -f) a decompression's write fails with EFBIG, said in one line,
+  // rather than the kernel killing dscope.
+  ::signal(SIGXFSZ, SIG_IGN);
+  // A closed descriptor 0 or 2 would be taken by the first file dscope opens; a closed stdout
+  // leaves the answer nowhere to go.
+  for (int fd : {0, 2})
+    if (::fcntl(fd, F_GETFD) < 0 && ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd) return 1;
+  if (::fcntl(1, F_GETFD) < 0) return writeFailed(EBADF);
+  const int status = run(std::vector<std::string>(argv + 1, argv + argc));
+  int error = 0;
+  return flushedStdout(error) ? status : writeFailed(error);
 }

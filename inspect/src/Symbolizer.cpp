@@ -107,9 +107,19 @@ struct ModuleFile {
   }
 };
 
+// A module's separate debug file, from this machine only: the one its build-id names under
+// /usr/lib/debug/.build-id (where Debian's -dbgsym packages put them). dwfl_standard_find_debuginfo
+// would ask the debuginfod servers DEBUGINFOD_URLS names as its last resort (for libtorch, which
+// has no .symtab, on every lookup's first use), waiting up to 90 s a file for one that does not
+// answer, inside the user's GDB or LLDB: the library never asks a network.
+int findLocalDebuginfo(Dwfl_Module* module, void** userdata, const char* name, Dwarf_Addr base, const char* file,
+                       const char* debuglink, GElf_Word crc, char** debuginfo_file) {
+  return dwfl_build_id_find_debuginfo(module, userdata, name, base, file, debuglink, crc, debuginfo_file);
+}
+
 const Dwfl_Callbacks kCallbacks = {
     .find_elf = nullptr,
-    .find_debuginfo = dwfl_standard_find_debuginfo,  // the file's own DWARF, or a separate debug file
+    .find_debuginfo = findLocalDebuginfo,  // the file's own DWARF, or a separate debug file
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = nullptr,
 };
