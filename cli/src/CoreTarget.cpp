@@ -109,6 +109,34 @@ void CoreFile::readHeaders(const std::string& core) {
     end = ph.p_offset + ph.p_filesz;
   }
   for (const GElf_Phdr& ph : notes) readNotes(elf_, ph, auxv_, threads_);
+  findOverlaps();
+}
+
+// The kernel and gcore write each mapping once, so segments that overlap are damaged headers, and
+// which one holds the true bytes is unknown: read() reads neither there (a command that needs
+// those bytes fails in one line), and notes() names the overlap.
+void CoreFile::findOverlaps() {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [start, end), by start: one sweep finds every overlap
+  for (const auto& seg : segments_)
+    if (seg.memsz) ranges.push_back({seg.vaddr, seg.vaddr + std::min(seg.memsz, UINT64_MAX - seg.vaddr)});
+  std::sort(ranges.begin(), ranges.end());
+  uint64_t reach = 0;  // the furthest end of the ranges before
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const auto [start, end] = ranges[i];
+    if (i > 0 && start < reach) {
+      const uint64_t to = std::min(end, reach);
+      if (!overlaps_.empty() && start <= overlaps_.back().second) overlaps_.back().second = std::max(overlaps_.back().second, to);
+      else overlaps_.push_back({start, to});
+    }
+    reach = std::max(reach, end);
+  }
+}
+
+bool CoreFile::inOverlap(uint64_t addr, uint64_t size) const {
+  // The first overlap ending after addr is the only one that can hold [addr, addr+size)'s start.
+  auto it = std::upper_bound(overlaps_.begin(), overlaps_.end(), addr,
+                             [](uint64_t a, const std::pair<uint64_t, uint64_t>& o) { return a < o.second; });
+  return it != overlaps_.end() && (it->first <= addr || it->first - addr < size);
 }
 
 CoreTarget::CoreTarget(const std::string& core, const std::string& executable) : CoreFile(core) {
@@ -203,7 +231,14 @@ std::string CoreTarget::checkMappedFile(const Module& m, bool is_program, const 
 }
 
 std::vector<std::string> CoreTarget::notes() const {
-  if (file_size_ >= needed_size_) return {};
+  std::vector<std::string> out;
+  if (!overlaps_.empty()) {
+    const auto& [from, to] = overlaps_.front();
+    out.push_back("the core is corrupt: its memory segments (PT_LOAD) overlap, from " + hex(from) + " to " + hex(to) +
+                  (overlaps_.size() > 1 ? " and in " + std::to_string(overlaps_.size() - 1) + " more places" : std::string()) +
+                  "; memory there is not read");
+  }
+  if (file_size_ >= needed_size_) return out;
   uint64_t from = UINT64_MAX, to = 0, count = 0;
   for (const auto& s : segments_) {
     if (s.filesz == 0 || s.offset + s.filesz <= file_size_) continue;
@@ -216,13 +251,15 @@ std::vector<std::string> CoreTarget::notes() const {
   if (count > 0)
     line += "; memory from " + hex(from) + " to " + hex(to) + " (" + std::to_string(count) + " segment" +
             (count == 1 ? "" : "s") + ") is missing";
-  return {line};
+  out.push_back(line);
+  return out;
 }
 
 // The core's bytes where it holds them; the module file's where it does not (a core leaves out
 // file-backed pages that were never written); zeros past a module segment's file size (.bss).
 // Bytes a truncated core lost are unreadable: the file's may not be what the process had there.
 bool CoreTarget::read(uint64_t addr, void* out, uint64_t size) const {
+  if (inOverlap(addr, size)) return false;
   auto* dst = static_cast<unsigned char*>(out);
   while (size > 0) {
     const Segment* seg = nullptr;

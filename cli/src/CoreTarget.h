@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <libelf.h>
@@ -45,9 +46,14 @@ class CoreFile {
   std::vector<Segment> segments_;    // PT_LOAD, in the core's order
   std::vector<unsigned char> auxv_;  // the NT_AUXV note
   std::vector<ThreadRegisters> threads_;
+  std::vector<std::pair<uint64_t, uint64_t>> overlaps_;  // [start, end) where PT_LOADs overlap, sorted, disjoint
+
+  // Whether [addr, addr+size) touches memory two PT_LOADs claim.
+  bool inOverlap(uint64_t addr, uint64_t size) const;
 
  private:
   void readHeaders(const std::string& core);
+  void findOverlaps();
   void release();
 };
 
@@ -57,7 +63,7 @@ class CoreTarget : private CoreFile, public DwflTarget {
   // with a one-line reason (not a core, a module file missing or changed, ...).
   CoreTarget(const std::string& core, const std::string& executable);
 
-  // A truncated core: how much of it is there and which memory it lacks.
+  // A truncated core: how much of it is there and which memory it lacks; overlapping segments.
   std::vector<std::string> notes() const override;
 
  private:

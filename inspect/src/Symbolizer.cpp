@@ -565,6 +565,24 @@ FramePc functionsAt(const std::vector<ModuleMapping>& modules, uint64_t addr, bo
   return at;
 }
 
+bool isReadOnlyData(const std::vector<ModuleMapping>& modules, uint64_t addr) {
+  std::lock_guard<std::mutex> lock(symbolizer_mutex);
+  uint64_t bias = 0;
+  const ModuleFile* m = moduleHolding(modules, addr, &bias);
+  Dwarf_Addr elf_bias = 0;
+  Elf* elf = m ? dwfl_module_getelf(m->module, &elf_bias) : nullptr;
+  size_t count = 0;
+  if (!elf || elf_getphdrnum(elf, &count) != 0) return false;
+  const uint64_t file_addr = addr - bias;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || file_addr < ph.p_vaddr || file_addr >= ph.p_vaddr + ph.p_memsz) continue;
+    if (ph.p_type == PT_GNU_RELRO) return true;
+    if (ph.p_type == PT_LOAD && !(ph.p_flags & (PF_W | PF_X))) return true;
+  }
+  return false;
+}
+
 std::string describeFileAddress(const std::string& path, uint64_t addr) {
   std::lock_guard<std::mutex> lock(symbolizer_mutex);
   const ModuleFile* m = moduleFile(path);

@@ -30,6 +30,12 @@ std::string describeCodeAddress(const std::vector<ModuleMapping>& modules, uint6
 // The same for an address of one file as the file states it (its symbol table's addresses).
 std::string describeFileAddress(const std::string& path, uint64_t addr);
 
+// Whether addr lies in a module's read-only data: a segment of its file that is neither writable
+// nor code, or its PT_GNU_RELRO range (written once by the dynamic linker, then read-only: where
+// position-independent code keeps vtables and type_info objects). False where no module holds it.
+// A pointer that must lead to a vtable or a type name and does not is corrupt memory.
+bool isReadOnlyData(const std::vector<ModuleMapping>& modules, uint64_t addr);
+
 // What runs at a code address, as a stack walk needs it: `names` are the calls inlined there,
 // innermost first, then the function they were inlined into (from DWARF; without DWARF that
 // function alone, by its ELF symbol), each named as GDB names a frame (demangled, with its

@@ -124,7 +124,8 @@ class SchemaPrinter {
     const bool set = flag(kind + at("OptionalAliasKind_engaged"));
     const uint64_t value = set ? mem_.read<uint8_t>(kind + at("OptionalAliasKind_payload"), "a schema") : at("AliasAnalysisKind_unset");
     const std::string* name = p_.nameOf("AliasAnalysisKind", value);
-    return (name ? *name : "UNKNOWN") + (set ? "" : " (default)");
+    if (!name) fail("the alias analysis kind at " + hex(kind) + " is corrupt (" + std::to_string(value) + " is none of this build's)");
+    return *name + (set ? "" : " (default)");
   }
 
  private:
@@ -135,7 +136,13 @@ class SchemaPrinter {
   uint64_t at(const char* name) const { return p_.at(name); }
   uint64_t kind(const char* name) const { return p_.valueNamed("TypeKind", name); }
   uint64_t tag(const char* name) const { return p_.valueNamed("IValueTag", name); }
-  bool flag(uint64_t addr) const { return mem_.read<uint8_t>(addr, "a schema") != 0; }
+  // A bool member (or an optional's engaged flag): a byte that is 0 or 1, else corrupt memory
+  // (another byte would print, say, a keyword-only '*' no schema has).
+  bool flag(uint64_t addr) const {
+    const uint8_t byte = mem_.read<uint8_t>(addr, "a schema");
+    if (byte > 1) fail("a schema flag at " + hex(addr) + " is corrupt (a bool holding " + std::to_string(byte) + ")");
+    return byte != 0;
+  }
   uint64_t pointer(uint64_t addr, const char* what) const { return mem_.readPointer(addr, what); }
 
   std::string string(uint64_t addr, const char* what) const { return readCppString(mem_, addr, what); }
@@ -330,7 +337,11 @@ std::string dumpRegistered(const TorchView& tv, const TorchOperator& op) {
   std::string out = "name: " + op.name + "\n";
   if (auto debug = tv.schemaDebug(op)) {
     const uint64_t schema = op.entry + p.at("OperatorEntry_schema") + p.at("OptionalSchema_payload") + p.at("AnnotatedSchema_schema");
-    out += "schema: " + printer.schema(schema) + "\n";
+    const std::string text = printer.schema(schema);
+    // The schema names its operator, as the operator entry does.
+    if (text.compare(0, op.name.size() + 1, op.name + "(") != 0)
+      fail("the schema of " + op.name + " at " + hex(schema) + " is corrupt (it names '" + shown(text.substr(0, text.find('('))) + "')");
+    out += "schema: " + text + "\n";
     out += "debug: " + *debug + "\n";
     out += "alias analysis kind: " + printer.aliasAnalysis(schema) + "\n";
   } else {

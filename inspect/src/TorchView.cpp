@@ -3,6 +3,8 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -35,18 +37,45 @@ std::string baseName(const std::string& path) { return path.substr(path.rfind('/
 
 }  // namespace
 
-// The dynamic type of a C++ object with a vtable, as its typeinfo names it (mangled, without the
-// leading '*' of a local type), or "" when addr holds none: vptr, then vptr[-1] -> type_info,
-// whose name pointer follows its own vptr.
-std::string dynamicTypeName(const Remote& mem, uint64_t addr) {
+namespace {
+
+// A mangled type name as std::type_info::name() holds it: one the demangler reads whole.
+bool isMangledTypeName(const std::string& name) {
+  if (name.empty()) return false;
+  int status = 0;
+  char* text = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  std::free(text);
+  return status == 0;
+}
+
+}  // namespace
+
+// The dynamic type of a C++ object with a vtable, as its type_info names it: vptr, then vptr[-1]
+// -> type_info, whose name pointer follows its own vptr. Every step is checked, since a damaged
+// pointer leads to bytes that would read as a name: the vtable, the type_info and the name lie in
+// a module's read-only data, and the name is a valid mangled type name. "" with *why set when not.
+std::string checkedTypeName(const Remote& mem, uint64_t addr, std::string* why) {
+  auto inReadOnlyData = [&](uint64_t p) { return p % 8 == 0 && isReadOnlyData(mem.modules(), p); };
   try {
     const uint64_t vptr = mem.readPointer(addr, "an object");
+    if (!inReadOnlyData(vptr) || !inReadOnlyData(vptr - 8))
+      return *why = "its vtable pointer " + hex(vptr) + " points into no module's read-only data", "";
     const uint64_t type_info = mem.readPointer(vptr - 8, "a vtable");
-    std::string name = mem.readString(mem.readPointer(type_info + 8, "a type_info"), "a type name");
-    return !name.empty() && name[0] == '*' ? name.substr(1) : name;
-  } catch (const InspectError&) {
-    return "";
+    if (!inReadOnlyData(type_info)) return *why = "its vtable's type_info pointer " + hex(type_info) + " points into no module's read-only data", "";
+    const uint64_t name_at = mem.readPointer(type_info + 8, "a type_info");
+    if (!isReadOnlyData(mem.modules(), name_at)) return *why = "its type_info's name pointer " + hex(name_at) + " points into no module's read-only data", "";
+    std::string name = mem.readString(name_at, "a type name");
+    if (!name.empty() && name[0] == '*') name = name.substr(1);  // a local type's
+    if (!isMangledTypeName(name)) return *why = "its type name '" + shown(name) + "' is no mangled C++ name", "";
+    return name;
+  } catch (const InspectError& e) {
+    return *why = messageOf(e), "";
   }
+}
+
+std::string dynamicTypeName(const Remote& mem, uint64_t addr) {
+  std::string why;
+  return checkedTypeName(mem, addr, &why);
 }
 
 namespace {
@@ -218,34 +247,87 @@ TorchKernel TorchView::readKernel(uint64_t addr) const {
   return k;
 }
 
+namespace {
+
+// ska::flat_hash_map's fibonacci_hash_policy (c10/util/flat_hash_map.h, the policy of a map whose
+// hash, std::hash<DispatchKey>, is the key's value): the slot a key wants in a table of 2^bits
+// slots, and the lookups a table of that size allows (compute_max_lookups).
+uint64_t desiredSlot(uint64_t key, int bits) { return bits ? (11400714819323198485ull * key) >> (64 - bits) : 0; }
+int8_t maxLookups(int bits) { return static_cast<int8_t>(std::max(4, bits)); }
+
+}  // namespace
+
+// The table's stored entry for a slot: the KernelFunction c10 copied there (functor, boxed and
+// unboxed pointers; no debug string).
+TorchKernel TorchView::storedEntry(const TorchOperator& op, int slot) const {
+  TorchKernel k;
+  const uint64_t fn = op.entry + value("OperatorEntry_dispatchTable") + slot * value("sizeof_KernelFunction");
+  k.addr = fn;
+  k.functor = mem_.readPointer(fn + value("KernelFunction_functor"), "a dispatch table");
+  k.boxed = mem_.readPointer(fn + value("KernelFunction_boxed"), "a dispatch table");
+  k.unboxed = mem_.readPointer(fn + value("KernelFunction_unboxed"), "a dispatch table");
+  return k;
+}
+
+// The kernel map, checked as it is walked against what ska::flat_hash_map and c10 keep true of
+// it: a power-of-two table whose lookup bound matches its size; each entry in the slot its key
+// hashes to plus its distance; each key one of this build's keys that can hold kernels, once;
+// as many entries as the map counts; every list as long as its size and not empty; and a runtime
+// key's first kernel the one the dispatch table holds for it. A damaged byte that breaks none of
+// these would be a kernel listed under another key, printed as fact.
 std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(const TorchOperator& op) const {
   const uint64_t map = op.entry + value("OperatorEntry_kernels");
+  const std::string corrupt = "the kernel map of " + op.name + " at " + hex(map) + " is corrupt (";
   const uint64_t entries = mem_.readPointer(map + value("KernelMap_entries"), "a kernel map");
   const uint64_t slots_minus_one = mem_.readPointer(map + value("KernelMap_num_slots_minus_one"), "a kernel map");
   const int8_t max_lookups = mem_.read<int8_t>(map + value("KernelMap_max_lookups"), "a kernel map");
-  const uint64_t slots = slots_minus_one + static_cast<uint64_t>(std::max<int8_t>(max_lookups, 0));
-  if (slots > kMaxKernelSlots) fail("the kernel map of " + op.name + " is corrupt (" + std::to_string(slots) + " slots)");
+  const uint64_t num_elements = mem_.readPointer(map + value("KernelMap_num_elements"), "a kernel map");
+  if (slots_minus_one >= kMaxKernelSlots || (slots_minus_one & (slots_minus_one + 1)))
+    fail(corrupt + std::to_string(slots_minus_one) + "+1 slots)");
+  const int bits = slots_minus_one ? std::bit_width(slots_minus_one) : 0;
+  // An empty map points at ska's static empty table of min_lookups-1 lookups.
+  if (slots_minus_one ? max_lookups != maxLookups(bits) : max_lookups != 3)
+    fail(corrupt + std::to_string(max_lookups) + " lookups in " + std::to_string(slots_minus_one + 1) + " slots)");
+  if (!entries) fail(corrupt + "no table)");
+  const uint64_t slots = slots_minus_one + static_cast<uint64_t>(max_lookups);
   const uint64_t entry_size = value("sizeof_KernelMapEntry");
   std::vector<std::pair<int, std::vector<TorchKernel>>> out;
-  for (uint64_t i = 0; entries && i < slots; ++i) {
+  for (uint64_t i = 0; i < slots; ++i) {
     const uint64_t e = entries + i * entry_size;
-    if (mem_.read<int8_t>(e, "a kernel map entry") < 0) continue;  // distance_from_desired < 0: empty
+    const int8_t distance = mem_.read<int8_t>(e, "a kernel map entry");
+    if (distance < 0) continue;  // distance_from_desired < 0: empty
     const int key = mem_.read<uint16_t>(e + value("KernelMapEntry_key"), "a kernel map entry");
+    const KeyInfo* info = keys().byValue(key);
+    const std::string where = "entry " + std::to_string(i) + ", key " + std::to_string(key);
+    if (!info || (!info->alias && info->slot < 0) || key == 0) fail(corrupt + where + " is no key kernels are registered at)");
+    if (!slots_minus_one || distance >= max_lookups || desiredSlot(key, bits) + distance != i)
+      fail(corrupt + where + " (" + info->name + ") is not where its hash puts it)");
+    for (const auto& [k, _] : out)
+      if (k == key) fail(corrupt + info->name + " is in it twice)");
     const uint64_t head = e + value("KernelMapEntry_list");
     std::vector<TorchKernel> list;
     for (uint64_t node = mem_.readPointer(head, "a kernel list"); node != head; node = mem_.readPointer(node, "a kernel list")) {
       if (list.size() >= kMaxKernelsPerKey) fail("the kernel list of " + op.name + " does not end (corrupt memory)");
       list.push_back(readKernel(node + value("StdListNode_data")));
     }
+    const uint64_t size = mem_.readPointer(head + value("StdList_size"), "a kernel list");
+    if (list.empty() || size != list.size())
+      fail(corrupt + info->name + "'s list holds " + std::to_string(list.size()) + " kernels, its size says " + std::to_string(size) + ")");
+    if (!info->alias && static_cast<uint64_t>(info->slot) < value("count_table_slots") && !sameKernel(list.front(), storedEntry(op, info->slot)))
+      fail(corrupt + info->name + "'s kernel is not the one its dispatch table holds)");
     out.emplace_back(key, std::move(list));
   }
+  if (out.size() != num_elements)
+    fail(corrupt + "it holds " + std::to_string(out.size()) + " keys, its size says " + std::to_string(num_elements) + ")");
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
 std::optional<std::string> TorchView::schemaDebug(const TorchOperator& op) const {
   const uint64_t schema = op.entry + value("OperatorEntry_schema");
-  if (!mem_.read<uint8_t>(schema, "an operator schema")) return std::nullopt;  // optional<> disengaged
+  const uint8_t engaged = mem_.read<uint8_t>(schema, "an operator schema");
+  if (engaged > 1) fail("the schema of " + op.name + " at " + hex(schema) + " is corrupt (its optional's flag holds " + std::to_string(engaged) + ")");
+  if (!engaged) return std::nullopt;  // optional<> disengaged
   return readStdString(schema + value("OptionalSchema_payload") + value("AnnotatedSchema_debug"), "a schema debug string");
 }
 
@@ -329,15 +411,42 @@ const std::vector<TorchKernel>& TorchView::backendFallbacks() const {
   return *(fallbacks_ = all);
 }
 
+// A computed entry must be what c10 computed and stored in the table (the same rules, the same
+// kernel maps and fallbacks): a kernel map or fallback that says otherwise was damaged, and the
+// entry would be printed as fact. An ambiguous AutogradOther entry is c10's own sentinel kernel.
+TorchTableEntry TorchView::checkedEntry(const TorchOperator& op, const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels,
+                                        int key, const std::vector<TorchKernel>* table) const {
+  TorchTableEntry e = computeEntry(kernels, key);
+  if (e.slot < 0 || static_cast<uint64_t>(e.slot) >= value("count_table_slots") || e.ambiguous()) return e;
+  const TorchKernel stored = table ? (*table)[e.slot] : storedEntry(op, e.slot);
+  if (!sameKernel(e.present() ? e.kernel : TorchKernel{}, stored))
+    fail("the kernels of " + op.name + " are corrupt (for " + keys().name(key) + " its kernel map and fallbacks give " +
+         (e.present() ? "the kernel " + shown(e.kernel.debug) : std::string("none")) + ", its dispatch table holds another)");
+  return e;
+}
+
 std::vector<TorchTableEntry> TorchView::computedTable(const TorchOperator& op) const {
   const auto kernels = registered(op);
+  // The whole stored table in one read (106 entries of 32 bytes in 1.13).
+  const uint64_t size = value("sizeof_KernelFunction"), slots = value("count_table_slots");
+  const uint64_t functor = value("KernelFunction_functor"), boxed = value("KernelFunction_boxed"), unboxed = value("KernelFunction_unboxed");
+  if (size > 256 || slots > 4096 || std::max({functor, boxed, unboxed}) + 8 > size)
+    fail(refusal() + "its dispatch table has " + std::to_string(slots) + " entries of " + std::to_string(size) + " bytes");
+  std::vector<unsigned char> bytes(size * slots);
+  mem_.read(op.entry + value("OperatorEntry_dispatchTable"), bytes.data(), bytes.size(), "a dispatch table");
+  std::vector<TorchKernel> table(slots);
+  for (uint64_t s = 0; s < slots; ++s) {
+    std::memcpy(&table[s].functor, bytes.data() + s * size + functor, 8);
+    std::memcpy(&table[s].boxed, bytes.data() + s * size + boxed, 8);
+    std::memcpy(&table[s].unboxed, bytes.data() + s * size + unboxed, 8);
+  }
   std::vector<TorchTableEntry> out;
-  for (int key : keys().runtimeKeys()) out.push_back(computeEntry(kernels, key));
+  for (int key : keys().runtimeKeys()) out.push_back(checkedEntry(op, kernels, key, &table));
   return out;
 }
 
 TorchTableEntry TorchView::computedEntry(const TorchOperator& op, int key) const {
-  return computeEntry(registered(op), key);
+  return checkedEntry(op, registered(op), key);
 }
 
 std::string TorchView::tableRow(const TorchTableEntry& e) const {
@@ -435,11 +544,14 @@ std::string TorchView::kernelName(const TorchKernel& k) const {
 std::string TorchView::nameKernel(const TorchKernel& k) const {
   if (fallthrough_ && k.boxed == fallthrough_) return "c10::fallthrough_kernel";
   if (!k.valid()) return "(no kernel)";
-  if (k.functor) {
-    const std::string mangled = dynamicTypeName(mem_, k.functor);
-    const std::string type = mangled.empty() ? "" : functorTypeName(mangled);
+  if (k.functor) {  // an OperatorKernel: it has a vtable, and its type names the kernel
+    std::string why;
+    const std::string mangled = checkedTypeName(mem_, k.functor, &why);
+    if (mangled.empty())
+      fail("the functor at " + hex(k.functor) + " of the kernel " + shown(k.debug) + " is corrupt (" + why + ")");
+    const std::string type = functorTypeName(mangled);
     if (!type.empty()) return type;
-    if (!mangled.empty()) {  // a runtime functor: the function it wraps
+    {  // a runtime functor: the function it wraps
       const uint64_t target = mem_.readPointer(k.functor + value("RuntimeFunctor_kernel_func"), "a kernel functor");
       const std::string name = mem_.symbolize(target);
       return name.empty() ? "a function at " + hex(target) + " (no symbol: not exported)" : name;

@@ -27,6 +27,10 @@ struct TorchKernel {
   std::string debug;
   bool valid() const { return boxed != 0; }  // KernelFunction::isValid()
 };
+// The same KernelFunction: the same functor and functions.
+inline bool sameKernel(const TorchKernel& a, const TorchKernel& b) {
+  return a.functor == b.functor && a.boxed == b.boxed && a.unboxed == b.unboxed;
+}
 
 struct TorchOperator {
   uint64_t entry = 0;  // its impl::OperatorEntry
@@ -51,6 +55,9 @@ struct TorchTableEntry {
 // local type's leading '*'), or "" when addr holds none. Read through the vtable's RTTI slot,
 // which release builds keep: kernel functors and TensorImpls are named this way.
 std::string dynamicTypeName(const Remote& mem, uint64_t addr);
+// The same, or "" with *why saying which pointer or name is damaged (a vtable, type_info or name
+// outside read-only data, a name that is no mangled name).
+std::string checkedTypeName(const Remote& mem, uint64_t addr, std::string* why);
 
 // A std::string of libstdc++ (its data pointer, then its length), bounded.
 std::string readCppString(const Remote& mem, uint64_t addr, const char* what);
@@ -103,6 +110,9 @@ class TorchView {
   std::string readStdString(uint64_t addr, const char* what) const { return readCppString(mem_, addr, what); }
   TorchKernel readKernel(uint64_t addr) const;
   TorchTableEntry computeEntry(const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels, int key) const;
+  TorchTableEntry checkedEntry(const TorchOperator& op, const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels,
+                               int key, const std::vector<TorchKernel>* table = nullptr) const;
+  TorchKernel storedEntry(const TorchOperator& op, int slot) const;
   void validate() const;
   std::string nameKernel(const TorchKernel& k) const;
   const std::vector<TorchKernel>& backendFallbacks() const;
