@@ -28,6 +28,9 @@ class DwflTarget {
   // What the target lacks that a reader should know (a truncated core: which memory is missing),
   // one line each, without the "dscope: " prefix. None for a complete target.
   virtual std::vector<std::string> notes() const { return {}; }
+  // Why no answer read from the target stands, one line without the "dscope: " prefix (a process
+  // that exited while it was read); nullopt when it stands. Asked after the answer is made.
+  virtual std::optional<std::string> lost() const { return std::nullopt; }
 
  protected:
   // A module as libdwfl reported it: `file` is the file libdwfl opened for it, "" when it built the
