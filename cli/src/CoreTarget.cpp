@@ -52,7 +52,8 @@ void readNotes(Elf* elf, const GElf_Phdr& ph, std::vector<unsigned char>& auxv,
       std::memcpy(&r, &status.pr_reg, sizeof r);
       threads.push_back({status.pr_pid,
                          {r.rax, r.rdx, r.rcx, r.rbx, r.rsi, r.rdi, r.rbp, r.rsp, r.r8, r.r9, r.r10, r.r11, r.r12, r.r13,
-                          r.r14, r.r15, r.rip}});
+                          r.r14, r.r15, r.rip},
+                         r.fs_base});
     }
   }
 }
@@ -151,6 +152,9 @@ CoreTarget::CoreTarget(const std::string& core, const std::string& executable) :
   listModules();
   useCoreModules(core, executable);
   useThreads(dwflThreads());  // in the core's order: the thread that crashed first
+  std::map<int64_t, uint64_t> pointers;
+  for (const ThreadRegisters& t : threads_) pointers.emplace(t.tid, t.fs_base);
+  useThreadPointers(std::move(pointers));
   target_.is_core = 1;
   target_.memory_generation = 1;  // a core never changes
 }

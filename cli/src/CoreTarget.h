@@ -23,10 +23,11 @@ class CoreFile {
  public:
   // The threads' NT_PRSTATUS notes, in the core's order (the thread that crashed first): the tid
   // and the general registers as DWARF numbers them (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp,
-  // r8-r15, then rip).
+  // r8-r15, then rip), and its thread pointer (fs_base).
   struct ThreadRegisters {
     int64_t tid;
     uint64_t dwarf[17];
+    uint64_t fs_base;
   };
 
  protected:

@@ -92,6 +92,7 @@ DwflTarget::DwflTarget() {
   target_.thread_exists = &DwflTarget::threadExists;
   target_.mapping_starts = &DwflTarget::mappingStarts;
   target_.executable_build_id = &DwflTarget::executableBuildId;
+  target_.thread_pointer = &DwflTarget::threadPointer;
 }
 
 DwflTarget::~DwflTarget() {
@@ -284,6 +285,14 @@ int DwflTarget::executableBuildId(void* ctx, char* out, uint64_t out_size) {
   const auto& id = static_cast<DwflTarget*>(ctx)->executable_build_id_;
   if (id.empty() || out_size <= id.size()) return 1;
   std::snprintf(out, out_size, "%s", id.c_str());
+  return 0;
+}
+
+int DwflTarget::threadPointer(void* ctx, int64_t tid, uint64_t* addr) {
+  const auto& pointers = static_cast<DwflTarget*>(ctx)->thread_pointers_;
+  auto it = pointers.find(tid);
+  if (it == pointers.end()) return 1;
+  *addr = it->second;
   return 0;
 }
 

@@ -28,6 +28,9 @@ class DwflTarget {
   // What the target lacks that a reader should know (a truncated core: which memory is missing),
   // one line each, without the "dscope: " prefix. None for a complete target.
   virtual std::vector<std::string> notes() const { return {}; }
+  // Why no answer read from the target stands, one line without the "dscope: " prefix (a process
+  // that exited while it was read); nullopt when it stands. Asked after the answer is made.
+  virtual std::optional<std::string> lost() const { return std::nullopt; }
 
  protected:
   // A module as libdwfl reported it: `file` is the file libdwfl opened for it, "" when it built the
@@ -58,6 +61,9 @@ class DwflTarget {
   void useModules(std::vector<Module> modules, std::string executable_build_id, bool symbols);
   // Thread numbers from 1 in this order; the first is the selected thread.
   void useThreads(std::vector<int64_t> tids);
+  // Each thread's thread pointer (fs_base), by tid: what maps the tids to those the process knows
+  // its threads by in a pid namespace of its own (inspect.h thread_pointer).
+  void useThreadPointers(std::map<int64_t, uint64_t> pointers) { thread_pointers_ = std::move(pointers); }
   // The threads libdwfl lists, in its order.
   std::vector<int64_t> dwflThreads() const;
 
@@ -92,12 +98,14 @@ class DwflTarget {
   static int threadExists(void* ctx, int64_t tid);
   static int mappingStarts(void* ctx, uint64_t* starts, uint64_t max, uint64_t* count);
   static int executableBuildId(void* ctx, char* out, uint64_t out_size);
+  static int threadPointer(void* ctx, int64_t tid, uint64_t* addr);
 
   std::vector<Module> reported_;
   std::vector<Module> modules_;  // by start
   std::string executable_build_id_;
   bool symbols_ = true;
   std::vector<int64_t> tids_;
+  std::map<int64_t, uint64_t> thread_pointers_;
   std::unordered_map<std::string, uint64_t> symbols_by_name_;
   bool symbols_read_ = false;
   std::map<int64_t, Walk> walks_;

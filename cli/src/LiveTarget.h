@@ -5,7 +5,9 @@
 #pragma once
 
 #include <sys/types.h>
+#include <sys/user.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,8 +27,17 @@ class StoppedProcess {
   StoppedProcess(const StoppedProcess&) = delete;
   StoppedProcess& operator=(const StoppedProcess&) = delete;
 
+  // A stopped thread and its registers, read once when it stopped.
+  struct Thread {
+    pid_t tid;
+    int signal;  // to deliver when it is let go
+    user_regs_struct registers;
+  };
   // The stopped threads: the main thread (tid == pid) first, then the others in /proc's order.
-  std::vector<int64_t> stoppedTids() const;
+  const std::vector<Thread>& stopped() const { return stopped_; }
+  // Whether the process has exited (or been killed) since its threads were stopped: a stopped
+  // thread ends only with its whole process (exit_group, SIGKILL).
+  bool exited() const;
 
   pid_t pid_;
   int memory_fd_ = -1;  // /proc/PID/mem
@@ -37,7 +48,7 @@ class StoppedProcess {
   // Lets every stopped thread go.
   void letGo();
 
-  std::vector<std::pair<pid_t, int>> stopped_;  // (tid, signal to deliver when it is let go)
+  std::vector<Thread> stopped_;
 };
 
 class LiveTarget : private StoppedProcess, public DwflTarget {
@@ -46,7 +57,16 @@ class LiveTarget : private StoppedProcess, public DwflTarget {
   // process, permission denied, not x86-64, already traced); its threads are let go then too.
   explicit LiveTarget(pid_t pid);
 
+  // "process PID exited while it was read" once it has: what was read may be half of it.
+  std::optional<std::string> lost() const override;
+
  private:
+  // Reports the modules and threads to libdwfl and fills in the target.
+  void open();
+  // libdwfl's unwinder over the stopped threads, from the registers read when each stopped and the
+  // memory read(): libdwfl's own (dwfl_linux_proc_attach) attaches to the threads again, and aborts
+  // on a process that exits meanwhile.
+  void attachThreads();
   bool read(uint64_t addr, void* out, uint64_t size) const override;
 };
 

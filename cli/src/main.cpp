@@ -156,6 +156,7 @@ Answer runOn(Open open, const std::string& command) {
     if (!text) return {"dscope: out of memory\n", true, {}};
     Answer answer{text, is_error != 0, target->notes()};
     dscope_inspect_free(text);
+    if (auto lost = target->lost()) return {"dscope: " + *lost + "\n", true, {}};
     return answer;
   } catch (const std::exception& e) {  // its message names files: one printable line
     return {"dscope: " + printable(e.what()) + "\n", true, {}};

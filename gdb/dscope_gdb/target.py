@@ -33,6 +33,7 @@ _FRAME_WALK_END = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64
 _THREAD_EXISTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64)
 _EXECUTABLE_BUILD_ID = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64)
 _PLACE_BREAK_HOOK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+_THREAD_POINTER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64))
 _MAPPING_STARTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64,
                                    ctypes.POINTER(ctypes.c_uint64))
 
@@ -66,6 +67,7 @@ class _Target(ctypes.Structure):
         ("is_core", ctypes.c_int),
         ("place_break_hook", _PLACE_BREAK_HOOK),
         ("memory_generation", ctypes.c_uint64),
+        ("thread_pointer", _THREAD_POINTER),
     ]
 
 _INTERRUPTED = object()  # Inspect._call's answer after a Ctrl-C
@@ -301,6 +303,25 @@ def _thread_tid(_ctx, number, out):
 @_callback(_THREAD_EXISTS, failed=-1)  # -1: cannot tell
 def _thread_exists(_ctx, tid):
     return int(any(thread.ptid[1] == tid for thread in gdb.selected_inferior().threads()))
+
+
+@_callback(_THREAD_POINTER)
+def _thread_pointer(_ctx, tid, out):
+    """The fs_base register of the thread whose LWP is tid (its glibc struct pthread), read in its
+    innermost frame; the selected thread and frame are left as they were."""
+    thread = next((t for t in gdb.selected_inferior().threads() if t.ptid[1] == tid), None)
+    if thread is None:
+        return 1
+    selected = gdb.selected_thread()
+    frame = gdb.selected_frame() if selected is not None else None
+    try:
+        thread.switch()
+        out[0] = int(gdb.newest_frame().read_register("fs_base")) & _MASK64
+    finally:
+        if selected is not None and selected != thread:
+            selected.switch()
+            frame.select()
+    return 0
 
 
 def _file_mappings():
@@ -557,7 +578,7 @@ class Inspect:
         self._breaks = self._lib.dscope_breaks_new()
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _module_at, _evaluate,
                                _frame_variable, _thread_tid, 0, _stack_frame, 0, _frame_walk_end, _thread_exists, _mapping_starts,
-                               _executable_build_id, 0, _place_break_hook)
+                               _executable_build_id, 0, _place_break_hook, 0, _thread_pointer)
 
     def _take(self, pointer):
         try:

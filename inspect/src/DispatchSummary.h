@@ -30,7 +30,8 @@ struct DispatchLoop {
 
 // One thread's dispatch state.
 struct ThreadDispatchState {
-  int64_t tid = 0;
+  int64_t tid = 0;         // the debugger's (the target's) id of the thread
+  std::string shown_tid;   // how the text names it (ThreadIds::shown); "": tid
   std::string state;  // "alive" or "dead" (a record block's); "" (read from the stack)
   // Dispatches in progress (records), or kernel frames among the frames walked (stack).
   uint64_t depth = 0;

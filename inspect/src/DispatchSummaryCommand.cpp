@@ -44,7 +44,7 @@ std::vector<std::string> splitNames(const std::string& names) {
 }
 
 std::string threadText(const ProcessDispatchState& p, const ThreadDispatchState& t) {
-  std::string out = (t.tid == p.selected_tid ? "* " : "  ") + std::string("thread tid ") + std::to_string(t.tid) +
+  std::string out = (t.tid == p.selected_tid ? "* " : "  ") + std::string("thread tid ") + (t.shown_tid.empty() ? std::to_string(t.tid) : t.shown_tid) +
                     (t.state.empty() ? "" : " (" + t.state + ")") + ": ";
   if (!t.error.empty() && t.innermost.empty() && !t.loop) return out + t.error + "\n";
   if (p.source == "stack")

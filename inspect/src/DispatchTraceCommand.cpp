@@ -17,6 +17,7 @@
 #include "DispatchSummary.h"
 #include "Json.h"
 #include "StackChain.h"
+#include "ThreadLocal.h"
 #include "dscope/DispatchRecords.h"
 #include "dscope/format/DispatchRecord.h"
 
@@ -54,7 +55,7 @@ struct Chain {
 
   static Chain of(const ThreadBlock& b) {
     const dscope_thread_records* r = &b.records;
-    return {r->depth, [r](uint64_t d) { return debug::recordAt(*r, d); }, nullptr, r->tid};
+    return {r->depth, [r](uint64_t d) { return debug::recordAt(*r, d); }, nullptr, b.tid};
   }
   static Chain of(const StackChain& sc) {
     const StackChain* c = &sc;
@@ -178,7 +179,7 @@ class TracePrinter {
 
   std::string text(const Trace& t, const ThreadBlock& b, bool full) const {
     const auto& r = b.records;
-    std::string out = "thread tid " + std::to_string(r.tid) + (r.state == DSCOPE_THREAD_ALIVE ? " (alive)" : " (dead)");
+    std::string out = "thread tid " + b.shown_tid + (r.state == DSCOPE_THREAD_ALIVE ? " (alive)" : " (dead)");
     if (r.depth == 0) return out + ": no dispatch in progress\n";
     return out + ": dispatch depth " + groupThousands(r.depth) + "\n" + body(t, full);
   }
@@ -213,7 +214,7 @@ class TracePrinter {
 
   void json(Json& j, const Trace& t, const ThreadBlock& b, bool full) const {
     const auto& r = b.records;
-    j.beginObject().field("tid", static_cast<int64_t>(r.tid));
+    j.beginObject().field("tid", b.tid);
     j.field("state", r.state == DSCOPE_THREAD_ALIVE ? "alive" : "dead").field("depth", r.depth);
     jsonBody(j, t, full);
   }
@@ -262,7 +263,8 @@ class TracePrinter {
   // dispatch-summary's view of a block's chain (DispatchSummary.h).
   ThreadDispatchState state(const Trace& t, const ThreadBlock& b) const {
     ThreadDispatchState st;
-    st.tid = b.records.tid;
+    st.tid = b.tid;
+    st.shown_tid = b.shown_tid;
     st.state = b.records.state == DSCOPE_THREAD_ALIVE ? "alive" : "dead";
     st.depth = t.depth();
     if (const uint64_t d = t.depth() - 1; t.depth() && t.at(d) && !t.isCorrupt(d)) {
@@ -340,7 +342,7 @@ class TracePrinter {
     t.corrupt_limit = maxCorruptRecords(held);
     if (t.corrupt.size() > t.corrupt_limit) {
       const auto& [d, why] = *t.corrupt.begin();
-      fail("thread tid " + std::to_string(t.chain.tid) + ": " + std::to_string(t.corrupt.size()) + " of the " +
+      fail("thread tid " + rt_.mem().threadIds().shown(t.chain.tid) + ": " + std::to_string(t.corrupt.size()) + " of the " +
            std::to_string(held) + " records it holds are not dispatches (the first, at depth " + groupThousands(d) +
            " of " + groupThousands(t.depth()) + ": " + why + "): corrupt memory, or a depth the thread never reached");
     }
@@ -368,7 +370,7 @@ class TracePrinter {
       wildcards.insert(t.at(x));
     }
     for (const auto& [d, why] : t.corrupt)
-      rt_.warn("thread tid " + std::to_string(t.chain.tid) + ": the record at depth " + groupThousands(d) +
+      rt_.warn("thread tid " + rt_.mem().threadIds().shown(t.chain.tid) + ": the record at depth " + groupThousands(d) +
                " is corrupt (" + why + ")" + (d + 1 == t.depth() ? ": the innermost, perhaps caught being written" : "") +
                "; the chain is read around it");
   }
@@ -495,7 +497,8 @@ ProcessDispatchState recordsDispatchState(Session& s) {
   TracePrinter printer(rt);
   for (const ThreadBlock& b : rt.threadBlocks()) {
     ThreadDispatchState st;
-    st.tid = b.records.tid;
+    st.tid = b.tid;
+    st.shown_tid = b.shown_tid;
     st.error = b.corrupt.empty() ? "" : corruptBlockLine(b);
     if (st.error.empty()) {
       try {

@@ -5,6 +5,7 @@
 #include "CommandLine.h"
 #include "Commands.h"
 #include "Json.h"
+#include "ThreadLocal.h"
 
 namespace dscope::inspect {
 
@@ -67,7 +68,7 @@ std::string differenceText(uint64_t raw) {
 
 std::string tlsText(const ThreadBlock& b, DispatchKeySet included, DispatchKeySet excluded,
                     const std::optional<DispatchKeySet>& explain) {
-  std::string out = "thread tid " + std::to_string(b.records.tid) + ":\n";
+  std::string out = "thread tid " + b.shown_tid + ":\n";
   out += "  included: " + keySetWithRaw(included) + "\n";
   out += "  excluded: " + keySetWithRaw(excluded) + "\n";
   const uint64_t inc = included.raw_repr(), exc = excluded.raw_repr();
@@ -115,7 +116,7 @@ std::string runTls(Session& s, const ParsedArgs& args) {
   if (auto e = args.value("--explain")) explain = keySetArgument(s, *e);
   if (!args.has("--json")) return tlsText(b, included, excluded, explain);
   Json j;
-  j.beginObject().field("tid", static_cast<int64_t>(b.records.tid));
+  j.beginObject().field("tid", b.tid);
   j.field("state", b.records.state == DSCOPE_THREAD_ALIVE ? "alive" : "dead");
   j.key("included").beginObject();
   keysetJson(j, included);
@@ -183,11 +184,14 @@ std::string corruptBlockLine(const ThreadBlock& b) {
 const ThreadBlock& selectThread(const RuntimeView& rt, const std::vector<ThreadBlock>& blocks,
                                 const std::optional<std::string>& thread_option) {
   const Remote& mem = rt.mem();
+  const ThreadIds& ids = mem.threadIds();
+  // A block holds the id its thread knows itself by (in a pid namespace, not the debugger's tid).
   auto byTid = [&](int64_t tid) -> const ThreadBlock* {
     const ThreadBlock* dead = nullptr;
+    const int64_t own = ids.ownId(tid);
     for (const auto& b : blocks) {
-      if (b.records.tid != tid) continue;
-      if (!b.corrupt.empty()) fail("thread tid " + std::to_string(tid) + ": " + corruptBlockLine(b).substr(8));
+      if (b.records.tid != own && b.tid != tid) continue;
+      if (!b.corrupt.empty()) fail("thread tid " + ids.shown(tid) + ": " + corruptBlockLine(b).substr(8));
       if (b.records.state == DSCOPE_THREAD_ALIVE) return &b;
       if (!dead) dead = &b;  // a dead block keeps its last owner's tid
     }
@@ -199,8 +203,8 @@ const ThreadBlock& selectThread(const RuntimeView& rt, const std::vector<ThreadB
     for (const auto& b : blocks)
       if (!b.corrupt.empty()) why = corruptBlockLine(b).substr(8);
     if (!rt.warnings().empty()) why = rt.warnings().back();
-    if (!why.empty()) fail("thread tid " + std::to_string(tid) + " has no readable dispatch records: " + why);
-    fail("thread tid " + std::to_string(tid) + " has no dispatch records (it has not dispatched yet); "
+    if (!why.empty()) fail("thread tid " + ids.shown(tid) + " has no readable dispatch records: " + why);
+    fail("thread tid " + ids.shown(tid) + " has no dispatch records (it has not dispatched yet); "
          "`dispatch-trace --all` lists the threads that have");
   };
   if (thread_option) {

@@ -1,5 +1,7 @@
 #include "Remote.h"
 
+#include "ThreadLocal.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -246,6 +248,18 @@ std::optional<bool> Remote::threadExists(int64_t tid) const {
   const int answer = target_->thread_exists(target_->ctx, tid);
   if (answer != 0 && answer != 1) return std::nullopt;
   return answer == 1;
+}
+
+std::optional<uint64_t> Remote::threadPointer(int64_t tid) const {
+  if (!target_ || !target_->thread_pointer) return std::nullopt;
+  uint64_t addr = 0;
+  if (target_->thread_pointer(target_->ctx, tid, &addr) != 0) return std::nullopt;
+  return addr;
+}
+
+const ThreadIds& Remote::threadIds() const {
+  if (!thread_ids_) thread_ids_ = std::make_unique<ThreadIds>(*this);
+  return *thread_ids_;
 }
 
 std::vector<uint64_t> Remote::mappingStarts() const {

@@ -66,6 +66,8 @@ constexpr const char* kNoProcess = "no process or core file (start the program, 
 // memory_generation (inspect.h: the front end's word that nothing can have changed the memory),
 // so a stop, a continue or another process never sees stale bytes; writes and expression
 // evaluations drop what they may change.
+class ThreadIds;
+
 class Remote {
  public:
   // target may be null: then every read fails with "no process".
@@ -120,6 +122,10 @@ class Remote {
   int64_t selectedTid() const { return target_ ? target_->selected_tid : 0; }
   // Whether the process has a thread of that OS id; nullopt when the front end cannot tell.
   std::optional<bool> threadExists(int64_t tid) const;
+  // The thread pointer (fs_base) of thread tid; nullopt when the front end cannot tell.
+  std::optional<uint64_t> threadPointer(int64_t tid) const;
+  // The threads' ids as the process knows them (ThreadLocal.h), worked out on first use.
+  const ThreadIds& threadIds() const;
   // Where the target maps files from their first byte (empty when the front end cannot tell).
   std::vector<uint64_t> mappingStarts() const;
   // The build-id (hex) of the executable file the debugger opened, or "".
@@ -146,6 +152,7 @@ class Remote {
   mutable std::unordered_map<uint64_t, std::string> symbols_;          // symbolize() answers
   mutable std::unordered_map<uint64_t, FramePc> functions_[2];         // functionsAt() answers
   mutable std::optional<std::vector<ModuleMapping>> modules_;          // asked once per command
+  mutable std::unique_ptr<ThreadIds> thread_ids_;
 };
 
 }  // namespace dscope::inspect

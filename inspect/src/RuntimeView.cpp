@@ -7,6 +7,7 @@
 
 #include "CommandLine.h"
 #include "TargetImage.h"
+#include "ThreadLocal.h"
 #include "dscope/debug/Layout.h"
 
 namespace dscope::inspect {
@@ -423,10 +424,20 @@ std::vector<ThreadBlock> RuntimeView::threadBlocks() const {
       break;
     }
     b.corrupt = corruptBlock(b.records);
+    b.tid = b.records.tid;
+    b.shown_tid = std::to_string(b.tid);
     // An alive block belongs to a thread of this process (a child of fork() keeps its parent's).
-    if (b.corrupt.empty() && b.records.state == DSCOPE_THREAD_ALIVE && mem_.threadExists(b.records.tid) == false)
-      b.corrupt = "tid " + std::to_string(b.records.tid) + " is alive, but the process has no such thread "
-                  "(corrupt memory, or a block a fork() copied)";
+    // Its tid is the thread's own (in a pid namespace, not the debugger's): ThreadIds maps it.
+    if (b.corrupt.empty() && b.records.state == DSCOPE_THREAD_ALIVE) {
+      const ThreadIds& ids = mem_.threadIds();
+      if (ids.ownIdExists(b.records.tid) == false)
+        b.corrupt = "tid " + std::to_string(b.records.tid) + " is alive, but the process has no such thread "
+                    "(corrupt memory, or a block a fork() copied)";
+      else if (auto tid = ids.targetTid(b.records.tid); tid && *tid != b.tid) {
+        b.tid = *tid;
+        b.shown_tid = ids.shown(*tid);
+      }
+    }
     addr = reinterpret_cast<uint64_t>(b.records.next);
     blocks.push_back(std::move(b));
   }
@@ -438,7 +449,7 @@ std::vector<ThreadBlock> RuntimeView::threadBlocks() const {
 
 std::pair<DispatchKeySet, DispatchKeySet> RuntimeView::threadTls(const ThreadBlock& b) const {
   const dscope_thread_records& r = b.records;
-  const std::string who = "thread tid " + std::to_string(r.tid);
+  const std::string who = "thread tid " + b.shown_tid;
   if (r.state != DSCOPE_THREAD_ALIVE) fail(who + " has ended (its record block is dead): its thread-local key sets are gone");
   // Where the records pointer of the thread whose TLS `tls` is lies; it holds this block's address.
   // Unreadable there: a wild pointer, or a truncated core that lacks the thread's TLS (which of the

@@ -64,6 +64,11 @@ struct TableEntry {
 struct ThreadBlock {
   uint64_t addr = 0;
   dscope_thread_records records{};
+  // The thread as the target knows it: records.tid is the id the thread sees itself by, which in a
+  // pid namespace of its own is not the debugger's (ThreadIds). The block's own id when no thread
+  // has it (a dead block's, a corrupt one's).
+  int64_t tid = 0;
+  std::string shown_tid;  // "4242 (tid 5 in its pid namespace)", or "5" where the ids agree
   std::string corrupt;  // why its fields cannot be a thread's (tid, state, depth); "" when they can
 };
 

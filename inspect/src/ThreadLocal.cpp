@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace dscope::inspect {
@@ -40,23 +41,38 @@ std::string sharedObjectStem(const std::string& path) {
   return so == std::string::npos ? base : base.substr(0, so + 3);
 }
 
-// The struct pthread (= the thread pointer on x86-64) of thread `tid`, or 0.
-uint64_t threadPointer(const Remote& mem, int64_t tid) {
+constexpr int64_t kMaxTargetThreads = 1 << 16;  // thread numbers asked of the front end (thread_tid) at most
+constexpr int64_t kMaxGap = 256;
+constexpr uint64_t kMaxStackSize = uint64_t{1} << 30;  // a thread's stack pointer lies this close below its struct pthread
+constexpr int64_t kMaxThreadId = 1 << 22;        // the kernel's PID_MAX_LIMIT
+
+// glibc's threads: the struct pthread (= the thread pointer on x86-64) of each thread on
+// _rtld_global's thread lists (_dl_stack_user holds the initial thread and user stacks,
+// _dl_stack_used the rest), and the id it holds, the thread's own.
+std::vector<std::pair<uint64_t, int64_t>> glibcThreads(const Remote& mem) {
   auto rtld = mem.findSymbol("_rtld_global");
   if (!rtld) fail("cannot find the dynamic linker's _rtld_global (no process, or a static program)");
   const uint32_t next = descriptor(mem, "list_t_next").offset;
   const uint32_t list_in_thread = descriptor(mem, "pthread_list").offset;
   const uint32_t tid_in_thread = descriptor(mem, "pthread_tid").offset;
+  std::vector<std::pair<uint64_t, int64_t>> threads;
   for (const char* list : {"rtld_global__dl_stack_user", "rtld_global__dl_stack_used"}) {
     const uint64_t head = *rtld + descriptor(mem, list).offset;
     uint64_t node = mem.readPointer(head + next, "glibc's thread list");
     for (uint64_t n = 0; node != head; ++n) {
       if (n == kMaxThreads || node == 0) fail("glibc's thread list at " + hex(head) + " does not end (corrupt memory)");
       const uint64_t thread = node - list_in_thread;
-      if (mem.read<int32_t>(thread + tid_in_thread, "a glibc thread") == tid) return thread;
+      threads.emplace_back(thread, mem.read<int32_t>(thread + tid_in_thread, "a glibc thread"));
       node = mem.readPointer(node + next, "glibc's thread list");
     }
   }
+  return threads;
+}
+
+// The struct pthread of the thread the process knows as `tid`, or 0.
+uint64_t threadPointer(const Remote& mem, int64_t tid) {
+  for (const auto& [thread, own] : glibcThreads(mem))
+    if (own == tid) return thread;
   return 0;
 }
 
@@ -83,6 +99,126 @@ uint64_t tlsModuleId(const Remote& mem, const std::string& path, uint64_t start)
 }
 
 }  // namespace
+
+std::optional<int64_t> ThreadIds::ownIdByThreadPointer(int64_t tid) const {
+  auto it = by_pointer_.find(tid);
+  if (it != by_pointer_.end()) return it->second;
+  std::optional<int64_t> own;
+  try {
+    const auto pointer = mem_.threadPointer(tid);
+    if (pointer && *pointer) {
+      const int32_t id = mem_.read<int32_t>(*pointer + descriptor(mem_, "pthread_tid").offset, "a glibc thread");
+      // glibc's id of a thread that is ending (0) or is a fork()'s child being made (negative) tells nothing.
+      if (id > 0 && id <= kMaxThreadId) own = id;
+    }
+  } catch (const InspectError&) {
+    // A thread pointer aimed at memory the target lacks: that thread's own id is not known.
+  }
+  by_pointer_.emplace(tid, own);
+  return own;
+}
+
+int64_t ThreadIds::ownId(int64_t tid) const {
+  auto known = own_ids_.find(tid);
+  if (known != own_ids_.end()) return known->second;
+  return own_ids_[tid] = findOwnId(tid);
+}
+
+int64_t ThreadIds::findOwnId(int64_t tid) const {
+  if (auto own = ownIdByThreadPointer(tid)) return *own;
+  // Without thread pointers: a thread glibc knows by this very id is that thread (ids inside a
+  // namespace are small, and never also the outer id of one of the process's threads).
+  try {
+    for (const auto& [thread, own] : glibcThreads(mem_))
+      if (own == tid) return tid;
+  } catch (const InspectError&) {
+    // No glibc threads to read: the stacks cannot tell either.
+    return tid;
+  }
+  for (const auto& [own, target_tid] : byOwnId())
+    if (target_tid == tid) return own;
+  return tid;
+}
+
+const std::map<int64_t, int64_t>& ThreadIds::byOwnId() const {
+  if (by_own_) return *by_own_;
+  by_own_.emplace();
+  // A debugger's thread numbers have gaps where threads ended: the list ends after kMaxGap misses.
+  for (int64_t n = 1, misses = 0; n <= kMaxTargetThreads && misses < kMaxGap; ++n) {
+    const auto tid = mem_.threadTid(n);
+    misses = tid ? 0 : misses + 1;
+    if (!tid) continue;
+    const auto own = ownIdByThreadPointer(*tid);
+    if (!own) {  // a map with a hole would call that thread's blocks no thread's: try the stacks
+      by_own_->clear();
+      matchByStack();
+      break;
+    }
+    by_own_->emplace(*own, *tid);
+  }
+  return *by_own_;
+}
+
+// glibc puts a thread's struct pthread at the top of its stack block: a thread's is the lowest one
+// above its stack pointer. The initial thread's lies elsewhere (the dynamic linker's static TLS):
+// it is the one left over. Any doubt (a thread on no stack below a struct pthread, two threads on
+// one, a signal's alternate stack) leaves the map empty.
+void ThreadIds::matchByStack() const {
+  const dscope_target* t = mem_.target();
+  if (!t->stack_frame || !t->thread_tid) return;
+  std::map<uint64_t, int64_t> glibc;  // struct pthread -> own id, of the living threads
+  try {
+    for (const auto& [thread, own] : glibcThreads(mem_))
+      if (own > 0 && own <= kMaxThreadId) glibc.emplace(thread, own);
+  } catch (const InspectError&) {
+    return;
+  }
+  std::vector<int64_t> unplaced;
+  for (int64_t n = 1, misses = 0; n <= kMaxTargetThreads && misses < kMaxGap; ++n) {
+    int64_t tid = 0;
+    uint64_t pc = 0, sp = 0;
+    misses = t->thread_tid(t->ctx, n, &tid) == 0 ? 0 : misses + 1;
+    if (misses) continue;
+    auto above = t->stack_frame(t->ctx, tid, 0, &pc, &sp) == 0 ? glibc.upper_bound(sp) : glibc.end();
+    if (above == glibc.end() || above->first - sp > kMaxStackSize) {
+      unplaced.push_back(tid);
+      continue;
+    }
+    if (!by_own_->emplace(above->second, tid).second) {  // two threads below one struct pthread
+      by_own_->clear();
+      return;
+    }
+  }
+  std::vector<int64_t> left;  // the struct pthreads no thread's stack lies below
+  for (const auto& [thread, own] : glibc)
+    if (!by_own_->count(own)) left.push_back(own);
+  if (unplaced.size() > 1 || left.size() != unplaced.size() ||
+      (!unplaced.empty() && !by_own_->emplace(left.front(), unplaced.front()).second))
+    by_own_->clear();
+}
+
+std::optional<bool> ThreadIds::ownIdExists(int64_t own) const {
+  const auto direct = mem_.threadExists(own);
+  // Outside a namespace the ids agree; inside one, the process's ids are the namespace's small ones,
+  // none of which is also the outer id of one of its own threads.
+  if (direct == true) return true;
+  const auto& map = byOwnId();
+  if (!map.empty()) return map.count(own) != 0;
+  return direct;
+}
+
+std::optional<int64_t> ThreadIds::targetTid(int64_t own) const {
+  if (mem_.threadExists(own) == true) return own;
+  const auto& map = byOwnId();
+  auto it = map.find(own);
+  if (it != map.end()) return it->second;
+  return std::nullopt;
+}
+
+std::string ThreadIds::shown(int64_t tid) const {
+  const int64_t own = ownId(tid);
+  return std::to_string(tid) + (own == tid ? "" : " (tid " + std::to_string(own) + " in its pid namespace)");
+}
 
 std::optional<uint64_t> dynamicSymbolValue(const std::string& path, const std::string& name) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -114,8 +250,8 @@ std::optional<uint64_t> threadLocalAddress(const Remote& mem, int64_t tid, const
   if (tid <= 0) fail(kNoProcess);
   auto offset = dynamicSymbolValue(module_path, symbol);
   if (!offset) fail(module_path + " exports no " + symbol);
-  const uint64_t thread = threadPointer(mem, tid);
-  if (!thread) fail("thread tid " + std::to_string(tid) + " is on none of glibc's thread lists");
+  const uint64_t thread = threadPointer(mem, mem.threadIds().ownId(tid));
+  if (!thread) fail("thread tid " + mem.threadIds().shown(tid) + " is on none of glibc's thread lists");
   const uint64_t modid = tlsModuleId(mem, module_path, module.start);
   if (!modid) fail(baseName(module_path) + " has no TLS module id (not loaded by the dynamic linker?)");
   const uint64_t dtv = mem.readPointer(thread + descriptor(mem, "pthread_dtvp").offset, "a thread's DTV");

@@ -9,12 +9,52 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
 #include "Remote.h"
 
 namespace dscope::inspect {
+
+// Thread ids inside and outside a pid namespace. A process in a pid namespace of its own (a
+// container) knows its threads by that namespace's ids, and its memory holds those (our runtime's
+// record blocks, glibc's thread lists); the debugger, dscope or a core taken outside the namespace
+// (the target's threads) knows them by the outer ids. glibc writes each thread's id as the thread
+// itself sees it into its struct pthread, at the thread's thread pointer: the one map between the
+// two, for every front end, made from what the target tells (its threads, their thread pointers,
+// else their stack pointers).
+// Outside a namespace both ids are the same and nothing but the selected thread's is looked up.
+class ThreadIds {
+ public:
+  explicit ThreadIds(const Remote& mem) : mem_(mem) {}
+  // The id the process knows the target's thread `tid` by (tid itself when the target cannot tell).
+  int64_t ownId(int64_t tid) const;
+  // The target's tid of the thread the process knows as `own`; nullopt when the process has no such
+  // thread, or when the target cannot tell (threadExists: nullopt).
+  std::optional<int64_t> targetTid(int64_t own) const;
+  // Whether the process has a thread it knows as `own`; nullopt when the target cannot tell.
+  std::optional<bool> ownIdExists(int64_t own) const;
+  // How a thread is named: "4242 (tid 5 in its pid namespace)" where the process knows the
+  // target's thread 4242 as 5, "4242" where both ids agree.
+  std::string shown(int64_t tid) const;
+
+ private:
+  int64_t findOwnId(int64_t tid) const;
+  // The id glibc's struct pthread at thread `tid`'s thread pointer holds, nullopt when the target
+  // tells no thread pointer (LLDB 16) or it cannot be read.
+  std::optional<int64_t> ownIdByThreadPointer(int64_t tid) const;
+  // Every target thread by its own id, when each one's could be read (else empty).
+  const std::map<int64_t, int64_t>& byOwnId() const;
+  // byOwnId for a target that tells no thread pointers (LLDB 16): from the threads' stack
+  // pointers and where glibc keeps their struct pthread.
+  void matchByStack() const;
+
+  const Remote& mem_;
+  mutable std::map<int64_t, int64_t> own_ids_;                   // ownId's answers
+  mutable std::map<int64_t, std::optional<int64_t>> by_pointer_;  // ownIdByThreadPointer's answers
+  mutable std::optional<std::map<int64_t, int64_t>> by_own_;
+};
 
 // The address of the TLS symbol `symbol` of the module (its file, mapped at its start) in thread `tid`, or
 // nullopt when that thread has not allocated the module's TLS block yet (dynamic TLS is allocated

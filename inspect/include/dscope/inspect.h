@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 10
+#define DSCOPE_INSPECT_ABI_VERSION 11
 
 /* A value as the debugger sees it, described without reading through it (evaluate, frame_variable,
  * and the printers' dscope_value_summary): the library alone knows what the runtime's types hold.
@@ -110,6 +110,14 @@ typedef struct dscope_target {
    * no memory written and no function called). The library then keeps what one command read for
    * the next with the same id (pages, module list, symbol names); 0: keep nothing. */
   uint64_t memory_generation;
+
+  /* ---- pid namespaces: a process in a pid namespace of its own (a container) knows its threads by
+   * that namespace's ids, and its memory holds those (our runtime's record blocks, glibc's struct
+   * pthread); a debugger, dscope or a core taken outside it knows them by the outer ids. */
+  /* The thread pointer of thread `tid` (x86-64: its fs_base register) into *addr; 0 on success.
+   * glibc's struct pthread lies there, holding the thread's id as the thread itself sees it: the
+   * library maps the two ids with it. Optional (NULL: the ids are taken to be the same). */
+  int (*thread_pointer)(void* ctx, int64_t tid, uint64_t* addr);
 } dscope_target;
 
 enum dscope_frames_end {
