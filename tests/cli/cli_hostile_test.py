@@ -217,22 +217,22 @@ def check_torch_debuginfod(a):
     cores = sorted(workdir.glob("core*"))
     if not cores:
         return ["no core from the aborted PyTorch process in %s" % workdir]
+    # The answer: dscope's without the variable (GDB and lldb-16 print the same text), from its
+    # first line on (GDB says ahead of it that it does not use the server).
+    answer = lambda text: text[text.find("name: aten::mm"):] if "name: aten::mm" in text else text  # noqa: E731
+    env = dict(os.environ, DSCOPE_PROFILE_PATH=str(a.profiles))
+    plain = dscope(a, "core", cores[0], python, "op-table", "aten::mm", env=env)
+    problems = [] if "CPU: " in plain.stdout else ["dscope core on the PyTorch core: %s" % (plain.stdout + plain.stderr)[-1500:]]
     server = SilentServer()
-    problems = []
     debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
     for debugger, plugin in debuggers:
         argv = sessions.debugger_argv(debugger, str(plugin), python, core=cores[0], extra=["op-table aten::mm"])
-        env = dict(os.environ, DSCOPE_PROFILE_PATH=str(a.profiles))
-        plain = run(argv, env=env, timeout=300)
-        env.update(DEBUGINFOD_URLS=server.url, DEBUGINFOD_TIMEOUT="5",
-                   DEBUGINFOD_CACHE_PATH=str(fresh(workdir / ("cache-" + debugger))))
-        out = run(argv, env=env, timeout=300)
-        # The answer: from its first line on (GDB says ahead of it that it does not use the server).
-        answer = lambda text: text[text.find("name: aten::mm"):] if "name: aten::mm" in text else text  # noqa: E731
-        if server.accepted or answer(out.stdout) != answer(plain.stdout) or "CPU: " not in out.stdout:
+        out = run(argv, timeout=300, env=dict(env, DEBUGINFOD_URLS=server.url, DEBUGINFOD_TIMEOUT="5",
+                                             DEBUGINFOD_CACHE_PATH=str(fresh(workdir / ("cache-" + debugger)))))
+        if server.accepted or answer(out.stdout) != answer(plain.stdout):
             problems.append("%s `op-table aten::mm` with DEBUGINFOD_URLS: %d connections to the server, %s:\n%s" % (
-                debugger, len(server.accepted), "the answer without it" if answer(out.stdout) == answer(plain.stdout) else "not the answer"
-                " without it", (out.stdout + out.stderr)[-1500:]))
+                debugger, len(server.accepted), "dscope's answer" if answer(out.stdout) == answer(plain.stdout) else
+                "not dscope's answer", (out.stdout + out.stderr)[-1500:]))
         del server.accepted[:]
     return problems
 
