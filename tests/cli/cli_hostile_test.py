@@ -312,16 +312,16 @@ def check_bounds(a):
     claims = workdir / "claims.core.zst"
     zstd_zeros(claims, 10 * GiB, claim=True)
     out = dscope(a, "core", claims, env=env, limits=[(resource.RLIMIT_FSIZE, 64 << 20)])
-    problems += one_line(out, "cannot decompress %s (zstd): it says it expands to 10.0 GiB, more than a core "
-                              "compressed into 320.0 KiB holds; decompress it yourself to read it" % claims,
+    # (On a disk with less than 1.3 GiB free, the free space is the smaller bound, and named.)
+    problems += one_line(out, "cannot decompress %s (zstd): it says it expands to 10.0 GiB, more than " % claims,
                          "a 320 KiB .zst that says 10 GiB")
     # Saying nothing, it is stopped when it has written more than its size allows (1 GiB and 256
     # times its size), before the file size limit (ulimit -f) would stop it.
     silent = workdir / "silent.core.zst"
     zstd_zeros(silent, 2 * GiB, claim=False)
     out = dscope(a, "core", silent, env=env, limits=[(resource.RLIMIT_FSIZE, 3 * GiB // 2)])
-    problems += one_line(out, "cannot decompress %s (zstd): it expands to more than 1.0 GiB, more than a core "
-                              "compressed into 64.0 KiB holds" % silent, "a 64 KiB .zst that expands to 2 GiB")
+    problems += one_line(out, "cannot decompress %s (zstd): it expands to more than " % silent,
+                         "a 64 KiB .zst that expands to 2 GiB")
     dictionary = workdir / "dictionary.core.xz"
     xz_huge_dictionary(dictionary)
     out = dscope(a, "core", dictionary, env=env, limits=[(resource.RLIMIT_AS, GiB)])
