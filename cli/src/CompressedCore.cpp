@@ -29,10 +29,11 @@ namespace {
 enum class Compression { None, Zstd, Lz4, Xz };
 
 constexpr size_t kChunk = 1u << 20;
-// What a compressed core may expand to: 256 times its size, plus 1 GiB. A real core compresses
-// 3 to 30 times (zstd -19 on a mostly idle process: 60); a file that claims more is a bomb (a few
-// hundred KiB of zstd blocks that repeat one byte say 10 GB), refused before it fills the disk.
-// Who has such a core decompresses it (zstd -d) and names the plain file.
+// What a compressed core may expand to: 256 times its size, plus 1 GiB. Real cores compress 4 to
+// 6 times (zstd -1 and -19 on the samples' kernel cores and a PyTorch process's); zeros compress
+// 32 000 times (zstd's RLE blocks), so a few hundred KiB can say 10 GB: a file that expands past
+// this is refused before it fills the disk. Who has such a core decompresses it (zstd -d) and
+// names the plain file.
 constexpr uint64_t kMaxExpansion = 256;
 constexpr uint64_t kExpansionAllowance = uint64_t{1} << 30;
 // The decoders' own memory: a zstd window of at most 2^27 bytes (zstd's default limit, made
