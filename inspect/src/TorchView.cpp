@@ -541,6 +541,13 @@ std::string TorchView::kernelName(const TorchKernel& k) const {
   return kernel_names_[key] = nameKernel(k);
 }
 
+// A kernel's function pointer leads into a module's code, or the kernel is damaged.
+void TorchView::checkCode(const TorchKernel& k, uint64_t fn, const char* what) const {
+  if (!isCode(mem_.modules(), fn))
+    fail("the kernel " + shown(k.debug) + " at " + hex(k.addr) + " is corrupt (" + what + ", " + hex(fn) +
+         ", is in no module's code)");
+}
+
 std::string TorchView::nameKernel(const TorchKernel& k) const {
   if (fallthrough_ && k.boxed == fallthrough_) return "c10::fallthrough_kernel";
   if (!k.valid()) return "(no kernel)";
@@ -553,10 +560,12 @@ std::string TorchView::nameKernel(const TorchKernel& k) const {
     if (!type.empty()) return type;
     {  // a runtime functor: the function it wraps
       const uint64_t target = mem_.readPointer(k.functor + value("RuntimeFunctor_kernel_func"), "a kernel functor");
+      checkCode(k, target, "the function its functor wraps");
       const std::string name = mem_.symbolize(target);
       return name.empty() ? "a function at " + hex(target) + " (no symbol: not exported)" : name;
     }
   }
+  checkCode(k, k.boxed, "its boxed function");
   const std::string boxed = mem_.symbolize(k.boxed);
   return boxed.empty() ? "a boxed function at " + hex(k.boxed) + " (no symbol: not exported)" : boxed;
 }

@@ -115,6 +115,7 @@ class TorchView {
   TorchKernel storedEntry(const TorchOperator& op, int slot) const;
   void validate() const;
   std::string nameKernel(const TorchKernel& k) const;
+  void checkCode(const TorchKernel& k, uint64_t fn, const char* what) const;
   const std::vector<TorchKernel>& backendFallbacks() const;
   void checkOperators(uint64_t count, const std::vector<TorchOperator>& ops) const;
   std::string refusal() const;
