@@ -85,6 +85,10 @@ void RuntimeView::noRuntime(NoRuntime kind, const std::string& message) const {
   // A core opened with another program has no runtime where the debugger looks, or garbage there:
   // say what is wrong rather than what it looks like.
   if (std::string mismatch = programMismatch(mem_); !mismatch.empty()) fail(mismatch);
+  // A truncated core can have lost the library list, and with it the runtime's symbols: that is
+  // why, not a runtime that is not loaded yet.
+  if (kind == kNotLoaded && mem_.isCore())
+    if (std::string lost = libraryListLost(mem_); !lost.empty()) fail("no DispatchScope runtime can be found: " + lost);
   if (kind == kNotLoaded) fail<RuntimeNotLoaded>(message);
   fail(message);
 }

@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <mutex>
 
 #include <cstdio>
@@ -45,34 +47,92 @@ std::vector<unsigned char> headPages(const Remote& mem, uint64_t start) {
   return {};
 }
 
-// The build-id of the image at `bytes` when it is a program (it names an interpreter), else "".
-std::string programImageBuildId(std::vector<unsigned char>& bytes) {
-  if (bytes.size() < 64 || bytes[0] != 0x7f || bytes[1] != 'E' || bytes[2] != 'L' || bytes[3] != 'F') return "";
-  if (bytes[4] != ELFCLASS64) return "";
-  // Only the program headers are in these pages: the section header table lies at the end of the
-  // file, so the copy says it has none (libelf would look for it past the buffer).
+// libelf's view of the image whose first pages are `bytes`, or nullptr for no 64-bit ELF image.
+// Only the program headers are in these pages: the section header table lies at the end of the
+// file, so the copy is made to say it has none (libelf would look for it past the buffer).
+Elf* imageElf(std::vector<unsigned char>& bytes) {
+  if (bytes.size() < 64 || bytes[0] != 0x7f || bytes[1] != 'E' || bytes[2] != 'L' || bytes[3] != 'F') return nullptr;
+  if (bytes[4] != ELFCLASS64) return nullptr;
   auto* ehdr = reinterpret_cast<Elf64_Ehdr*>(bytes.data());
   ehdr->e_shoff = 0;
   ehdr->e_shnum = 0;
   ehdr->e_shstrndx = 0;
   elf_version(EV_CURRENT);
   Elf* elf = elf_memory(reinterpret_cast<char*>(bytes.data()), bytes.size());
-  if (!elf) return "";
-  std::string id;
-  size_t phnum = 0;
-  bool program = false;
-  if (elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &phnum) == 0) {
-    for (size_t i = 0; i < phnum && !program; ++i) {
-      GElf_Phdr phdr;
-      program = gelf_getphdr(elf, static_cast<int>(i), &phdr) && phdr.p_type == PT_INTERP;
-    }
+  if (elf && elf_kind(elf) != ELF_K_ELF) {
+    elf_end(elf);
+    return nullptr;
   }
-  if (program) id = gnuBuildId(elf);
+  return elf;
+}
+
+// The program headers of `elf`, in order.
+std::vector<GElf_Phdr> programHeaders(Elf* elf) {
+  std::vector<GElf_Phdr> out;
+  size_t phnum = 0;
+  if (elf_getphdrnum(elf, &phnum) != 0) return out;
+  for (size_t i = 0; i < phnum; ++i)
+    if (GElf_Phdr phdr; gelf_getphdr(elf, static_cast<int>(i), &phdr)) out.push_back(phdr);
+  return out;
+}
+
+bool isProgram(const std::vector<GElf_Phdr>& headers) {
+  return std::any_of(headers.begin(), headers.end(), [](const GElf_Phdr& h) { return h.p_type == PT_INTERP; });
+}
+
+// The build-id of the image at `bytes` when it is a program (it names an interpreter), else "".
+std::string programImageBuildId(std::vector<unsigned char>& bytes) {
+  Elf* elf = imageElf(bytes);
+  if (!elf) return "";
+  const std::string id = isProgram(programHeaders(elf)) ? gnuBuildId(elf) : "";
   elf_end(elf);
   return id;
 }
 
+// Where the program image mapped at `start` keeps its dynamic section in memory (PT_DYNAMIC's
+// address plus the load bias) and its size; nullopt for an image that is no program.
+std::optional<std::pair<uint64_t, uint64_t>> programDynamic(std::vector<unsigned char>& bytes, uint64_t start) {
+  Elf* elf = imageElf(bytes);
+  if (!elf) return std::nullopt;
+  const std::vector<GElf_Phdr> headers = programHeaders(elf);
+  elf_end(elf);
+  const auto load = std::find_if(headers.begin(), headers.end(), [](const GElf_Phdr& h) { return h.p_type == PT_LOAD; });
+  const auto dynamic = std::find_if(headers.begin(), headers.end(), [](const GElf_Phdr& h) { return h.p_type == PT_DYNAMIC; });
+  if (!isProgram(headers) || load == headers.end() || dynamic == headers.end()) return std::nullopt;
+  return std::pair{dynamic->p_vaddr - (load->p_vaddr & ~uint64_t{0xfff}) + start, dynamic->p_memsz};
+}
+
 }  // namespace
+
+std::string libraryListLost(const Remote& mem) {
+  constexpr uint64_t kMaxDynamicEntries = 512;  // a program has a few dozen
+  for (uint64_t start : mem.mappingStarts()) {
+    std::vector<unsigned char> bytes = headPages(mem, start);
+    const auto dynamic = programDynamic(bytes, start);
+    if (!dynamic) continue;
+    const auto [addr, size] = *dynamic;
+    try {
+      for (uint64_t i = 0; i < std::min(size / 16, kMaxDynamicEntries); ++i) {
+        const uint64_t tag = mem.read<uint64_t>(addr + 16 * i, "the program's dynamic section");
+        if (tag == DT_NULL) return "";
+        if (tag != DT_DEBUG) continue;
+        // ld.so writes &_r_debug here at start-up (0 before: a process stopped before it ran);
+        // r_debug's r_map, at 8, heads the list of loaded objects the debugger reads.
+        const uint64_t r_debug = mem.readPointer(addr + 16 * i + 8, "the program's DT_DEBUG entry");
+        if (!r_debug) return "";
+        const uint64_t r_map = mem.readPointer(r_debug + 8, "r_debug");
+        if (r_map) mem.readPointer(r_map + 24, "the first link_map entry");  // l_next
+        return "";
+      }
+    } catch (const InspectError& e) {
+      return "the core lacks the memory of the process's shared-library list (" + messageOf(e) +
+             "), so none of the libraries the process loaded is known, nor what they define (a truncated core: the "
+             "part cut off held it)";
+    }
+    return "";
+  }
+  return "";
+}
 
 std::string programBuildId(const Remote& mem) {
   for (uint64_t start : mem.mappingStarts()) {

@@ -17,6 +17,11 @@ std::string programBuildId(const Remote& mem);
 // is unknown; else the one line (without "dscope: ") saying they differ.
 std::string programMismatch(const Remote& mem);
 
+// "" when the program's shared-library list (DT_DEBUG -> r_debug -> the first link_map) is
+// readable, not yet set up, or there is no program image to ask; else the one line (without
+// "dscope: ") saying the core lacks it: a truncated core, whose debugger then knows no library.
+std::string libraryListLost(const Remote& mem);
+
 // The build-id (hex) of an ELF file on disk, or "" when it has none or cannot be read.
 std::string fileBuildId(const std::string& path);
 

@@ -246,15 +246,16 @@ def check_truncated(a):
         texts.append("".join(line for line in text.splitlines(True) if not line.startswith("note: ")))
     # The record of --json says it too. A g++ program holds its own copy of the runtime's descriptor
     # (a copy relocation) in the half kept, so the summary still names the loop; a clang program
-    # reaches it in the library, whose memory is in the half cut off (as gdb_truncated_core
-    # expects): then the record is an error record, with the note that says why.
+    # reaches it in the library, whose memory is in the half cut off with the library list (as
+    # gdb_truncated_core expects): then the record is an error record that says so, with the note.
     _, out = dscope(a, "core", "--json", core, program)
     record = json.loads(out.stdout) if out.stdout.startswith("{") else {}
     decoded = record.get("summary", {}).get("signature", {}).get("line")
     if a.compiler == "GNU":
         expected = decoded == "infinite-redispatch myops::my_add AutogradCPU kernel=my_add_autograd"
     else:
-        expected = record.get("error", "").startswith("dscope: no DispatchScope runtime in this process")
+        expected = record.get("error", "").startswith(
+            "dscope: no DispatchScope runtime can be found: the core lacks the memory of the process's shared-library list")
     if not any(n.startswith(note[len("note: "):]) for n in record.get("notes", [])) or not expected:
         problems.append("%s --json (%s): no truncation note, or not the %s: %s" % (
             core.name, a.compiler, "loop's signature" if a.compiler == "GNU" else "error record", out.stdout[:2000]))
