@@ -29,7 +29,7 @@ constexpr uint64_t kMaxProfileBytes = 1u << 20;  // a profile is ~12 KB
 constexpr uint64_t kMaxKeys = 4096;               // c10's DispatchKey is a uint16_t; builds have ~130
 constexpr uint64_t kMaxTableSlots = 4096;
 constexpr uint64_t kMaxOffset = 1u << 16;         // a member offset or a struct size
-constexpr uint64_t kMaxFromSymbol = uint64_t{1} << 34;  // a static's distance from an exported function
+constexpr uint64_t kMaxFromSymbol = uint64_t{1} << 30;  // a static's distance from an exported function in one library
 
 // What every reader looks up (TorchView, TorchSchema, TorchBreak, TorchTrace, TorchCommands):
 // all present, checked once at load, so no command finds one missing half-way.
@@ -291,6 +291,9 @@ void checkKeys(const TorchProfile& p, const std::vector<KeyInfo>& keys, const st
     if ((k.bits & ~all_bits) || popcount(backend) > 1 || popcount(functionality) > 1 || (backend && !functionality))
       bad(key + " has bits " + hex(k.bits) + ", not one functionality bit and at most one of the " + std::to_string(backends) +
           " backend bits");
+    // An autograd key's backends (getBackendKeySetFromAutograd) are its own backend's keys.
+    if ((k.autograd_backends & ~all_bits) || (backend && k.autograd_backends && (k.autograd_backends & backend_mask) != backend))
+      bad(key + " has autograd-backends " + hex(k.autograd_backends) + ", not its own backend's");
   }
   for (const auto& k : keys)
     for (int a : k.in_aliases)
@@ -319,11 +322,14 @@ void checkKeys(const TorchProfile& p, const std::vector<KeyInfo>& keys, const st
   }
   if (runtime_order.empty() || runtime_order.front() != 0) bad("its runtime-keys do not start with Undefined");
   std::set<int> runtime_seen, slot_seen;
+  std::set<uint64_t> bits_seen;
   for (int v : runtime_order) {
     if (static_cast<uint64_t>(v) >= count || !by_value[v] || by_value[v]->alias || !runtime_seen.insert(v).second)
       bad("runtime key " + std::to_string(v) + " is not a distinct runtime key of its key table");
     if (v != 0 && (by_value[v]->slot < 0 || !slot_seen.insert(by_value[v]->slot).second))
       bad("runtime key " + by_value[v]->name + " has no slot of its own");
+    if (v != 0 && !bits_seen.insert(by_value[v]->bits).second)
+      bad("runtime key " + by_value[v]->name + " has the bits of another runtime key (" + hex(by_value[v]->bits) + ")");
   }
   // c10's default TLS sets: included {BackendSelect, ADInplaceOrView}, excluded every Autocast key.
   uint64_t autocast = 0;

@@ -18,7 +18,7 @@ dscope core, GDB and lldb-16: exactly one line, the `dscope:` line naming the pr
 wrong with it.
 
 --fuzz: seeded mutations (numbers, names, truncation, duplicated lines, garbage bytes, special
-files), each run with two of the commands in turn in `dscope core` (--all-commands: all), and a
+files; a third of them absurd numbers sealed again), each run with two of the commands in turn in `dscope core` (--all-commands: all), and a
 sample of them with every command in one GDB and one lldb-16 session.
 Every run must end in time, not crash, print no traceback, and answer each command exactly as
 with the pristine profile or with exactly one `dscope:` line naming the profile. Most mutations
@@ -320,6 +320,35 @@ def random_mutation(pristine, rng):
     return kind + ": " + what, "".join(body)
 
 
+ABSURD = ["-5", "-1", "2147483648", "4294967296", "18446744073709551615", "18446744073709551616", "0x", "12abc"]
+
+
+def sealed_absurd_number(pristine, rng):
+    """A seeded absurd number (negative, >= 2^31, junk) in a key, backend, runtime-keys or value
+    line, sealed again: the range and consistency checks must refuse it whichever line it lands
+    in. Not in name-table lines or set_autogradother_backends, where such a value can be another
+    build's (only the digest protects those)."""
+    body = lines_of(pristine)
+    candidates = [i for i, l in enumerate(body) if i > 0 and not l.startswith(("name ", "set_autogradother_backends",
+                                                                                 "symbol ", "build-id ", "version ", "runtime "))]
+    i = rng.choice(candidates)
+    words = body[i].rstrip("\n").split(" ")
+    numeric = [j for j, w in enumerate(words) if j > 0 and (w.split("=", 1)[-1][:1].isdigit() or w.startswith("slot="))]
+    if not numeric:
+        return None
+    j, new = rng.choice(numeric), rng.choice(ABSURD)
+    w = words[j]
+    if "=" in w:
+        head, args = w.split("=", 1)
+        parts = args.split(",")
+        parts[rng.randrange(len(parts))] = new
+        words[j] = head + "=" + ",".join(parts)
+    else:
+        words[j] = new
+    body[i] = " ".join(words) + "\n"
+    return "sealed: line %d word %d -> %s" % (i + 1, j, new), sealed("".join(body))
+
+
 def mutations(pristine, seed, count):
     """[(name, kind, content)]: the special files, every sealed target, then seeded random ones."""
     out = [("fifo", "fifo", None), ("/dev/zero", "devzero", None), ("directory", "dir", None), ("empty", "text", ""),
@@ -328,8 +357,9 @@ def mutations(pristine, seed, count):
     out += [(n, "text", t) for n, t in sealed_targets(pristine)]
     rng = random.Random(seed)
     while len(out) < count:
-        name, text = random_mutation(pristine, rng)
-        out.append((name, "text", text))
+        made = sealed_absurd_number(pristine, rng) if len(out) % 3 == 0 else random_mutation(pristine, rng)
+        if made:
+            out.append((made[0], "text", made[1]))
     return out
 
 
@@ -474,7 +504,7 @@ def main():
     mode.add_argument("--headline", action="store_true")
     mode.add_argument("--fuzz", action="store_true")
     p.add_argument("--seed", type=int, default=33)
-    p.add_argument("--count", type=int, default=80,
+    p.add_argument("--count", type=int, default=96,
                    help="mutations in all (at least the special files and sealed targets, 64), the rest seeded random ones")
     p.add_argument("--all-commands", action="store_true", help="every command on every mutation in dscope core")
     p.add_argument("--only", type=int)
