@@ -332,14 +332,14 @@ def random_mutation(t, rng, maps):
 
 
 def mutations(t, seed, count, headline_only):
-    """The headline mutations (--headline), or a seeded sample of the others (two thirds of
+    """The headline mutations (--headline), or a seeded sample of the others (three quarters of
     count) and random flips up to count: the headline ones have a test of their own."""
     rng = random.Random(seed)
     headline, rest = fixed_mutations(t)
     if headline_only:
         return headline
     maps = {op: t.kernel_map(op) for op in ("aten::mm", "dscope_cpp::twice", "dscope_cpp::combine")}
-    n_rest = min(len(rest), (count * 2 + 2) // 3)
+    n_rest = min(len(rest), count - count // 4)
     chosen = [rest[i] for i in sorted(rng.sample(range(len(rest)), n_rest))]
     return chosen + [random_mutation(t, rng, maps) for _ in range(max(0, count - n_rest))]
 
