@@ -555,22 +555,41 @@ FramePc functionsAt(const std::vector<ModuleMapping>& modules, uint64_t addr, bo
   return at;
 }
 
-bool isReadOnlyData(const std::vector<ModuleMapping>& modules, uint64_t addr) {
+namespace {
+
+// The flags (PF_R/W/X) of the module segment holding addr, PF_R|PF_W made PF_R where PT_GNU_RELRO
+// covers it; nullopt where no module holds it.
+std::optional<uint32_t> segmentFlags(const std::vector<ModuleMapping>& modules, uint64_t addr) {
   std::lock_guard<std::mutex> lock(symbolizer_mutex);
   uint64_t bias = 0;
   const ModuleFile* m = moduleHolding(modules, addr, &bias);
   Dwarf_Addr elf_bias = 0;
   Elf* elf = m ? dwfl_module_getelf(m->module, &elf_bias) : nullptr;
   size_t count = 0;
-  if (!elf || elf_getphdrnum(elf, &count) != 0) return false;
+  if (!elf || elf_getphdrnum(elf, &count) != 0) return std::nullopt;
   const uint64_t file_addr = addr - bias;
+  std::optional<uint32_t> flags;
+  bool relro = false;
   for (size_t i = 0; i < count; ++i) {
     GElf_Phdr ph;
     if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || file_addr < ph.p_vaddr || file_addr >= ph.p_vaddr + ph.p_memsz) continue;
-    if (ph.p_type == PT_GNU_RELRO) return true;
-    if (ph.p_type == PT_LOAD && !(ph.p_flags & (PF_W | PF_X))) return true;
+    if (ph.p_type == PT_GNU_RELRO) relro = true;
+    if (ph.p_type == PT_LOAD) flags = ph.p_flags;
   }
-  return false;
+  if (flags && relro) *flags &= ~static_cast<uint32_t>(PF_W);
+  return flags;
+}
+
+}  // namespace
+
+bool isReadOnlyData(const std::vector<ModuleMapping>& modules, uint64_t addr) {
+  const auto flags = segmentFlags(modules, addr);
+  return flags && !(*flags & (PF_W | PF_X));
+}
+
+bool isCode(const std::vector<ModuleMapping>& modules, uint64_t addr) {
+  const auto flags = segmentFlags(modules, addr);
+  return flags && (*flags & PF_X);
 }
 
 std::string describeFileAddress(const std::string& path, uint64_t addr) {

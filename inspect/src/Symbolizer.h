@@ -35,6 +35,9 @@ std::string describeFileAddress(const std::string& path, uint64_t addr);
 // position-independent code keeps vtables and type_info objects). False where no module holds it.
 // A pointer that must lead to a vtable or a type name and does not is corrupt memory.
 bool isReadOnlyData(const std::vector<ModuleMapping>& modules, uint64_t addr);
+// Whether addr lies in a module's code (an executable segment of its file): where a function
+// pointer must point.
+bool isCode(const std::vector<ModuleMapping>& modules, uint64_t addr);
 
 // What runs at a code address, as a stack walk needs it: `names` are the calls inlined there,
 // innermost first, then the function they were inlined into (from DWARF; without DWARF that
