@@ -58,7 +58,7 @@ std::string checkedTypeName(const Remote& mem, uint64_t addr, std::string* why) 
   auto inReadOnlyData = [&](uint64_t p) { return p % 8 == 0 && isReadOnlyData(mem.modules(), p); };
   try {
     const uint64_t vptr = mem.readPointer(addr, "an object");
-    if (!inReadOnlyData(vptr) || !inReadOnlyData(vptr - 8))
+    if (!inReadOnlyData(vptr))  // vptr[-1] then lies in the same segment, or the type_info check fails
       return *why = "its vtable pointer " + hex(vptr) + " points into no module's read-only data", "";
     const uint64_t type_info = mem.readPointer(vptr - 8, "a vtable");
     if (!inReadOnlyData(type_info)) return *why = "its vtable's type_info pointer " + hex(type_info) + " points into no module's read-only data", "";
@@ -276,6 +276,11 @@ TorchKernel TorchView::storedEntry(const TorchOperator& op, int slot) const {
 // key's first kernel the one the dispatch table holds for it. A damaged byte that breaks none of
 // these would be a kernel listed under another key, printed as fact.
 std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(const TorchOperator& op) const {
+  return registered(op, nullptr);
+}
+
+std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(const TorchOperator& op,
+                                                                             const std::vector<TorchKernel>* table) const {
   const uint64_t map = op.entry + value("OperatorEntry_kernels");
   const std::string corrupt = "the kernel map of " + op.name + " at " + hex(map) + " is corrupt (";
   const uint64_t entries = mem_.readPointer(map + value("KernelMap_entries"), "a kernel map");
@@ -313,7 +318,7 @@ std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(cons
     const uint64_t size = mem_.readPointer(head + value("StdList_size"), "a kernel list");
     if (list.empty() || size != list.size())
       fail(corrupt + info->name + "'s list holds " + std::to_string(list.size()) + " kernels, its size says " + std::to_string(size) + ")");
-    if (!info->alias && static_cast<uint64_t>(info->slot) < value("count_table_slots") && !sameKernel(list.front(), storedEntry(op, info->slot)))
+    if (!info->alias && static_cast<uint64_t>(info->slot) < value("count_table_slots") && !sameKernel(list.front(), table ? (*table)[info->slot] : storedEntry(op, info->slot)))
       fail(corrupt + info->name + "'s kernel is not the one its dispatch table holds)");
     out.emplace_back(key, std::move(list));
   }
@@ -426,7 +431,6 @@ TorchTableEntry TorchView::checkedEntry(const TorchOperator& op, const std::vect
 }
 
 std::vector<TorchTableEntry> TorchView::computedTable(const TorchOperator& op) const {
-  const auto kernels = registered(op);
   // The whole stored table in one read (106 entries of 32 bytes in 1.13).
   const uint64_t size = value("sizeof_KernelFunction"), slots = value("count_table_slots");
   const uint64_t functor = value("KernelFunction_functor"), boxed = value("KernelFunction_boxed"), unboxed = value("KernelFunction_unboxed");
@@ -440,6 +444,7 @@ std::vector<TorchTableEntry> TorchView::computedTable(const TorchOperator& op) c
     std::memcpy(&table[s].boxed, bytes.data() + s * size + boxed, 8);
     std::memcpy(&table[s].unboxed, bytes.data() + s * size + unboxed, 8);
   }
+  const auto kernels = registered(op, &table);
   std::vector<TorchTableEntry> out;
   for (int key : keys().runtimeKeys()) out.push_back(checkedEntry(op, kernels, key, &table));
   return out;

@@ -113,6 +113,8 @@ class TorchView {
   TorchTableEntry checkedEntry(const TorchOperator& op, const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels,
                                int key, const std::vector<TorchKernel>* table = nullptr) const;
   TorchKernel storedEntry(const TorchOperator& op, int slot) const;
+  std::vector<std::pair<int, std::vector<TorchKernel>>> registered(const TorchOperator& op,
+                                                                   const std::vector<TorchKernel>* table) const;
   void validate() const;
   std::string nameKernel(const TorchKernel& k) const;
   void checkCode(const TorchKernel& k, uint64_t fn, const char* what) const;
