@@ -143,18 +143,19 @@ int64_t ThreadIds::findOwnId(int64_t tid) const {
 const std::map<int64_t, int64_t>& ThreadIds::byOwnId() const {
   if (by_own_) return *by_own_;
   by_own_.emplace();
+  complete_ = true;
   // A debugger's thread numbers have gaps where threads ended: the list ends after kMaxGap misses.
   for (int64_t n = 1, misses = 0; n <= kMaxTargetThreads && misses < kMaxGap; ++n) {
     const auto tid = mem_.threadTid(n);
     misses = tid ? 0 : misses + 1;
     if (!tid) continue;
-    const auto own = ownIdByThreadPointer(*tid);
-    if (!own) {  // a map with a hole would call that thread's blocks no thread's: try the stacks
-      by_own_->clear();
-      matchByStack();
-      break;
-    }
-    by_own_->emplace(*own, *tid);
+    if (const auto own = ownIdByThreadPointer(*tid)) by_own_->emplace(*own, *tid);
+    else complete_ = false;  // no registers (GDB lists a namespaced core's threads twice: see targetTid)
+  }
+  if (by_own_->empty()) {  // no thread pointers at all: the stacks tell
+    complete_ = false;
+    matchByStack();
+    complete_ = !by_own_->empty();
   }
   return *by_own_;
 }
@@ -203,16 +204,21 @@ std::optional<bool> ThreadIds::ownIdExists(int64_t own) const {
   // none of which is also the outer id of one of its own threads.
   if (direct == true) return true;
   const auto& map = byOwnId();
-  if (!map.empty()) return map.count(own) != 0;
-  return direct;
+  if (map.count(own)) return true;
+  return complete_ ? std::optional<bool>(false) : direct;
 }
 
 std::optional<int64_t> ThreadIds::targetTid(int64_t own) const {
-  if (mem_.threadExists(own) == true) return own;
+  const bool exists = mem_.threadExists(own) == true;
+  // A thread of that id is the one, unless its thread pointer says it is another thread's or has
+  // none: GDB on a core of a namespaced process lists glibc's threads (libthread_db) a second time
+  // under their namespace ids, without registers, beside the core's threads.
+  const dscope_target* t = mem_.target();
+  if (exists && (!t || !t->thread_pointer || ownIdByThreadPointer(own) == own)) return own;
   const auto& map = byOwnId();
   auto it = map.find(own);
   if (it != map.end()) return it->second;
-  return std::nullopt;
+  return exists ? std::optional<int64_t>(own) : std::nullopt;
 }
 
 std::string ThreadIds::shown(int64_t tid) const {

@@ -44,7 +44,7 @@ class ThreadIds {
   // The id glibc's struct pthread at thread `tid`'s thread pointer holds, nullopt when the target
   // tells no thread pointer (LLDB 16) or it cannot be read.
   std::optional<int64_t> ownIdByThreadPointer(int64_t tid) const;
-  // Every target thread by its own id, when each one's could be read (else empty).
+  // The target's threads by their own ids, those whose own id could be read (complete_: all).
   const std::map<int64_t, int64_t>& byOwnId() const;
   // byOwnId for a target that tells no thread pointers (LLDB 16): from the threads' stack
   // pointers and where glibc keeps their struct pthread.
@@ -54,6 +54,7 @@ class ThreadIds {
   mutable std::map<int64_t, int64_t> own_ids_;                   // ownId's answers
   mutable std::map<int64_t, std::optional<int64_t>> by_pointer_;  // ownIdByThreadPointer's answers
   mutable std::optional<std::map<int64_t, int64_t>> by_own_;
+  mutable bool complete_ = false;
 };
 
 // The address of the TLS symbol `symbol` of the module (its file, mapped at its start) in thread `tid`, or

@@ -223,7 +223,8 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
   c_.thread_exists = &LldbTarget::threadExists;
   c_.mapping_starts = &LldbTarget::mappingStarts;
   c_.executable_build_id = &LldbTarget::executableBuildId;
-  c_.thread_pointer = &LldbTarget::threadPointer;
+  // thread_pointer stays NULL: lldb-16 has no fs_base register, live or in a core (the library
+  // matches threads by their stacks instead).
   c_.is_core = core_ ? 1 : 0;  // place_break_hook stays NULL: DispatchBreak.cpp places the hook pending
   c_.selected_tid = 0;
   c_.memory_generation = 0;
@@ -590,20 +591,6 @@ int LldbTarget::threadExists(void* ctx, int64_t tid) {
   auto* self = static_cast<LldbTarget*>(ctx);
   if (!(self->live_ || self->core_)) return -1;
   return self->process_.GetThreadByID(static_cast<lldb::tid_t>(tid)).IsValid() ? 1 : 0;
-}
-
-int LldbTarget::threadPointer(void* ctx, int64_t tid, uint64_t* addr) {
-  auto* self = static_cast<LldbTarget*>(ctx);
-  if (!(self->live_ || self->core_)) return 1;
-  lldb::SBThread thread = self->process_.GetThreadByID(static_cast<lldb::tid_t>(tid));
-  if (!thread.IsValid()) return 1;
-  // The innermost frame's fs_base: the thread's own (x86-64 Linux, live and in a core).
-  lldb::SBValue fs_base = thread.GetFrameAtIndex(0).FindRegister("fs_base");
-  lldb::SBError error;
-  const uint64_t value = fs_base.IsValid() ? fs_base.GetValueAsUnsigned(error, 0) : 0;
-  if (!fs_base.IsValid() || error.Fail()) return 1;
-  *addr = value;
-  return 0;
 }
 
 int LldbTarget::mappingStarts(void* ctx, uint64_t* starts, uint64_t max, uint64_t* count) {

@@ -71,7 +71,6 @@ class LldbTarget {
   static int threadExists(void* ctx, int64_t tid);
   static int mappingStarts(void* ctx, uint64_t* starts, uint64_t max, uint64_t* count);
   static int executableBuildId(void* ctx, char* out, uint64_t out_size);
-  static int threadPointer(void* ctx, int64_t tid, uint64_t* addr);
 
   lldb::SBAddress resolveLoadAddress(uint64_t addr);
   bool read(uint64_t addr, void* out, uint64_t size);
