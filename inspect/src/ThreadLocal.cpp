@@ -149,8 +149,16 @@ const std::map<int64_t, int64_t>& ThreadIds::byOwnId() const {
     const auto tid = mem_.threadTid(n);
     misses = tid ? 0 : misses + 1;
     if (!tid) continue;
-    if (const auto own = ownIdByThreadPointer(*tid)) by_own_->emplace(*own, *tid);
-    else complete_ = false;  // no registers (GDB lists a namespaced core's threads twice: see targetTid)
+    const auto own = ownIdByThreadPointer(*tid);
+    if (!own) {
+      complete_ = false;
+      continue;
+    }
+    // Two threads of one own id: the debugger lists a thread twice, once under its namespace id
+    // (GDB on a core of a namespaced process adds glibc's threads from libthread_db): the other
+    // id is the thread's.
+    auto [at, added] = by_own_->emplace(*own, *tid);
+    if (!added && at->second == *own) at->second = *tid;
   }
   if (by_own_->empty()) {  // no thread pointers at all: the stacks tell
     complete_ = false;
@@ -210,11 +218,11 @@ std::optional<bool> ThreadIds::ownIdExists(int64_t own) const {
 
 std::optional<int64_t> ThreadIds::targetTid(int64_t own) const {
   const bool exists = mem_.threadExists(own) == true;
-  // A thread of that id is the one, unless its thread pointer says it is another thread's or has
-  // none: GDB on a core of a namespaced process lists glibc's threads (libthread_db) a second time
-  // under their namespace ids, without registers, beside the core's threads.
+  // A thread of that id is the one where the target tells no thread pointers (LLDB: the map would
+  // come from the stacks). Else the map says: GDB on a core of a namespaced process lists glibc's
+  // threads (libthread_db) a second time under their namespace ids, beside the core's threads.
   const dscope_target* t = mem_.target();
-  if (exists && (!t || !t->thread_pointer || ownIdByThreadPointer(own) == own)) return own;
+  if (exists && (!t || !t->thread_pointer)) return own;
   const auto& map = byOwnId();
   auto it = map.find(own);
   if (it != map.end()) return it->second;

@@ -22,7 +22,7 @@ foreach(check ${live_checks})
             --dscope $<TARGET_FILE:dscope> --samples $<TARGET_FILE_DIR:multithread>
             --program $<TARGET_FILE:namespace_program> --gdb-script ${GDB_SCRIPT} ${lldb_plugin}
             --workdir ${CMAKE_CURRENT_BINARY_DIR}/cli_live)
-  set_tests_properties(cli_live_${check} PROPERTIES LABELS "cli" TIMEOUT 120 SKIP_RETURN_CODE 77)
+  set_tests_properties(cli_live_${check} PROPERTIES LABELS "cli" TIMEOUT 240 SKIP_RETURN_CODE 77)
 endforeach()
 set_tests_properties(cli_live_namespace-gdb PROPERTIES LABELS "gdb;cli")
 if(TARGET dscope_lldb)
