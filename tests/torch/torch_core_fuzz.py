@@ -39,7 +39,6 @@ Exits 0 when every mutation passes, 1 naming the failures, 2 when the pristine c
 the test needs, 77 when the kernel pipes cores elsewhere."""
 
 import argparse
-import mmap
 import os
 import pathlib
 import random
@@ -102,24 +101,6 @@ def make_core(program, workdir):
     return cores[0]
 
 
-class MappedCore(Core):
-    """core_fuzz's Core over the file mapped, not read: the pristine core is never copied into memory."""
-
-    def __init__(self, path):  # noqa: super().__init__ reads the file; this maps it
-        with open(path, "rb") as f:
-            self.data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        d = self.data
-        if d[:4] != b"\x7fELF" or d[4] != 2 or struct.unpack_from("<H", d, 16)[0] != 4:
-            raise Setup("%s is not a 64-bit ELF core file" % path)
-        phoff, = struct.unpack_from("<Q", d, 32)
-        phentsize, phnum = struct.unpack_from("<HH", d, 54)
-        self.loads = []
-        for i in range(phnum):
-            p_type, _flags, p_offset, p_vaddr, _paddr, p_filesz = struct.unpack_from("<IIQQQQ", d, phoff + i * phentsize)
-            if p_type == PT_LOAD and p_filesz:
-                self.loads.append((p_vaddr, p_offset, p_filesz))
-
-
 GDB_VALUE = re.compile(r"^\$\d+ = (0x[0-9a-f]+)$", re.MULTILINE)
 
 
@@ -128,7 +109,7 @@ class Target:
 
     def __init__(self, program, core_path, profile, timeout):
         self.program, self.core_path = program, core_path
-        self.core = c = MappedCore(core_path)
+        self.core = c = Core(core_path)
         self.p = p = read_profile(profile)
         run = session.run(session.gdb_batch("-ex", "set debuginfod enabled off", "-ex",
                                             "p/x (unsigned long)&'c10::Dispatcher::realSingleton()'",
