@@ -75,11 +75,14 @@ void checkReadable(pid_t pid) {
   const int fd = ::open(procPath(pid, "exe").c_str(), O_RDONLY | O_CLOEXEC);
   const int open_error = errno;
   if (fd < 0 && (open_error == EACCES || open_error == EPERM)) permissionDenied(pid);
-  if (fd < 0 && (::kill(pid, 0) != 0 || statusField(procPath(pid, "status"), "State").rfind("Z", 0) == 0))
+  // A process on its way out loses its program before it is a zombie; a kernel thread (a child of
+  // kthreadd, pid 2) never has one.
+  const bool kernel_thread = pid == 2 || statusField(procPath(pid, "status"), "PPid") == "2";
+  if (fd < 0 && (::kill(pid, 0) != 0 || statusField(procPath(pid, "status"), "State").rfind("Z", 0) == 0 || !kernel_thread))
     refuse("process " + std::to_string(pid) + " has exited");
   if (fd < 0)
     refuse("process " + std::to_string(pid) + " has no program to read (" + std::strerror(open_error) +
-           "; exited, or a kernel thread)");
+           "; a kernel thread)");
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   GElf_Ehdr ehdr;

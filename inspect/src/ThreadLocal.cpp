@@ -121,7 +121,15 @@ std::optional<int64_t> ThreadIds::ownIdByThreadPointer(int64_t tid) const {
 int64_t ThreadIds::ownId(int64_t tid) const {
   auto known = own_ids_.find(tid);
   if (known != own_ids_.end()) return known->second;
-  return own_ids_[tid] = findOwnId(tid);
+  return own_ids_[tid] = sameIds() ? tid : findOwnId(tid);
+}
+
+bool ThreadIds::sameIds() const {
+  if (!same_ids_) {
+    const int64_t selected = mem_.selectedTid();
+    same_ids_ = selected && findOwnId(selected) == selected;
+  }
+  return *same_ids_;
 }
 
 int64_t ThreadIds::findOwnId(int64_t tid) const {
@@ -222,7 +230,7 @@ std::optional<int64_t> ThreadIds::targetTid(int64_t own) const {
   // come from the stacks). Else the map says: GDB on a core of a namespaced process lists glibc's
   // threads (libthread_db) a second time under their namespace ids, beside the core's threads.
   const dscope_target* t = mem_.target();
-  if (exists && (!t || !t->thread_pointer)) return own;
+  if (exists && (!t || !t->thread_pointer || sameIds())) return own;
   const auto& map = byOwnId();
   auto it = map.find(own);
   if (it != map.end()) return it->second;

@@ -24,7 +24,6 @@ namespace dscope::inspect {
 // itself sees it into its struct pthread, at the thread's thread pointer: the one map between the
 // two, for every front end, made from what the target tells (its threads, their thread pointers,
 // else their stack pointers).
-// Outside a namespace both ids are the same and nothing but the selected thread's is looked up.
 class ThreadIds {
  public:
   explicit ThreadIds(const Remote& mem) : mem_(mem) {}
@@ -41,6 +40,10 @@ class ThreadIds {
 
  private:
   int64_t findOwnId(int64_t tid) const;
+  // Whether the target's ids are the process's own. A process's threads share one pid namespace,
+  // so the selected thread tells for all, and outside a namespace no other thread's registers are
+  // read (GDB fetches a core thread's registers, and warns about them, on the first switch to it).
+  bool sameIds() const;
   // The id glibc's struct pthread at thread `tid`'s thread pointer holds, nullopt when the target
   // tells no thread pointer (LLDB 16) or it cannot be read.
   std::optional<int64_t> ownIdByThreadPointer(int64_t tid) const;
@@ -55,6 +58,7 @@ class ThreadIds {
   mutable std::map<int64_t, std::optional<int64_t>> by_pointer_;  // ownIdByThreadPointer's answers
   mutable std::optional<std::map<int64_t, int64_t>> by_own_;
   mutable bool complete_ = false;
+  mutable std::optional<bool> same_ids_;
 };
 
 // The address of the TLS symbol `symbol` of the module (its file, mapped at its start) in thread `tid`, or
