@@ -124,10 +124,12 @@ std::string libraryListLost(const Remote& mem) {
         if (r_map) mem.readPointer(r_map + 24, "the first link_map entry");  // l_next
         return "";
       }
-    } catch (const InspectError& e) {
-      return "the core lacks the memory of the process's shared-library list (" + messageOf(e) +
-             "), so none of the libraries the process loaded is known, nor what they define (a truncated core: the "
-             "part cut off held it)";
+    } catch (const InspectError&) {
+      // No address in the line: a debugger may read other bytes than the core's where it has none
+      // (GDB found r_debug and a wild link_map where dscope and LLDB found no r_debug).
+      return "the core lacks the memory of the process's shared-library list (r_debug and the link_map it heads), so "
+             "none of the libraries the process loaded is known, nor what they define (a truncated core: the part "
+             "cut off held it)";
     }
     return "";
   }
