@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "CompressedCore.h"
+#include "ElfutilsGuard.h"
 #include "Refusal.h"
 
 namespace dscope::cli {
@@ -145,8 +146,10 @@ CoreTarget::CoreTarget(const std::string& core, const std::string& executable) :
   if (!dwfl) refuse("elfutils cannot start: " + std::string(dwfl_errmsg(-1)));
   adopt(dwfl);  // from here on ended with this target, also when the constructor throws
   dwfl_report_begin(dwfl_);
-  if (dwfl_core_file_report(dwfl_, elf_, executable.empty() ? nullptr : executable.c_str()) < 0)
-    refuse("cannot read the modules of " + core + ": " + dwfl_errmsg(-1));
+  int reported = 0;
+  guardElfutils("reading the modules of " + core,
+                [&] { reported = dwfl_core_file_report(dwfl_, elf_, executable.empty() ? nullptr : executable.c_str()); });
+  if (reported < 0) refuse("cannot read the modules of " + core + ": " + dwfl_errmsg(-1));
   dwfl_report_end(dwfl_, nullptr, nullptr);
   attachThreads(core);
   listModules();

@@ -30,6 +30,7 @@
 #include <gelf.h>
 
 #include "CoreTarget.h"
+#include "ElfutilsGuard.h"
 #include "Json.h"
 #include "LiveTarget.h"
 #include "dscope/inspect.h"
@@ -158,6 +159,9 @@ Answer runOn(Open open, const std::string& command) {
     dscope_inspect_free(text);
     if (auto lost = target->lost()) return {"dscope: " + *lost + "\n", true, {}};
     return answer;
+  } catch (const std::bad_alloc&) {  // the target, ended while this unwound, gave its memory back
+    const std::string limit = dscope::cli::underAddressSpaceLimit("the core and the module files it maps do not fit");
+    return {"dscope: out of memory" + (limit.empty() ? std::string(" reading the target") : limit) + "\n", true, {}};
   } catch (const std::exception& e) {  // its message names files: one printable line
     return {"dscope: " + printable(e.what()) + "\n", true, {}};
   }

@@ -1,5 +1,7 @@
 // The C ABI (include/dscope/inspect.h): parses the command word, runs the command, and turns
 // every failure into one "dscope: ..." line. Nothing escapes: no exception crosses the ABI.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -114,6 +116,16 @@ std::vector<std::string> Session::warnings() const {
 namespace dscope::inspect {
 namespace {
 
+// Why memory ran out: an address-space limit (`ulimit -v`: the module files a command maps count
+// against it) is the likelier cause where one is set; else sizes read from damaged memory.
+std::string outOfMemoryCause() {
+  struct rlimit limit {};
+  if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    return "under the address-space limit of " + std::to_string(limit.rlim_cur / 1024) +
+           " KiB (ulimit -v): the module files read count against it; raise it";
+  return "(corrupt sizes in the target?)";
+}
+
 // Every entry point's answer: what `answer` returns, or, for anything it throws, exactly one
 // "dscope: " line with *is_error set. No exception crosses the ABI.
 template <class Answer>
@@ -126,7 +138,7 @@ char* guarded(int* is_error, Answer answer) {
   } catch (const InspectError& e) {
     text = e.what();
   } catch (const std::bad_alloc&) {
-    text = "dscope: out of memory (corrupt sizes in the target?)";
+    text = "dscope: out of memory " + outOfMemoryCause();
   } catch (const std::exception& e) {
     text = std::string("dscope: internal error: ") + e.what();
     for (char& c : text)

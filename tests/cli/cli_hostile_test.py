@@ -5,8 +5,9 @@ dscope: line, never a hang, a crash, unbounded memory or disk, or a record lost 
   hang        a FIFO as the core, alone and in a batch's directory; a piped core (/dev/stdin,
               <(cat core)): one line saying it needs a file; DEBUGINFOD_URLS naming a server that
               accepts and never answers: dscope never connects to it.
-  torch_debuginfod  the same server for GDB and lldb-16 on a PyTorch kernel core (the inspect
-              library's symbolizer reads libtorch_cpu, which has no .symtab): no connection.
+  torch_core  the same server for GDB and lldb-16 on a PyTorch kernel core (the inspect
+              library's symbolizer reads libtorch_cpu, which has no .symtab): no connection; dscope
+              on that core under ulimit -v 300 000 and 600 000 KiB: one line naming the limit.
   bounds      2 000 PT_NOTE headers over one block of 30 000 thread notes (under a 2 GiB address
               space limit); a zstd file of 320 KiB that says it expands to 10 GiB, one that says
               nothing and expands past what its size allows, an xz file whose dictionary is 4 GiB,
@@ -203,14 +204,16 @@ def check_hang(a):
     return problems
 
 
-def check_torch_debuginfod(a):
-    """GDB and lldb-16 (the inspect library's own libdwfl use: libtorch_cpu has no .symtab) on a
-    PyTorch kernel core with DEBUGINFOD_URLS naming a server that never answers."""
+def check_torch_core(a):
+    """On a PyTorch kernel core: GDB and lldb-16 (the inspect library's own libdwfl use:
+    libtorch_cpu has no .symtab) with DEBUGINFOD_URLS naming a server that never answers; and
+    dscope under address-space limits (ulimit -v) too small for the core and its module files,
+    where elfutils dereferenced what it could not map (SIGSEGV) or memory ran out (std::bad_alloc)."""
     pattern = pathlib.Path("/proc/sys/kernel/core_pattern").read_text().strip()
     if pattern.startswith("|") or "/" in pattern:
         print("SKIP: kernel.core_pattern (%s) does not write cores into the working directory" % pattern)
         return SKIP
-    workdir = fresh(a.workdir / "torch_debuginfod")
+    workdir = fresh(a.workdir / "torch_core")
     python = os.path.realpath("/usr/bin/python3")
     run(["bash", "-c", 'ulimit -c unlimited; echo 0x33 > /proc/self/coredump_filter; exec "$0" -c "$1"', python,
          "import os, torch; torch.ones(3).add(1); os.abort()"], cwd=workdir)
@@ -234,6 +237,10 @@ def check_torch_debuginfod(a):
                 debugger, len(server.accepted), "dscope's answer" if answer(out.stdout) == answer(plain.stdout) else
                 "not dscope's answer", (out.stdout + out.stderr)[-1500:]))
         del server.accepted[:]
+    for kib in (300000, 600000):
+        out = dscope(a, "core", cores[0], python, "dispatch-summary", env=env,
+                     limits=[(resource.RLIMIT_AS, kib * 1024)])
+        problems += one_line(out, "under the address-space limit of %d KiB (ulimit -v)" % kib, "ulimit -v %d" % kib)
     return problems
 
 
@@ -481,7 +488,7 @@ def check_traced(a):
 
 
 CHECKS = {"hang": check_hang, "bounds": check_bounds, "records": check_records, "names": check_names,
-          "traced": check_traced, "torch_debuginfod": check_torch_debuginfod}
+          "traced": check_traced, "torch_core": check_torch_core}
 
 
 def main():
@@ -493,7 +500,7 @@ def main():
     p.add_argument("--schema", type=pathlib.Path, required=True)
     p.add_argument("--gdb-script", required=True)
     p.add_argument("--lldb-plugin")
-    p.add_argument("--profiles", type=pathlib.Path, help="the layout profiles (torch_debuginfod)")
+    p.add_argument("--profiles", type=pathlib.Path, help="the layout profiles (torch_core)")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     a = p.parse_args()
     a.cores, a.samples, a.schema = a.cores.resolve(), a.samples.resolve(), a.schema.resolve()  # links point here
