@@ -309,10 +309,69 @@ def check_namespace(a, front_end):
     return problems
 
 
+# A PyTorch process in its own pid namespace: a worker thread excludes AutogradCPU and prints its
+# TLS sets as torch._C sees them (the oracle); read from the host, keyset --tls of that thread by its
+# host tid (the thread lists of glibc hold the namespace's tid; it said "on none of glibc's thread
+# lists").
+TORCH_NAMESPACED = """
+import threading, time, torch
+def work():
+    guard = torch._C.ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.AutogradCPU))
+    print("worker %d excluded %s" % (threading.get_native_id(), torch._C._dispatch_tls_local_exclude_set()), flush=True)
+    time.sleep(600)
+threading.Thread(target=work, daemon=True).start()
+time.sleep(600)
+"""
+
+
+def check_namespace_torch(a):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        print("needs root and unshare")
+        return SKIP
+    unshare = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "/usr/bin/python3", "-c", TORCH_NAMESPACED],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    problems = []
+    pid = None
+    try:
+        line = unshare.stdout.readline()
+        m = re.match(r"worker (\d+) excluded (DispatchKeySet\(.*\))$", line.strip())
+        if not m:
+            return ["the PyTorch program printed %r, not its worker's excluded set" % line]
+        own_tid, excluded = int(m.group(1)), m.group(2)
+        pid = int(pathlib.Path("/proc/%d/task/%d/children" % (unshare.pid, unshare.pid)).read_text().split()[0])
+        host_tid = next((h for h, n in namespace_map(pid).items() if n == own_tid), None)
+        if host_tid is None or host_tid == own_tid:
+            return ["no host tid for the worker's namespace tid %d: %r" % (own_tid, namespace_map(pid))]
+        command = "keyset --tls --thread %d" % host_tid
+        texts = {"dscope pid": dscope_texts_of(a, ["pid", pid], command)}
+        for debugger in ["gdb"] + (["lldb"] if a.lldb_plugin else []):
+            plugin = a.gdb_script if debugger == "gdb" else a.lldb_plugin
+            argv = sessions.debugger_argv(debugger, plugin, None, pid=pid, extra=[command])
+            texts[debugger + " attached"] = run(argv, timeout=180).stdout
+        for what, text in texts.items():
+            if "excluded: " + excluded + " (raw" not in text or "dscope:" in text:
+                problems.append("%s `%s` on the worker (namespace tid %d, host tid %d): expected 'excluded: %s', got:\n%s"
+                                % (what, command, own_tid, host_tid, excluded, text[-2000:]))
+    finally:
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        unshare.kill()
+        unshare.wait()
+    return problems
+
+
+def dscope_texts_of(a, target, command):
+    out = run([a.dscope] + [str(t) for t in target] + command.split())
+    return out.stdout + out.stderr
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--check", required=True,
-                        choices=["dying", "traced", "namespace-dscope", "namespace-gdb", "namespace-lldb"])
+                        choices=["dying", "traced", "namespace-dscope", "namespace-gdb", "namespace-lldb", "namespace-torch"])
     parser.add_argument("--dscope", required=True)
     parser.add_argument("--samples", type=pathlib.Path, required=True)
     parser.add_argument("--program", type=pathlib.Path)
@@ -325,6 +384,8 @@ def main():
         problems = check_dying(a)
     elif a.check == "traced":
         problems = check_traced(a)
+    elif a.check == "namespace-torch":
+        problems = check_namespace_torch(a)
     else:
         problems = check_namespace(a, a.check.split("-")[1])
     if problems == SKIP:
