@@ -237,12 +237,23 @@ def debugger_texts(a, debugger, workdir, core=None, pid=None, program=None):
     return [found.get(str(i), "") for i in range(len(COMMANDS))]
 
 
-def dscope_texts(a, *target, prefix=()):
+def dscope_texts(a, *target, prefix=(), commands=COMMANDS):
     texts = []
-    for command in COMMANDS:
+    for command in commands:
         out = run(list(prefix) + [a.dscope] + list(target) + command.split())
         texts.append(out.stdout + out.stderr)
     return texts
+
+
+def end_namespace(unshare, pid):
+    """Ends the program unshare started (pid 1 of the namespace: its end ends the namespace)."""
+    if pid is not None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    unshare.kill()
+    unshare.wait()
 
 
 def check_namespace(a, front_end):
@@ -299,13 +310,7 @@ def check_namespace(a, front_end):
                     problems.append("%s: '%s' is not a host tid with its namespace tid (NSpid: %r)" % (
                         what, m.group(0), ids))
     finally:
-        if pid is not None:  # pid 1 of the namespace: its end ends the namespace
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        unshare.kill()
-        unshare.wait()
+        end_namespace(unshare, pid)
     return problems
 
 
@@ -343,7 +348,7 @@ def check_namespace_torch(a):
         if host_tid is None or host_tid == own_tid:
             return ["no host tid for the worker's namespace tid %d: %r" % (own_tid, namespace_map(pid))]
         command = "keyset --tls --thread %d" % host_tid
-        texts = {"dscope pid": dscope_texts_of(a, ["pid", pid], command)}
+        texts = {"dscope pid": dscope_texts(a, "pid", pid, commands=[command])[0]}
         for debugger in ["gdb"] + (["lldb"] if a.lldb_plugin else []):
             plugin = a.gdb_script if debugger == "gdb" else a.lldb_plugin
             argv = sessions.debugger_argv(debugger, plugin, None, pid=pid, extra=[command])
@@ -353,19 +358,8 @@ def check_namespace_torch(a):
                 problems.append("%s `%s` on the worker (namespace tid %d, host tid %d): expected 'excluded: %s', got:\n%s"
                                 % (what, command, own_tid, host_tid, excluded, text[-2000:]))
     finally:
-        if pid is not None:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        unshare.kill()
-        unshare.wait()
+        end_namespace(unshare, pid)
     return problems
-
-
-def dscope_texts_of(a, target, command):
-    out = run([a.dscope] + [str(t) for t in target] + command.split())
-    return out.stdout + out.stderr
 
 
 def main():
