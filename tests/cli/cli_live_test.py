@@ -132,9 +132,11 @@ def check_dying(a):
         finally:
             proc.kill()
             proc.wait()
-    # A program that ends on its own while it is read again and again.
-    proc = subprocess.Popen([multithread, "--no-crash"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL)
+    # A program that ends on its own while it is read again and again, from its first thread on
+    # (before that its runtime may not be initialized yet, which is another answer).
+    proc = subprocess.Popen([multithread, "--no-crash"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, text=True)
+    started_threads(proc, 1, r"thread \d+ started \(tid (\d+)\)")
     for i in range(15):
         out = run([a.dscope, "pid", proc.pid, "dispatch-summary"])
         problems += answer_problems(out, "run %d (ending)" % i, DIED)
