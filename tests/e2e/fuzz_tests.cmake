@@ -20,17 +20,15 @@ set_tests_properties(core_fuzz PROPERTIES LABELS "fuzz;gdb;lldb" TIMEOUT 900
 # copies of the libtorch program's kernel core (tests/torch/libtorch_program.cpp; defined by
 # tests/torch/torch_tests.cmake, in the release preset with torch tests on). Kernel maps,
 # vtable pointers, schema bytes, program headers and heap bytes; every output the pristine
-# core's or a "dscope:" line (tests/torch/torch_core_fuzz.py). torch_core_corrupt: the four
-# headline cases alone; torch_core_fuzz: seeded, 14 mutations (a longer local run: --count 60
-# --seed N). Each makes its own core (no shared state).
+# core's or a "dscope:" line (tests/torch/torch_core_fuzz.py). One core, one pristine reading:
+# the four headline cases, then 6 seeded mutations (a longer local run: --count 60 --seed N).
 if(TARGET libtorch_program)
-  set(TORCH_CORE_FUZZ ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/torch_core_fuzz.py
-      --gdb-script ${GDB_SCRIPT} --lldb-plugin $<TARGET_FILE:dscope_lldb> --dscope $<TARGET_FILE:dscope>
-      --program $<TARGET_FILE:libtorch_program>
-      --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
-  add_test(NAME torch_core_corrupt COMMAND ${TORCH_CORE_FUZZ} --headline --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_core_corrupt)
-  add_test(NAME torch_core_fuzz COMMAND ${TORCH_CORE_FUZZ} --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_core_fuzz)
+  add_test(NAME torch_core_fuzz
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/torch_core_fuzz.py
+            --gdb-script ${GDB_SCRIPT} --lldb-plugin $<TARGET_FILE:dscope_lldb> --dscope $<TARGET_FILE:dscope>
+            --program $<TARGET_FILE:libtorch_program>
+            --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile
+            --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_core_fuzz)
   # TIMEOUT: one hang costs 3 x 60 s; ctest's own limit only guards against the script itself hanging.
-  set_tests_properties(torch_core_corrupt torch_core_fuzz PROPERTIES LABELS "fuzz;gdb;lldb;torch" TIMEOUT 600
-    SKIP_RETURN_CODE 77)
+  set_tests_properties(torch_core_fuzz PROPERTIES LABELS "fuzz;gdb;lldb;torch" TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()

@@ -3,7 +3,7 @@
 
   profile_fuzz.py --dscope build/release/cli/dscope --gdb-script build/release/gdb/dscope-gdb.py
                   [--lldb-plugin build/release/lldb/libdscope_lldb.so] --workdir DIR
-                  --profile profiles/<build-id>.profile (--headline | --fuzz [--seed S] [--count N])
+                  --profile profiles/<build-id>.profile [--headline] [--fuzz [--seed S] [--count N]]
 
 A small /usr/bin/python3 program (Debian's python3-torch 1.13) makes a tensor that requires grad,
 holds an exclude guard, prints what torch._C says about them and aten::mm, and waits; GDB writes
@@ -500,9 +500,8 @@ def main():
     p.add_argument("--lldb-plugin")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     p.add_argument("--profile", type=pathlib.Path, required=True, help="the shipped profile of Debian's torch")
-    mode = p.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--headline", action="store_true")
-    mode.add_argument("--fuzz", action="store_true")
+    p.add_argument("--headline", action="store_true")
+    p.add_argument("--fuzz", action="store_true")
     p.add_argument("--seed", type=int, default=33)
     p.add_argument("--count", type=int, default=96,
                    help="mutations in all (at least the special files and sealed targets, 64), the rest seeded random ones")
@@ -511,16 +510,22 @@ def main():
     p.add_argument("--list", action="store_true")
     p.add_argument("--jobs", type=int, default=2)
     a = ARGS = p.parse_args()
+    if not (a.headline or a.fuzz):
+        p.error("say --headline, --fuzz or both (both share one core)")
     if a.workdir.exists():
         shutil.rmtree(a.workdir)
     a.workdir.mkdir(parents=True)
     debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
     fx = Fixture(a.workdir, a.profile)
+    problems = []
     try:
-        problems, count = headlines(fx, a, debuggers) if a.headline else fuzz(fx, a, debuggers)
+        for name, part in (("headline", headlines), ("fuzz", fuzz)):
+            if getattr(a, name):
+                found, count = part(fx, a, debuggers)
+                print("%s: %d runs checked, %d problems" % (name, count, len(found)))
+                problems += found
     finally:
         fx.core.unlink(missing_ok=True)
-    print("%s: %d runs checked, %d problems" % ("headline" if a.headline else "fuzz", count, len(problems)))
     for problem in problems[:12]:
         print(problem)
     return 1 if problems else 0

@@ -5,6 +5,9 @@ lldb-16 on damaged copies of a libtorch program's kernel core (issue 33, item 7)
   torch_core_fuzz.py --gdb-script G --lldb-plugin L --dscope D --program libtorch_program
                      --profile P --workdir DIR [--seed S] [--count N] [--headline] [--only N] [--list] [--jobs J]
 
+On one core: the four headline cases, then a seeded sample of the other mutations (--headline: the
+headline cases alone).
+
 Runs tests/torch/libtorch_program.cpp (as libtorch_core_test.py does) for a fresh kernel core, then
 finds the targets WITHOUT DispatchScope: one plain GDB session (no DispatchScope script) prints the
 address of the exported c10::Dispatcher::realSingleton(); everything else is read from the core's
@@ -313,8 +316,8 @@ def random_mutation(t, rng, maps):
 
 
 def mutations(t, seed, count, headline_only):
-    """The headline mutations (--headline), or a seeded sample of the others (three quarters of
-    count) and random flips up to count: the headline ones have a test of their own."""
+    """The headline mutations, then (unless headline_only) a seeded sample of the others (three
+    quarters of count) and random flips up to count."""
     rng = random.Random(seed)
     headline, rest = fixed_mutations(t)
     if headline_only:
@@ -322,7 +325,7 @@ def mutations(t, seed, count, headline_only):
     maps = {op: t.kernel_map(op) for op in ("aten::mm", "dscope_cpp::twice", "dscope_cpp::combine")}
     n_rest = min(len(rest), count - count // 4)
     chosen = [rest[i] for i in sorted(rng.sample(range(len(rest)), n_rest))]
-    return chosen + [random_mutation(t, rng, maps) for _ in range(max(0, count - n_rest))]
+    return headline + chosen + [random_mutation(t, rng, maps) for _ in range(max(0, count - n_rest))]
 
 
 def describe(m):
@@ -438,7 +441,7 @@ def main():
     p.add_argument("--profile", required=True, help="the layout profile of Debian's libtorch 1.13 (its offsets)")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     p.add_argument("--seed", type=int, default=33)
-    p.add_argument("--count", type=int, default=6, help="mutations in all, without --headline")
+    p.add_argument("--count", type=int, default=6, help="mutations besides the headline ones")
     p.add_argument("--headline", action="store_true", help="only the four headline mutations")
     p.add_argument("--only", type=int, help="run mutation N of the list only, printing every transcript")
     p.add_argument("--list", action="store_true")

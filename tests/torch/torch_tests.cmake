@@ -29,14 +29,12 @@ add_test(NAME torch_dispatch_break
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_dispatch_break)
 set_tests_properties(torch_dispatch_break PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
 # Bad and ill-fitting layout profiles on a real PyTorch core (tests/torch/profile_fuzz.py, issue
-# 33): the issue's headline cases in dscope core, GDB and lldb-16, each one dscope: line naming
-# the profile; and a seeded, bounded fuzz of mutated profiles (numbers, names, truncation,
-# duplicates, garbage, special files) whose every answer is the pristine profile's or one such
-# line (more with --count N --seed S by hand).
-foreach(mode headline fuzz)
-  add_test(NAME torch_profile_${mode}
-    COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/profile_fuzz.py --${mode} --dscope $<TARGET_FILE:dscope>
-            --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_profile_${mode}
-            --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
-  set_tests_properties(torch_profile_${mode} PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
-endforeach()
+# 33), one core for both parts: the issue's headline cases in dscope core, GDB and lldb-16, each
+# one dscope: line naming the profile; then a seeded, bounded fuzz of mutated profiles (numbers,
+# names, truncation, duplicates, garbage, special files) whose every answer is the pristine
+# profile's or one such line (more with --count N --seed S by hand).
+add_test(NAME torch_profile_fuzz
+  COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/profile_fuzz.py --headline --fuzz --dscope $<TARGET_FILE:dscope>
+          --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_profile_fuzz
+          --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
+set_tests_properties(torch_profile_fuzz PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 900)
