@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -124,7 +125,7 @@ void addFilesIn(const std::string& dir, std::vector<Input>& inputs) {
   }
   std::vector<std::string> files;
   while (const dirent* e = ::readdir(d)) {
-    const std::string path = dir + "/" + e->d_name;
+    const std::string path = (std::filesystem::path(dir) / e->d_name).string();  // "DIR/" gives no "//"
     struct stat st{};
     if (e->d_name[0] != '.' && !(::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) files.push_back(path);
   }
@@ -397,6 +398,10 @@ int runOnProcess(const std::vector<std::string>& args) {
 // dscope core ... and dscope pid ...: the exit status.
 int run(const std::vector<std::string>& args) {
   if (args.empty()) return usage("no command");
+  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+    std::printf("%s\n", kUsage);  // asked for: an answer (stdout, exit 0), not a usage error
+    return 0;
+  }
   if (args[0] == "pid") return runOnProcess(args);
   if (args[0] != "core") return usage("unknown command '" + args[0] + "'");
   bool json = false;

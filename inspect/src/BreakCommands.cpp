@@ -11,6 +11,7 @@
 #include "BreakTable.h"
 #include "CommandLine.h"
 #include "Json.h"
+#include "TargetImage.h"
 #include "TorchView.h"
 #include "dscope/Error.h"
 #include "dscope/FunctionSchema.h"
@@ -166,6 +167,26 @@ std::string explanationJson(const DispatchExplanation& e) {
   return j.endObject().str();
 }
 
+namespace {
+
+// Real PyTorch's view, to place breakpoints on its kernels, or nullptr while they wait for it
+// (libtorch loaded, its initializers not run yet; a profile that does not fit yet). A libtorch_cpu
+// build no profile describes never gets one, whatever runs next: that is said, with the build-id
+// and how to give its profile, never promised to arm.
+const TorchView* torchToArm(Session& s) {
+  try {
+    return &s.torch();
+  } catch (const RuntimeNotLoaded&) {
+    return nullptr;
+  } catch (const InspectError& e) {
+    const auto libtorch = TorchView::findLibtorch(s.mem());
+    if (libtorch && !findTorchProfile(fileBuildId(libtorch->path))) fail("cannot arm a dispatch breakpoint: " + messageOf(e));
+    return nullptr;
+  }
+}
+
+}  // namespace
+
 std::string BreakTable::command(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args = parseArgs(words, {{"--list", "--why", "--json"}, {"--key", "--delete"}}, kDispatchBreakUsage);
   if (args.has("--why")) {
@@ -232,12 +253,8 @@ std::string BreakTable::add(Session& s, const std::string& op, const std::string
   if (s.readsTorch(std::nullopt)) {
     // Real PyTorch: breakpoints on its kernels, which the front end places (locations()).
     if (s.mem().isCore()) fail("cannot arm a dispatch breakpoint: the target is not writable (a core file?)");
-    const TorchView* tv = nullptr;
-    try {
-      tv = &s.torch();
-    } catch (const InspectError&) {
-      return pending();  // loaded, its initializers not run yet (or no profile: locations() says so)
-    }
+    const TorchView* tv = torchToArm(s);
+    if (!tv) return pending();
     if (!key.empty()) torchBreakKey(*tv, key);
     return kept(operatorExists(*tv, op));
   }
@@ -300,12 +317,8 @@ void BreakTable::armIfNew(Session& s) {
 
 std::vector<uint64_t> BreakTable::locations(Session& s) {
   if (breaks_.empty() || s.mem().isCore() || !s.readsTorch(std::nullopt)) return {};
-  const TorchView* tv = nullptr;
-  try {
-    tv = &s.torch();
-  } catch (const InspectError&) {
-    return {};  // not initialized yet: pending (the commands say why when asked)
-  }
+  const TorchView* tv = torchToArm(s);
+  if (!tv) return {};  // not initialized yet: pending
   std::vector<uint64_t> out = torchBreakLocations(*tv, breaks_);
   registrations_ = torchRegistrations(*tv);
   for (uint64_t a : {registrations_.impl, registrations_.fallback})

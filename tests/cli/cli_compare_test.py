@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """dscope core (no debugger) against GDB and lldb-16 on the same core: every command's text must be
 the same three times. The samples' kernel cores; each core with its program. Bad input: one
-dscope: line.
+dscope: line. `dscope --help` / `-h` / `help`: that usage on stdout, exit 0.
 
   cli_compare_test.py --dscope build/.../dscope --gdb-script S [--lldb-plugin P]
                       --core CORE=PROGRAM ... [--cmd COMMAND ...]
@@ -82,6 +82,14 @@ def main():
         if out.returncode == 0 or out.stdout or len(lines) != 1 or not lines[0].startswith("dscope: ") or expected not in lines[0]:
             problems.append("dscope %s: exit %d, stdout %r, stderr %r (expected one line with %r)" % (
                 " ".join(argv), out.returncode, out.stdout, out.stderr, expected))
+    # Asked for help: the usage the usage errors end with, on stdout, exit 0.
+    no_command = subprocess.run([a.dscope], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    usage = no_command.stderr[no_command.stderr.find("usage: "):]
+    for argv in (["--help"], ["-h"], ["help"]):
+        out = subprocess.run([a.dscope] + argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        if out.returncode != 0 or out.stdout != usage or out.stderr or not usage.startswith("usage: dscope core"):
+            problems.append("dscope %s: exit %d, stdout %r, stderr %r (expected exit 0 and the usage %r)" % (
+                " ".join(argv), out.returncode, out.stdout, out.stderr, usage))
     print("dscope core vs the debuggers: %d problems" % len(problems))
     for problem in problems[:6]:
         print(problem[:3000])

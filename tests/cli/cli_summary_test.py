@@ -101,7 +101,8 @@ def main():
                 problems.append("%s (%s): JSON signature %r, expected %r" % (
                     name, core, record.get("summary", {}).get("signature"), signature))
 
-    # A batch: the good cores (each names its program), a directory of two cores and a text file,
+    # A batch: the good cores (each names its program), a directory of two cores and a text file
+    # (named with the trailing '/' a shell's completion gives: its files are DIR/NAME, no "//"),
     # a file that is no core and a path that does not exist.
     batch_dir = a.workdir / "batch"
     shutil.rmtree(batch_dir, ignore_errors=True)
@@ -109,7 +110,7 @@ def main():
     shutil.copy(good[0], batch_dir / "a.core")
     (batch_dir / "b.txt").write_text("no core\n")
     shutil.copy(good[-1], batch_dir / "c.core")
-    inputs = [str(c) for c in good] + [str(batch_dir), __file__, "/nonexistent/core"]
+    inputs = [str(c) for c in good] + [str(batch_dir) + "/", __file__, "/nonexistent/core"]
     expected = [str(c) for c in good] + [str(batch_dir / n) for n in ("a.core", "b.txt", "c.core")] + inputs[-2:]
     bad = {str(batch_dir / "b.txt"): "is not a core file", __file__: "is not a core file",
            "/nonexistent/core": "cannot open"}

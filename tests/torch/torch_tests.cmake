@@ -28,6 +28,12 @@ add_test(NAME torch_dispatch_break
   COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_break_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_dispatch_break)
 set_tests_properties(torch_dispatch_break PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
+# dispatch-break in a torch process no layout profile describes: refused in one line naming the
+# build-id, never "pending" (tests/torch/torch_break_noprofile_test.py).
+add_test(NAME torch_dispatch_break_noprofile
+  COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_break_noprofile_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
+          --dscope $<TARGET_FILE:dscope> --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_dispatch_break_noprofile)
+set_tests_properties(torch_dispatch_break_noprofile PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
 # Bad and ill-fitting layout profiles on a real PyTorch core (tests/torch/profile_fuzz.py, issue
 # 33), one core for both parts: the issue's headline cases in dscope core, GDB and lldb-16, each
 # one dscope: line naming the profile; then a seeded, bounded fuzz of mutated profiles (numbers,
