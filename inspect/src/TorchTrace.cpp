@@ -18,6 +18,7 @@
 #include "Commands.h"
 #include "DispatchSummary.h"
 #include "Json.h"
+#include "TorchThrow.h"
 #include "TorchView.h"
 
 namespace dscope::inspect {
@@ -88,7 +89,7 @@ std::pair<std::string, std::string> atenOpsFrame(const std::string& name) {
 }
 
 struct TraceFrame {
-  uint64_t level = 0, pc = 0, entry = 0;
+  uint64_t level = 0, pc = 0, sp = 0, entry = 0;
   std::string name;                // the function, as the symbolizer names it ("" when it cannot)
   std::vector<KernelUse> kernels;  // the computed-table entries whose function it is
   std::string aten_op, aten_kind;  // an at::_ops frame: the operator's C++ struct name, call/redispatch
@@ -142,6 +143,7 @@ TorchStack readFrames(const Remote& mem, int64_t tid, uint64_t window) {
     TraceFrame f;
     f.level = level;
     f.pc = pc;
+    f.sp = sp;
     const FramePc& code = mem.functionsAt(level ? pc - 1 : pc, level > 0);
     f.entry = code.entry;
     f.name = code.names.empty() ? "" : code.names.back();
@@ -259,6 +261,19 @@ ProcessDispatchState torchDispatchState(Session& s) {
         st.innermost = k.line();
         st.innermost_op = k.op;
         st.innermost_key = k.key;
+      }
+    }
+    // An uncaught throw: std::terminate never unwound it, so the frames up to the thrower are
+    // still there, and with them the thrown object and every guard those frames hold.
+    const auto thrower = std::find_if(stack.frames.begin(), stack.frames.end(), [](const TraceFrame& f) { return f.name == "__cxa_throw"; });
+    if (thrower != stack.frames.end()) {
+      st.throw_in_progress = true;
+      const uint64_t high = thrower + 1 != stack.frames.end() ? (thrower + 1)->sp : thrower->sp;
+      if (auto failed = couldNotRunThrown(tv, stack.frames.front().sp, high)) {
+        st.innermost = "[lookup] op=[" + failed->op + "], key=[" + failed->key + "]";
+        st.innermost_op = failed->op;
+        st.innermost_key = failed->key;
+        st.innermost_unregistered = true;
       }
     }
     if (stack.loop.period) {
