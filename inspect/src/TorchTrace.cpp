@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "BreakTable.h"
 #include "CommandLine.h"
 #include "Commands.h"
 #include "DispatchSummary.h"
@@ -216,6 +217,14 @@ std::string describe(const TorchView& tv, const TraceFrame& f) {
   return "[code] " + where;
 }
 
+// A frame's line where the thread is still at the last dispatch-break stop (the same thread, pc and
+// stack pointer, as --why asks): the operator and key the stop read from the registers.
+std::string describe(const TorchView& tv, const TraceFrame& f, int64_t tid) {
+  const auto& stop = lastBreakStop();
+  if (f.level != 0 || !stop || stop->tid != tid || stop->pc != f.pc || stop->sp != f.sp) return describe(tv, f);
+  return "[kernel] op=[" + stop->op + "], key=[" + stop->key + "] " + stop->kernel + (stop->registered.empty() ? "" : ", " + stop->registered);
+}
+
 // Every thread of the process (the selected one when the front end numbers none), each walked as readFrames.
 std::vector<TorchStack> readThreads(const Remote& mem, uint64_t window) {
   std::vector<TorchStack> stacks;
@@ -316,7 +325,7 @@ std::string stackText(const TorchView& tv, const TorchStack& stack) {
   out += "thread tid " + std::to_string(tid) + ":\n";
   out += "  TLS: included " + kt.keySetString(included) + ", excluded " + kt.keySetString(excluded) + "\n";
   if (!loop.period) {
-    for (const auto& f : frames) out += "  #" + std::to_string(f.level) + " " + describe(tv, f) + "\n";
+    for (const auto& f : frames) out += "  #" + std::to_string(f.level) + " " + describe(tv, f, tid) + "\n";
     return out + "  no loop among these frames\n";
   }
   const std::string at_least = outermost ? "" : "at least ";
