@@ -45,6 +45,7 @@ KernelMapEntry_list 16
 sizeof_DispatchKey 2
 TensorImpl_key_set 184
 RuntimeFunctor_kernel_func 24
+Error_msg 8
 PODLocalDispatchKeySet_included 0
 PODLocalDispatchKeySet_excluded 8
 count_backends 14
@@ -345,4 +346,4 @@ name IValueTag 22 Quantizer
 name IValueTag 23 Generator
 name IValueTag 24 Enum
 THPVariable_cdata 24
-digest fnv1a64 0x6e8d611118a99fd9
+digest fnv1a64 0xa5d052f229668557

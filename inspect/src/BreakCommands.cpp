@@ -341,7 +341,13 @@ dscope_hit_action BreakTable::hit(Session& s, const dscope_stop_registers& r, st
   return DSCOPE_HIT_STOP;
 }
 
+std::optional<DispatchExplanation>& lastBreakStop() {
+  static std::optional<DispatchExplanation> stop;
+  return stop;
+}
+
 std::string BreakTable::stopped(DispatchExplanation e) {
+  lastBreakStop() = e;
   last_ = std::move(e);
   return explanationText(*last_);
 }

@@ -40,8 +40,11 @@ struct ThreadDispatchState {
   // The innermost dispatch: its line as dispatch-trace prints it, operator and key ("" when none).
   std::string innermost, innermost_op, innermost_key;
   // Its table entry holds no kernel registered for that operator at that key: a backend fallback
-  // or no kernel at all (records only; PyTorch reports that case by throwing before any kernel).
+  // or no kernel at all (records; on PyTorch, the "Could not run" error an uncaught throw left).
   bool innermost_unregistered = false;
+  // A C++ throw std::terminate never unwound (stack only): every guard of the frames still on the
+  // stack is in scope, so thread-local sets that differ from the defaults are no guard left unrestored.
+  bool throw_in_progress = false;
   std::optional<DispatchLoop> loop;
   // The thread-local sets in full, and how they differ from the defaults ("" when they do not):
   // "excluded +AutogradCPU", "included +X, excluded -Y".

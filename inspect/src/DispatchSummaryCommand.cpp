@@ -146,7 +146,7 @@ std::string CrashSignature::line() const {
 // The cause, by what best explains a crash: a re-dispatch loop (on the selected thread, else any,
 // which may be why another thread ran out of stack), the selected thread's innermost dispatch
 // reaching no kernel of its own, a crash inside a kernel, thread-local sets changed outside any
-// dispatch (a guard never restored).
+// dispatch and no throw in progress (a guard never restored).
 CrashSignature crashSignature(const ProcessDispatchState& process) {
   const ThreadDispatchState* selected = selectedThread(process);
   const ThreadDispatchState* looping = selected && selected->loop ? selected : nullptr;
@@ -160,7 +160,7 @@ CrashSignature crashSignature(const ProcessDispatchState& process) {
   if (!selected->innermost.empty() && selected->innermost_unregistered)
     return {"missing-kernel", {word(selected->innermost_op), word(selected->innermost_key)}};
   if (!selected->innermost.empty()) return {"in-kernel", {word(selected->innermost_op), word(selected->innermost_key)}};
-  if (!selected->tls_change.empty()) {
+  if (!selected->tls_change.empty() && !selected->throw_in_progress) {
     std::vector<std::string> parts;
     for (const auto& change : splitNames(selected->tls_change)) parts.push_back(word(change));
     return {"tls-not-restored", parts};

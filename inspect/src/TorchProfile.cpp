@@ -44,7 +44,7 @@ constexpr const char* kRequiredValues[] = {
     "AnnotatedKernel_debug", "KernelMap_entries", "KernelMap_num_slots_minus_one", "KernelMap_max_lookups",
     "KernelMap_num_elements", "sizeof_KernelMapEntry", "KernelMapEntry_key", "KernelMapEntry_list", "sizeof_DispatchKey",
     "TensorImpl_key_set", "RuntimeFunctor_kernel_func", "PODLocalDispatchKeySet_included",
-    "PODLocalDispatchKeySet_excluded", "count_backends", "count_functionality_keys", "count_table_slots",
+    "PODLocalDispatchKeySet_excluded", "Error_msg", "count_backends", "count_functionality_keys", "count_table_slots",
     "count_dispatch_keys", "set_default_included", "set_default_excluded", "set_autogradother_backends",
     "set_full_backend_mask", "AnnotatedSchema_schema", "AnnotatedKernel_inferred_function_schema", "StdVector_begin",
     "StdVector_end", "UniquePtr_pointer", "SharedPtr_pointer", "FunctionSchema_name", "FunctionSchema_arguments",

@@ -14,10 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "BreakTable.h"
 #include "CommandLine.h"
 #include "Commands.h"
 #include "DispatchSummary.h"
 #include "Json.h"
+#include "TorchThrow.h"
 #include "TorchView.h"
 
 namespace dscope::inspect {
@@ -88,7 +90,7 @@ std::pair<std::string, std::string> atenOpsFrame(const std::string& name) {
 }
 
 struct TraceFrame {
-  uint64_t level = 0, pc = 0, entry = 0;
+  uint64_t level = 0, pc = 0, sp = 0, entry = 0;
   std::string name;                // the function, as the symbolizer names it ("" when it cannot)
   std::vector<KernelUse> kernels;  // the computed-table entries whose function it is
   std::string aten_op, aten_kind;  // an at::_ops frame: the operator's C++ struct name, call/redispatch
@@ -142,6 +144,7 @@ TorchStack readFrames(const Remote& mem, int64_t tid, uint64_t window) {
     TraceFrame f;
     f.level = level;
     f.pc = pc;
+    f.sp = sp;
     const FramePc& code = mem.functionsAt(level ? pc - 1 : pc, level > 0);
     f.entry = code.entry;
     f.name = code.names.empty() ? "" : code.names.back();
@@ -214,6 +217,14 @@ std::string describe(const TorchView& tv, const TraceFrame& f) {
   return "[code] " + where;
 }
 
+// A frame's line where the thread is still at the last dispatch-break stop (the same thread, pc and
+// stack pointer, as --why asks): the operator and key the stop read from the registers.
+std::string describe(const TorchView& tv, const TraceFrame& f, int64_t tid) {
+  const auto& stop = lastBreakStop();
+  if (f.level != 0 || !stop || stop->tid != tid || stop->pc != f.pc || stop->sp != f.sp) return describe(tv, f);
+  return "[kernel] op=[" + stop->op + "], key=[" + stop->key + "] " + stop->kernel + (stop->registered.empty() ? "" : ", " + stop->registered);
+}
+
 // Every thread of the process (the selected one when the front end numbers none), each walked as readFrames.
 std::vector<TorchStack> readThreads(const Remote& mem, uint64_t window) {
   std::vector<TorchStack> stacks;
@@ -261,6 +272,19 @@ ProcessDispatchState torchDispatchState(Session& s) {
         st.innermost_key = k.key;
       }
     }
+    // An uncaught throw: std::terminate never unwound it, so the frames up to the thrower are
+    // still there, and with them the thrown object and every guard those frames hold.
+    const auto thrower = std::find_if(stack.frames.begin(), stack.frames.end(), [](const TraceFrame& f) { return f.name == "__cxa_throw"; });
+    if (thrower != stack.frames.end()) {
+      st.throw_in_progress = true;
+      const uint64_t high = thrower + 1 != stack.frames.end() ? (thrower + 1)->sp : thrower->sp;
+      if (auto failed = couldNotRunThrown(tv, stack.frames.front().sp, high)) {
+        st.innermost = "[lookup] op=[" + failed->op + "], key=[" + failed->key + "]";
+        st.innermost_op = failed->op;
+        st.innermost_key = failed->key;
+        st.innermost_unregistered = true;
+      }
+    }
     if (stack.loop.period) {
       DispatchLoop loop{stack.loop.period, stack.loop.repeats, !stack.outermost, "", "", ""};
       if (!stack.cycle.empty()) {
@@ -301,7 +325,7 @@ std::string stackText(const TorchView& tv, const TorchStack& stack) {
   out += "thread tid " + std::to_string(tid) + ":\n";
   out += "  TLS: included " + kt.keySetString(included) + ", excluded " + kt.keySetString(excluded) + "\n";
   if (!loop.period) {
-    for (const auto& f : frames) out += "  #" + std::to_string(f.level) + " " + describe(tv, f) + "\n";
+    for (const auto& f : frames) out += "  #" + std::to_string(f.level) + " " + describe(tv, f, tid) + "\n";
     return out + "  no loop among these frames\n";
   }
   const std::string at_least = outermost ? "" : "at least ";

@@ -31,6 +31,18 @@ namespace {
 template <class T>
 void entry(const char* name, T value) { std::printf("%s %llu\n", name, static_cast<unsigned long long>(value)); }
 void hexEntry(const char* name, uint64_t value) { std::printf("%s 0x%016llx\n", name, static_cast<unsigned long long>(value)); }
+// c10::Error's members are private by default (a `class`), which `#define private` does not
+// reach; an explicit instantiation may name a private member (C++ [temp.spec]), so this one hands
+// out a pointer to Error::msg_.
+struct ErrorMsg {
+  using type = std::string c10::Error::*;
+  friend type get(ErrorMsg);
+};
+template <class Tag, typename Tag::type member>
+struct PrivateMember {
+  friend typename Tag::type get(Tag) { return member; }
+};
+template struct PrivateMember<ErrorMsg, &c10::Error::msg_>;
 uint64_t rawBits(DispatchKeySet ks) { return ks.raw_repr(); }  // raw_repr() is non-const in 1.13
 
 // The GNU build-id of every loaded object whose file name contains `part`.
@@ -320,6 +332,9 @@ int main() {
   // A runtime functor (a kernel made from a function pointer at run time) keeps the pointer here.
   using RuntimeFunctor = impl::WrapFunctionIntoRuntimeFunctor<at::Tensor (*)(const at::Tensor&)>;
   entry("RuntimeFunctor_kernel_func", offsetof(RuntimeFunctor, kernel_func_));
+  // The message of the error c10 throws (an uncaught "Could not run ..." names operator and key in it).
+  c10::Error error("probe", "");
+  entry("Error_msg", reinterpret_cast<const char*>(&(error.*get(ErrorMsg{}))) - reinterpret_cast<const char*>(&error));
   entry("PODLocalDispatchKeySet_included", offsetof(impl::PODLocalDispatchKeySet, included_));
   entry("PODLocalDispatchKeySet_excluded", offsetof(impl::PODLocalDispatchKeySet, excluded_));
   entry("count_backends", num_backends);

@@ -48,3 +48,21 @@ if(TARGET libtorch_program)
   target_compile_options(torch_loop PRIVATE -O2 -g)
   target_compile_options(torch_loop_nodbg PRIVATE -O2 -g0)
 endif()
+
+# An uncaught "Could not run" (tests/torch/torch_missing.cpp): dispatch-summary's signature on the
+# kernel core, in GDB, lldb-16 and dscope core (torch_missing_test.py).
+if(TARGET libtorch_program)
+  add_executable(torch_missing ${PROJECT_SOURCE_DIR}/tests/torch/torch_missing.cpp)
+  set_target_properties(torch_missing PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+  target_compile_definitions(torch_missing PRIVATE _GLIBCXX_USE_CXX11_ABI=1)
+  target_include_directories(torch_missing SYSTEM PRIVATE ${DSCOPE_TORCH_API_INCLUDE})
+  target_compile_options(torch_missing PRIVATE -O2 -g)
+  target_link_libraries(torch_missing PRIVATE torch torch_cpu c10)
+  foreach(scenario plain below)
+    add_test(NAME torch_missing_${scenario}
+      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/torch_missing_test.py --gdb-script ${GDB_SCRIPT}
+              ${TORCH_LLDB} --dscope $<TARGET_FILE:dscope> --program $<TARGET_FILE:torch_missing> --scenario ${scenario}
+              --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_missing_${scenario}_core)
+    set_tests_properties(torch_missing_${scenario} PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
+  endforeach()
+endif()

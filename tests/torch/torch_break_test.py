@@ -5,7 +5,8 @@ them aten::mm on CPU tensors that require grad), in GDB and lldb-16. Set before 
 program calls torch.mm, and `--key AutogradCPU` likewise; every stop names aten::mm at that key; the
 explanation at a stop gives the arguments' key sets and the thread's TLS sets exactly as the
 process's own torch._C printed them (at the AutogradCPU call, and under the guard the autograd
-kernel holds when it redispatches to CPU); `dispatch-break --why --json` says the same; and both
+kernel holds when it redispatches to CPU); `dispatch-break --why --json` says the same; `dispatch-trace` there names the
+stop's operator and key in frame 0; and both
 debuggers print the same stops. An operator registered only after the breakpoint was placed
 (myops::late, a Python CPU kernel: boxed, on the trampoline every Python kernel shares) stops too:
 the breakpoints are placed again where a registration for a breakpoint's operator returns.
@@ -40,11 +41,11 @@ def debugger_run(debugger, plugin, breakpoint, oracle_path, workdir):
         argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", plugin)
         for c in commands:
             argv += ["-ex", c]
-        argv += ["-ex", "run", "-ex", "dispatch-break --why --json"] + ["-ex", "continue"] * MM_CALLS
+        argv += ["-ex", "run", "-ex", "dispatch-break --why --json", "-ex", "dispatch-trace"] + ["-ex", "continue"] * MM_CALLS
         argv += ["--args"] + program
     else:
         script = workdir / ("lldb-%s.commands" % breakpoint.split()[-1].replace(":", "_"))
-        script.write_text("\n".join(commands + ["process launch", "dispatch-break --why --json"] +
+        script.write_text("\n".join(commands + ["process launch", "dispatch-break --why --json", "dispatch-trace"] +
                                     ["continue"] * MM_CALLS) + "\n")
         argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin, "-s", str(script), "--"] + program
     out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, cwd=workdir)
@@ -102,6 +103,10 @@ def check(debugger, op, key, text, oracle):
         why = json.loads(text[start:text.index("\n", start)])
         if (why["key"], [a["keyset"] for a in why["arguments"]], why["tls"]) != (key, arguments, tls):
             problems.append("--why --json: " + json.dumps(why))
+    # dispatch-trace at the first stop: its frame 0 is the kernel the stop named, also where the
+    # function is a trampoline several kernels share (myops::late's, every Python kernel's).
+    if not re.search(r"^  #0 \[kernel\] op=\[%s\], key=\[%s\] " % (re.escape(op), re.escape(key)), text, re.M):
+        problems.append("dispatch-trace's frame 0 is not %s at %s" % (op, key))
     if problems:
         problems.append(text[-2500:])
     return ["%s %s --key %s: %s" % (debugger, op, key, p) for p in problems], found
