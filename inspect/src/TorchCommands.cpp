@@ -12,23 +12,24 @@ namespace dscope::inspect {
 
 namespace {
 
-bool isTensorImpl(const Remote& mem, uint64_t addr) {
-  return addr && dynamicTypeName(mem, addr).find("TensorImpl") != std::string::npos;
+bool readable(const Remote& mem, uint64_t addr) {
+  try {
+    mem.readPointer(addr, "an address");
+    return true;
+  } catch (const InspectError&) {
+    return false;
+  }
 }
 
-// What a number means in a PyTorch process: a Python tensor (hex(id(t))), a TensorImpl, or else
-// a raw key set.
+// What a number means in a PyTorch process: an address the process maps names a tensor (a Python
+// tensor as hex(id(t)) prints it, or a TensorImpl; anything else is refused, saying what it is);
+// any other number is a raw key set, of this build's keys only. Real key sets lie far below where
+// Linux maps a process's heap and libraries, so the two never meet.
 uint64_t keySetOfWord(const TorchView& tv, uint64_t word) {
-  const Remote& mem = tv.mem();
-  if (auto cdata = tv.profile().values.find("THPVariable_cdata"); cdata != tv.profile().values.end() && word > 4096) {
-    uint64_t impl = 0;
-    try {
-      impl = mem.readPointer(word + cdata->second, "a Python object");
-    } catch (const InspectError&) {
-    }
-    if (isTensorImpl(mem, impl)) return tv.tensorKeySet(impl);
-  }
-  if (word > 4096 && isTensorImpl(mem, word)) return tv.tensorKeySet(word);
+  if (readable(tv.mem(), word)) return tv.tensorKeySet(tv.tensorImplAt(word));
+  if (const uint64_t unknown = tv.keys().unknownBits(word))
+    fail(hex(word) + " is no address in this process and no key set of its PyTorch " + tv.profile().version + " (bits " +
+         hex(unknown) + " belong to no key of its key table)");
   return word;
 }
 
@@ -105,9 +106,22 @@ std::string keysetText(const TorchView& tv, uint64_t raw, bool verbose) {
 }
 
 std::string differenceText(const KeyTable& kt, uint64_t raw) {
-  std::string names;
-  for (int k : kt.keysOf(raw)) names += (names.empty() ? "" : ", ") + kt.name(k);
+  const std::string names = kt.keyNames(raw);
   return names.empty() ? "bits " + hex(raw) + " (no complete runtime key)" : names;
+}
+
+// "AutogradCPU, AutogradCUDA, ..." for AutogradFunctionality: its first per-backend keys.
+std::string perBackendExamples(const KeyTable& kt, int functionality) {
+  const uint64_t bit = kt.byValue(functionality)->bits;
+  std::string out;
+  int shown = 0;
+  for (int k : kt.runtimeKeys()) {
+    const KeyInfo& key = *kt.byValue(k);
+    if (key.bits == bit || (key.bits & ~((uint64_t{1} << kt.backends()) - 1)) != bit) continue;
+    if (shown++ == 2) return out + ", ...";
+    out += (out.empty() ? "" : ", ") + key.name;
+  }
+  return out;
 }
 
 std::string tlsText(int64_t tid, const TorchView& tv, uint64_t included, uint64_t excluded, const std::optional<uint64_t>& explain) {
@@ -125,6 +139,9 @@ std::string tlsText(int64_t tid, const TorchView& tv, uint64_t included, uint64_
            "a manual exclude that was never restored?)\n";
   }
   if (uint64_t gone = def_exc & ~excluded) out += "  not excluded although excluded by default: " + differenceText(kt, gone) + "\n";
+  for (int functionality : kt.backendlessFunctionalities(excluded))
+    out += "  (" + kt.name(functionality) + " is excluded for every backend: " + perBackendExamples(kt, functionality) +
+           " are skipped; c10's DispatchKeySet printing shows no key for it)\n";
   if (explain) {
     const uint64_t backend_mask = tv.profile().at("set_full_backend_mask");
     const uint64_t with_included = *explain | included;
