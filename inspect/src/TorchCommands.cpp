@@ -74,8 +74,8 @@ std::string highestWithSlot(const KeyTable& kt, uint64_t raw) {
 
 std::string withRaw(const KeyTable& kt, uint64_t raw) { return kt.keySetString(raw) + " (raw " + hex(raw) + ")"; }
 
-void keysetJson(Json& j, const TorchView& tv, uint64_t raw) {
-  const KeyTable& kt = tv.keys();
+void keysetJson(Json& j, const TorchProfile& profile, uint64_t raw) {
+  const KeyTable& kt = profile.keys;
   j.field("repr", kt.keySetString(raw)).field("raw", hex(raw));
   j.key("keys").beginArray();
   for (int k : kt.keysOf(raw)) j.value(kt.name(k));
@@ -88,19 +88,19 @@ void keysetJson(Json& j, const TorchView& tv, uint64_t raw) {
     j.key(functionality ? "functionality_bits" : "backend_bits").beginArray();
     for (int bit = 0; bit < 64; ++bit)
       if ((raw >> bit & 1) && (bit >= kt.backends()) == functionality)
-        j.beginObject().field("bit", bit).field("name", bitName(kt, tv.profile(), bit)).endObject();
+        j.beginObject().field("bit", bit).field("name", bitName(kt, profile, bit)).endObject();
     j.endArray();
   }
 }
 
-std::string keysetText(const TorchView& tv, uint64_t raw, bool verbose) {
-  const KeyTable& kt = tv.keys();
+std::string keysetText(const TorchProfile& profile, uint64_t raw, bool verbose) {
+  const KeyTable& kt = profile.keys;
   std::string out = kt.keySetString(raw) + "\nraw: " + hex(raw) + "\nhighest key: " + highestWithSlot(kt, raw) + "\n";
   if (!verbose) return out;
   std::string functionality, backend;
   for (int bit = 0; bit < 64; ++bit)
     if (raw >> bit & 1)
-      (bit < kt.backends() ? backend : functionality) += "  bit " + std::to_string(bit) + ": " + bitName(kt, tv.profile(), bit) + "\n";
+      (bit < kt.backends() ? backend : functionality) += "  bit " + std::to_string(bit) + ": " + bitName(kt, profile, bit) + "\n";
   out += "functionality bits:" + std::string(functionality.empty() ? " none\n" : "\n" + functionality);
   return out + "backend bits:" + std::string(backend.empty() ? " none\n" : "\n" + backend);
 }
@@ -172,19 +172,42 @@ std::string runTorchKeyset(Session& s, const ParsedArgs& args) {
     Json j;
     j.beginObject().field("tid", tid).field("runtime", "torch");
     j.key("included").beginObject();
-    keysetJson(j, tv, included);
+    keysetJson(j, tv.profile(), included);
     j.endObject().key("excluded").beginObject();
-    keysetJson(j, tv, excluded);
+    keysetJson(j, tv.profile(), excluded);
     return j.endObject().endObject().str();
   }
   std::string expr;
   for (const auto& w : args.positional) expr += (expr.empty() ? "" : " ") + w;
   const uint64_t raw = keySetArgument(s, tv, expr);
-  if (!args.has("--json")) return keysetText(tv, raw, args.has("--verbose"));
+  if (!args.has("--json")) return keysetText(tv.profile(), raw, args.has("--verbose"));
   Json j;
   j.beginObject();
-  keysetJson(j, tv, raw);
+  keysetJson(j, tv.profile(), raw);
   return j.endObject().str();
+}
+
+// keyset RAW --profile FILE: a raw key set of another build (a 1.13 tensor's raw_repr() read from a
+// log), decoded with that build's own key table; only with no process, whose own table would be
+// the one that applies.
+std::string runProfileKeyset(Session& s, const ParsedArgs& args, const std::string& path) {
+  if (args.has("--tls")) usageError("--profile decodes a raw key set; --tls reads a thread's sets with the process's table", kKeysetUsage);
+  if (s.mem().selectedTid())
+    fail("--profile decodes a key set with no process; a key set of this process is decoded with its own key table "
+         "(leave --profile out)");
+  std::string expr;
+  for (const auto& w : args.positional) expr += (expr.empty() ? "" : " ") + w;
+  const auto raw = parseNumber(expr);
+  if (!raw) fail("--profile decodes a number (a raw key set), not " + shown(expr));
+  const TorchProfile profile = readTorchProfile(path);
+  if (const uint64_t unknown = profile.keys.unknownBits(*raw))
+    fail(hex(*raw) + " is no key set of PyTorch " + profile.version + " (bits " + hex(unknown) + " belong to no key of its table)");
+  const std::string table = "PyTorch " + profile.version + "'s, from the layout profile " + path;
+  if (!args.has("--json")) return keysetText(profile, *raw, args.has("--verbose")) + "key table: " + table + "\n";
+  Json j;
+  j.beginObject();
+  keysetJson(j, profile, *raw);
+  return j.field("key_table", table).endObject().str();
 }
 
 namespace {

@@ -10,8 +10,11 @@ torch._C._dispatch_keys, then waits inside inference_mode. GDB, lldb-16 and dsco
 on a gcore core) run `keyset ADDR` on each and `keyset --tls`: a tensor's answer must be its
 _dispatch_keys; anything else exactly one dscope: line saying what the address is (a Python
 list object, ...) and no key set; and the TLS must name AutogradFunctionality among the keys
-excluded beyond the default exactly when the process's exclude set holds it. Exits 1 naming the
-first differences."""
+excluded beyond the default exactly when the process's exclude set holds it. With --profile (live
+mode), a raw key set of the process's CPU tensor (its TensorImpl's word, read by the program):
+GDB and lldb-16 with no process say which key table decodes it (DispatchScope's own), decode it
+with --profile as the program's _dispatch_keys and name the profile; with the process attached,
+--profile is refused in one line (GDB, lldb-16, dscope). Exits 1 naming the first differences."""
 
 import argparse
 import os
@@ -26,15 +29,46 @@ import session  # noqa: E402
 from torch_oracle_test import REJECT, TORCH_PYTHON, debugger_argv, marker  # noqa: E402
 
 
-def start_program(workdir):
+def start_program(workdir, profile):
     oracle = workdir / "oracle.txt"
-    proc = subprocess.Popen([TORCH_PYTHON, str(HERE / "keyset_program.py"), str(oracle)], stdout=subprocess.PIPE,
+    offset = [l.split()[1] for l in profile.read_text().splitlines() if l.startswith("TensorImpl_key_set ")] if profile else []
+    proc = subprocess.Popen([TORCH_PYTHON, str(HERE / "keyset_program.py"), str(oracle)] + offset, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     line = proc.stdout.readline()  # "ready" once the oracle file is written
     if line.strip() != "ready":
         proc.kill()
         sys.exit("the keyset program did not start: " + line + proc.stdout.read())
     return proc, [line.split() for line in oracle.read_text().splitlines()]
+
+
+def one_line(*expected):
+    """One dscope: line holding one of the expected texts, and no key set."""
+    def check(answer):
+        lines = [l for l in answer.splitlines() if l.startswith("dscope:") or l.startswith("error: dscope:")]
+        if len(lines) != 1 or not any(e in lines[0] for e in expected) or "DispatchKeySet(" in answer:
+            return "expected one dscope: line with %s, got:\n%s" % (" or ".join(map(repr, expected)), answer)
+        return None
+    return check
+
+
+def raw_cases(oracle, profile):
+    """(with no process, attached): the cases of the raw key set the program read from its tensor."""
+    fields = next(f for f in oracle if f[0] == "raw")
+    raw, keys = fields[2], " ".join(fields[3:])
+
+    def own_table(answer):
+        if "key table: DispatchScope's own (PyTorch 2.11's keys): no process to read" not in answer:
+            return "no line saying which key table decoded it:\n" + answer
+        return None
+
+    def profile_table(answer):
+        first = (answer.strip().splitlines() or [""])[0]
+        if first != keys or "key table: PyTorch 1.13.0's, from the layout profile %s" % profile not in answer:
+            return "expected %r (torch._C._dispatch_keys) decoded by the profile's table, got:\n%s" % (keys, answer)
+        return None
+    alone = [("raw", "keyset " + raw, own_table), ("raw-profile", "keyset %s --profile %s" % (raw, profile), profile_table)]
+    attached = [("raw-profile", "keyset %s --profile %s" % (raw, profile), one_line("--profile decodes a key set with no process"))]
+    return alone, attached
 
 
 def expectations(oracle):
@@ -44,15 +78,11 @@ def expectations(oracle):
         kind, name = fields[0], fields[1]
         if kind in ("object", "memory"):
             address = fields[2]
-            what = ("is a Python %s object, not a tensor" % fields[3]) if kind == "object" else \
-                "holding no Python object and no C++ object with a vtable"
-
-            def refused(answer, what=what, address=address):
-                lines = [l for l in answer.splitlines() if l.startswith("dscope:") or l.startswith("error: dscope:")]
-                if len(lines) != 1 or "%s %s" % (address, what) not in lines[0] or "DispatchKeySet(" in answer:
-                    return "expected one dscope: line with %r, got:\n%s" % ("%s %s" % (address, what), answer)
-                return None
-            cases.append((name, "keyset " + address, refused))
+            # A type's C name (tp_name) is its bare name (list) or, for a class of a Python module,
+            # may hold the module (torch.storage.TypedStorage); builtins' module is not in it.
+            whats = ["is a Python %s object, not a tensor" % t for t in fields[3:]] if kind == "object" else \
+                ["is memory of this process holding no Python object and no C++ object with a vtable"]
+            cases.append((name, "keyset " + address, one_line(*("%s %s" % (address, w) for w in whats))))
         elif kind == "tensor":
             keys = fields[3] if len(fields) == 4 else " ".join(fields[3:])
 
@@ -94,7 +124,12 @@ def check_debugger(debugger, plugin, cases, workdir, core, pid):
     lines.append(marker(debugger, "end"))
     commands = workdir / ("commands." + debugger)
     commands.write_text("\n".join(lines) + "\n")
-    argv = debugger_argv(debugger, plugin, os.path.realpath(TORCH_PYTHON), core=core, pid=pid, commands=commands)
+    program = os.path.realpath(TORCH_PYTHON)
+    if pid is None and core is None:  # no process: the program's file only
+        argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", plugin, "-x", str(commands), program) \
+            if debugger == "gdb" else ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin, program, "-s", str(commands)]
+    else:
+        argv = debugger_argv(debugger, plugin, program, core=core, pid=pid, commands=commands)
     # One stream, so that each error line stays under the marker of its command.
     out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
                          stdin=subprocess.DEVNULL)
@@ -125,11 +160,15 @@ def main():
     p.add_argument("--dscope")
     p.add_argument("--mode", choices=["live", "core"], required=True)
     p.add_argument("--workdir", type=pathlib.Path, required=True)
+    p.add_argument("--profile", type=pathlib.Path, help="live: also a raw key set decoded with no process and --profile")
     a = p.parse_args()
     a.workdir.mkdir(parents=True, exist_ok=True)
     session.keep_file_pages_in_cores()
-    proc, oracle = start_program(a.workdir)
+    profile = a.profile if a.mode == "live" else None
+    proc, oracle = start_program(a.workdir, profile)
     cases = expectations(oracle)
+    alone, attached = raw_cases(oracle, profile) if profile else ([], [])
+    cases += attached
     problems, core = [], None
     try:
         if a.mode == "core":
@@ -140,6 +179,8 @@ def main():
         debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
         for debugger, plugin in debuggers:
             problems += check_debugger(debugger, plugin, cases, a.workdir, core, proc.pid)
+            if alone:
+                problems += ["no process: " + p for p in check_debugger(debugger, plugin, alone, a.workdir, None, None)]
         if a.dscope:
             program = os.path.realpath(TORCH_PYTHON)
             problems += check_dscope(a.dscope, ["core", str(core), program] if core else ["pid", str(proc.pid)], cases)
@@ -148,7 +189,7 @@ def main():
         proc.wait()
         if core and core.exists():
             core.unlink()
-    print("%d keyset cases, %s: %d problems" % (len(cases), a.mode, len(problems)))
+    print("%d keyset cases, %s: %d problems" % (len(cases) + len(alone), a.mode, len(problems)))
     for problem in problems[:8]:
         print(problem)
     return 1 if problems else 0
