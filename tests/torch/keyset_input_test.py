@@ -10,7 +10,8 @@ torch._C._dispatch_keys, then waits inside inference_mode. GDB, lldb-16 and dsco
 on a gcore core) run `keyset ADDR` on each and `keyset --tls`: a tensor's answer must be its
 _dispatch_keys; anything else exactly one dscope: line saying what the address is (a Python
 list object, ...) and no key set; and the TLS must name AutogradFunctionality among the keys
-excluded beyond the default exactly when the process's exclude set holds it. With --profile (live
+excluded beyond the default (and dispatch-summary among the keys excluded) exactly when the
+process's exclude set holds it. With --profile (live
 mode), a raw key set of the process's CPU tensor (its TensorImpl's word, read by the program):
 GDB and lldb-16 with no process say which key table decodes it (DispatchScope's own), decode it
 with --profile as the program's _dispatch_keys and name the profile; with the process attached,
@@ -19,6 +20,7 @@ with --profile as the program's _dispatch_keys and name the profile; with the pr
 import argparse
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import sys
@@ -101,6 +103,14 @@ def expectations(oracle):
                         "holds" if held else "does not hold", functionality, answer)
                 return None
             cases.append(("tls", "keyset --tls", tls))
+
+            def summary(answer, functionality=functionality, held=held):
+                added = re.search(r"excluded \+([^\s;]+)", answer)  # "TLS ..., excluded +AutogradOther,..."
+                if (bool(added) and functionality in added.group(1).split(",")) != held:
+                    return "the exclude set %s %s, dispatch-summary says:\n%s" % (
+                        "holds" if held else "does not hold", functionality, answer)
+                return None
+            cases.append(("summary", "dispatch-summary", summary))
     return cases
 
 
