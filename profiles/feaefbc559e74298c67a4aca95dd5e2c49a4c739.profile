@@ -346,4 +346,8 @@ name IValueTag 22 Quantizer
 name IValueTag 23 Generator
 name IValueTag 24 Enum
 THPVariable_cdata 24
-digest fnv1a64 0xa5d052f229668557
+PyObject_ob_type 8
+PyTypeObject_tp_name 24
+PyTypeObject_tp_base 256
+symbol THPVariableType THPVariableType
+digest fnv1a64 0x0eab76a8b1ce93db

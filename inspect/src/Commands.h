@@ -55,6 +55,7 @@ std::string runOpTable(Session& s, const std::vector<std::string>& words);
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words);
 // The same commands on real PyTorch (TorchCommands.cpp), after the common argument checks.
 std::string runTorchKeyset(Session& s, const ParsedArgs& args);
+std::string runProfileKeyset(Session& s, const ParsedArgs& args, const std::string& path);
 std::string runTorchOpTable(Session& s, const ParsedArgs& args);
 std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args);
 

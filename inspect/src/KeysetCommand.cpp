@@ -1,4 +1,4 @@
-// keyset EXPR|RAW [--verbose] [--json]
+// keyset EXPR|RAW [--verbose] [--json] [--profile FILE]
 // keyset --tls [--thread N] [--explain EXPR] [--json]
 #include <string>
 
@@ -10,7 +10,7 @@
 namespace dscope::inspect {
 
 const char* const kKeysetUsage =
-    "keyset EXPR|RAW [--verbose] [--json] | keyset --tls [--thread N] [--explain EXPR] [--json]";
+    "keyset EXPR|RAW [--verbose] [--json] [--profile FILE] | keyset --tls [--thread N] [--explain EXPR] [--json]";
 
 namespace {
 
@@ -64,6 +64,16 @@ void keysetJson(Json& j, DispatchKeySet ks) {
 std::string differenceText(uint64_t raw) {
   std::string names = keyNames(DispatchKeySet(DispatchKeySet::RAW, raw));
   return names.empty() ? "bits " + hex(raw) + " (no complete runtime key)" : names;
+}
+
+// Where no dispatcher is read (no process, or a process that holds none), a key set is decoded with
+// DispatchScope's own key table, PyTorch 2.11's; another build's bits mean other keys, so the
+// answer says which table it is ("" where the process's own runtime is read).
+std::string ownTableNote(const Session& s) {
+  if (s.mem().findSymbol("dscope_debug_descriptor")) return "";
+  return std::string("DispatchScope's own (PyTorch 2.11's keys): ") +
+         (s.mem().selectedTid() ? "this process holds no dispatcher" : "no process to read") +
+         "; `keyset RAW --profile FILE` decodes with the table of the PyTorch build a layout profile describes";
 }
 
 std::string tlsText(const ThreadBlock& b, DispatchKeySet included, DispatchKeySet excluded,
@@ -142,7 +152,8 @@ std::string runTls(Session& s, const ParsedArgs& args) {
 
 std::string runKeyset(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args =
-      parseArgs(words, {{"--verbose", "--json", "--tls"}, {"--thread", "--explain", "--runtime"}}, kKeysetUsage);
+      parseArgs(words, {{"--verbose", "--json", "--tls"}, {"--thread", "--explain", "--runtime", "--profile"}}, kKeysetUsage);
+  if (auto profile = args.value("--profile")) return runProfileKeyset(s, args, *profile);
   if (args.has("--tls")) {
     if (!args.positional.empty()) usageError("--tls takes no key set (--explain EXPR explains one)", kKeysetUsage);
     if (args.has("--verbose")) usageError("--verbose is for a key set, not --tls", kKeysetUsage);
@@ -154,10 +165,12 @@ std::string runKeyset(Session& s, const std::vector<std::string>& words) {
   std::string expr;
   for (const auto& w : args.positional) expr += (expr.empty() ? "" : " ") + w;
   const DispatchKeySet ks = keySetArgument(s, expr);
-  if (!args.has("--json")) return keysetText(ks, args.has("--verbose"));
+  const std::string table = ownTableNote(s);
+  if (!args.has("--json")) return keysetText(ks, args.has("--verbose")) + (table.empty() ? "" : "key table: " + table + "\n");
   Json j;
   j.beginObject();
   keysetJson(j, ks);
+  if (!table.empty()) j.field("key_table", table);
   return j.endObject().str();
 }
 

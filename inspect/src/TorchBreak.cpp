@@ -186,7 +186,7 @@ void computedSet(const TorchView& tv, const Site& site, uint64_t arguments, int6
   const TorchProfile& p = tv.profile();
   const auto [included, excluded] = tv.threadTls(tid);
   e.included = tv.keys().keySetString(included);
-  e.excluded = tv.keys().keySetString(excluded);
+  e.excluded = tv.keys().keySetShown(excluded);
   const uint64_t extractor = site.op->entry + p.at("OperatorEntry_dispatchKeyExtractor");
   uint64_t mask = tv.mem().readPointer(extractor + p.at("DispatchKeyExtractor_nonFallthroughKeys"), "a key extractor");
   if (tv.mem().read<uint8_t>(extractor + p.at("DispatchKeyExtractor_requiresBitsetPerBackend"), "a key extractor")) {
@@ -278,7 +278,7 @@ std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std:
     }
     if (!e.included) {
       const auto [included, excluded] = tv.threadTls(r.tid);
-      e.included = tv.keys().keySetString(included), e.excluded = tv.keys().keySetString(excluded);
+      e.included = tv.keys().keySetString(included), e.excluded = tv.keys().keySetShown(excluded);
     }
     // The computed entry explains the table's (the same kernel unless registrations are changing).
     const TorchTableEntry entry = tv.computedEntry(*site.op, site.key);

@@ -12,23 +12,24 @@ namespace dscope::inspect {
 
 namespace {
 
-bool isTensorImpl(const Remote& mem, uint64_t addr) {
-  return addr && dynamicTypeName(mem, addr).find("TensorImpl") != std::string::npos;
+bool readable(const Remote& mem, uint64_t addr) {
+  try {
+    mem.readPointer(addr, "an address");
+    return true;
+  } catch (const InspectError&) {
+    return false;
+  }
 }
 
-// What a number means in a PyTorch process: a Python tensor (hex(id(t))), a TensorImpl, or else
-// a raw key set.
+// What a number means in a PyTorch process: an address the process maps names a tensor (a Python
+// tensor as hex(id(t)) prints it, or a TensorImpl; anything else is refused, saying what it is);
+// any other number is a raw key set, of this build's keys only. Real key sets lie far below where
+// Linux maps a process's heap and libraries, so the two never meet.
 uint64_t keySetOfWord(const TorchView& tv, uint64_t word) {
-  const Remote& mem = tv.mem();
-  if (auto cdata = tv.profile().values.find("THPVariable_cdata"); cdata != tv.profile().values.end() && word > 4096) {
-    uint64_t impl = 0;
-    try {
-      impl = mem.readPointer(word + cdata->second, "a Python object");
-    } catch (const InspectError&) {
-    }
-    if (isTensorImpl(mem, impl)) return tv.tensorKeySet(impl);
-  }
-  if (word > 4096 && isTensorImpl(mem, word)) return tv.tensorKeySet(word);
+  if (readable(tv.mem(), word)) return tv.tensorKeySet(tv.tensorImplAt(word));
+  if (const uint64_t unknown = tv.keys().unknownBits(word))
+    fail(hex(word) + " is no address in this process and no key set of its PyTorch " + tv.profile().version + " (bits " +
+         hex(unknown) + " belong to no key of its key table)");
   return word;
 }
 
@@ -73,8 +74,8 @@ std::string highestWithSlot(const KeyTable& kt, uint64_t raw) {
 
 std::string withRaw(const KeyTable& kt, uint64_t raw) { return kt.keySetString(raw) + " (raw " + hex(raw) + ")"; }
 
-void keysetJson(Json& j, const TorchView& tv, uint64_t raw) {
-  const KeyTable& kt = tv.keys();
+void keysetJson(Json& j, const TorchProfile& profile, uint64_t raw) {
+  const KeyTable& kt = profile.keys;
   j.field("repr", kt.keySetString(raw)).field("raw", hex(raw));
   j.key("keys").beginArray();
   for (int k : kt.keysOf(raw)) j.value(kt.name(k));
@@ -87,27 +88,40 @@ void keysetJson(Json& j, const TorchView& tv, uint64_t raw) {
     j.key(functionality ? "functionality_bits" : "backend_bits").beginArray();
     for (int bit = 0; bit < 64; ++bit)
       if ((raw >> bit & 1) && (bit >= kt.backends()) == functionality)
-        j.beginObject().field("bit", bit).field("name", bitName(kt, tv.profile(), bit)).endObject();
+        j.beginObject().field("bit", bit).field("name", bitName(kt, profile, bit)).endObject();
     j.endArray();
   }
 }
 
-std::string keysetText(const TorchView& tv, uint64_t raw, bool verbose) {
-  const KeyTable& kt = tv.keys();
+std::string keysetText(const TorchProfile& profile, uint64_t raw, bool verbose) {
+  const KeyTable& kt = profile.keys;
   std::string out = kt.keySetString(raw) + "\nraw: " + hex(raw) + "\nhighest key: " + highestWithSlot(kt, raw) + "\n";
   if (!verbose) return out;
   std::string functionality, backend;
   for (int bit = 0; bit < 64; ++bit)
     if (raw >> bit & 1)
-      (bit < kt.backends() ? backend : functionality) += "  bit " + std::to_string(bit) + ": " + bitName(kt, tv.profile(), bit) + "\n";
+      (bit < kt.backends() ? backend : functionality) += "  bit " + std::to_string(bit) + ": " + bitName(kt, profile, bit) + "\n";
   out += "functionality bits:" + std::string(functionality.empty() ? " none\n" : "\n" + functionality);
   return out + "backend bits:" + std::string(backend.empty() ? " none\n" : "\n" + backend);
 }
 
 std::string differenceText(const KeyTable& kt, uint64_t raw) {
-  std::string names;
-  for (int k : kt.keysOf(raw)) names += (names.empty() ? "" : ", ") + kt.name(k);
+  const std::string names = kt.keyNames(raw);
   return names.empty() ? "bits " + hex(raw) + " (no complete runtime key)" : names;
+}
+
+// "AutogradCPU, AutogradCUDA, ..." for AutogradFunctionality: its first per-backend keys.
+std::string perBackendExamples(const KeyTable& kt, int functionality) {
+  const uint64_t bit = kt.byValue(functionality)->bits;
+  std::string out;
+  int shown = 0;
+  for (int k : kt.runtimeKeys()) {
+    const KeyInfo& key = *kt.byValue(k);
+    if (key.bits == bit || (key.bits & ~((uint64_t{1} << kt.backends()) - 1)) != bit) continue;
+    if (shown++ == 2) return out + ", ...";
+    out += (out.empty() ? "" : ", ") + key.name;
+  }
+  return out;
 }
 
 std::string tlsText(int64_t tid, const TorchView& tv, uint64_t included, uint64_t excluded, const std::optional<uint64_t>& explain) {
@@ -125,6 +139,9 @@ std::string tlsText(int64_t tid, const TorchView& tv, uint64_t included, uint64_
            "a manual exclude that was never restored?)\n";
   }
   if (uint64_t gone = def_exc & ~excluded) out += "  not excluded although excluded by default: " + differenceText(kt, gone) + "\n";
+  for (int functionality : kt.backendlessFunctionalities(excluded))
+    out += "  (" + kt.name(functionality) + " is excluded for every backend: " + perBackendExamples(kt, functionality) +
+           " are skipped; c10's DispatchKeySet printing shows no key for it)\n";
   if (explain) {
     const uint64_t backend_mask = tv.profile().at("set_full_backend_mask");
     const uint64_t with_included = *explain | included;
@@ -155,19 +172,42 @@ std::string runTorchKeyset(Session& s, const ParsedArgs& args) {
     Json j;
     j.beginObject().field("tid", tid).field("runtime", "torch");
     j.key("included").beginObject();
-    keysetJson(j, tv, included);
+    keysetJson(j, tv.profile(), included);
     j.endObject().key("excluded").beginObject();
-    keysetJson(j, tv, excluded);
+    keysetJson(j, tv.profile(), excluded);
     return j.endObject().endObject().str();
   }
   std::string expr;
   for (const auto& w : args.positional) expr += (expr.empty() ? "" : " ") + w;
   const uint64_t raw = keySetArgument(s, tv, expr);
-  if (!args.has("--json")) return keysetText(tv, raw, args.has("--verbose"));
+  if (!args.has("--json")) return keysetText(tv.profile(), raw, args.has("--verbose"));
   Json j;
   j.beginObject();
-  keysetJson(j, tv, raw);
+  keysetJson(j, tv.profile(), raw);
   return j.endObject().str();
+}
+
+// keyset RAW --profile FILE: a raw key set of another build (a 1.13 tensor's raw_repr() read from a
+// log), decoded with that build's own key table; only with no process, whose own table would be
+// the one that applies.
+std::string runProfileKeyset(Session& s, const ParsedArgs& args, const std::string& path) {
+  if (args.has("--tls")) usageError("--profile decodes a raw key set; --tls reads a thread's sets with the process's table", kKeysetUsage);
+  if (s.mem().selectedTid())
+    fail("--profile decodes a key set with no process; a key set of this process is decoded with its own key table "
+         "(leave --profile out)");
+  std::string expr;
+  for (const auto& w : args.positional) expr += (expr.empty() ? "" : " ") + w;
+  const auto raw = parseNumber(expr);
+  if (!raw) fail("--profile decodes a number (a raw key set), not " + shown(expr));
+  const TorchProfile profile = readTorchProfile(path);
+  if (const uint64_t unknown = profile.keys.unknownBits(*raw))
+    fail(hex(*raw) + " is no key set of PyTorch " + profile.version + " (bits " + hex(unknown) + " belong to no key of its table)");
+  const std::string table = "PyTorch " + profile.version + "'s, from the layout profile " + path;
+  if (!args.has("--json")) return keysetText(profile, *raw, args.has("--verbose")) + "key table: " + table + "\n";
+  Json j;
+  j.beginObject();
+  keysetJson(j, profile, *raw);
+  return j.field("key_table", table).endObject().str();
 }
 
 namespace {

@@ -58,9 +58,10 @@ constexpr const char* kRequiredValues[] = {
     "sizeof_TypePtr", "TypePtr_pointer", "Type_kind", "ListType_element", "FutureType_element", "RRefType_element",
     "OptionalType_element", "DictType_types", "TupleType_elements", "TupleType_schema", "NamedType_name",
     "OptionalQualifiedName_engaged", "OptionalQualifiedName_payload", "QualifiedName_qualified", "VarType_name",
-    "sizeof_IValue", "IValue_payload", "IValue_tag", "ConstantString_str", "ListImpl_list"};
+    "sizeof_IValue", "IValue_payload", "IValue_tag", "ConstantString_str", "ListImpl_list",
+    "THPVariable_cdata", "PyObject_ob_type", "PyTypeObject_tp_name", "PyTypeObject_tp_base"};
 constexpr const char* kRequiredSymbols[] = {"realSingleton", "tls_dispatch_key_set", "fallthrough_kernel", "registerImpl",
-                                            "registerFallback"};
+                                            "registerFallback", "THPVariableType"};
 // The name-table entries the schema and break readers look up by name.
 constexpr std::pair<const char*, const char*> kRequiredNames[] = {
     {"TypeKind", "ClassType"},   {"TypeKind", "DictType"},   {"TypeKind", "FutureType"},   {"TypeKind", "IntType"},
@@ -418,6 +419,40 @@ std::string KeyTable::keySetString(uint64_t raw) const {
     first = false;
   }
   return out + ")";
+}
+
+std::vector<int> KeyTable::backendlessFunctionalities(uint64_t raw) const {
+  const uint64_t backend_mask = (uint64_t{1} << backends_) - 1;
+  uint64_t shown = 0;  // the functionality bits raw's runtime keys show
+  for (int v : keysOf(raw)) shown |= byValue(v)->bits & ~backend_mask;
+  std::vector<int> out;
+  for (uint64_t rest = raw & ~backend_mask & ~shown; rest; rest &= rest - 1) {
+    const uint64_t bit = rest & -rest;
+    // The functionality's own key: the first key of exactly this bit (Dense before Unknown).
+    for (const auto& k : keys_)
+      if (!k.alias && k.bits == bit) {
+        out.push_back(k.value);
+        break;
+      }
+  }
+  return out;
+}
+
+std::string KeyTable::keyNames(uint64_t raw) const {
+  const uint64_t backend_mask = (uint64_t{1} << backends_) - 1;
+  std::vector<std::pair<uint64_t, std::string>> named;  // (functionality bits, name)
+  for (int v : keysOf(raw)) named.emplace_back(byValue(v)->bits & ~backend_mask, name(v));
+  for (int v : backendlessFunctionalities(raw)) named.emplace_back(byValue(v)->bits, name(v));
+  std::stable_sort(named.begin(), named.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out;
+  for (const auto& [bits, text] : named) out += (out.empty() ? "" : ", ") + text;
+  return out;
+}
+
+std::string KeyTable::keySetShown(uint64_t raw) const {
+  std::string out = keySetString(raw);
+  for (int v : backendlessFunctionalities(raw)) out += " + " + name(v) + " (every backend)";
+  return out;
 }
 
 int KeyTable::highestKey(uint64_t raw) const {

@@ -42,6 +42,16 @@ class KeyTable {
   std::vector<int> keysOf(uint64_t raw) const;
   // "DispatchKeySet(CPU, AutogradCPU)", as c10's toString(DispatchKeySet) of this build.
   std::string keySetString(uint64_t raw) const;
+  // The functionality keys (AutogradFunctionality, Dense, ...) whose per-backend functionality bit
+  // raw holds without a backend bit for it: c10 prints no key for such a bit (its iterator yields
+  // per-backend keys only), yet an exclude set holding it skips that functionality on every
+  // backend (inference_mode excludes AutogradFunctionality so).
+  std::vector<int> backendlessFunctionalities(uint64_t raw) const;
+  // Every key raw holds, in c10's order: its runtime keys and its backendless functionalities,
+  // each by its c10 name ("AutogradOther, AutogradFunctionality, AutogradNestedTensor"). "" for none.
+  std::string keyNames(uint64_t raw) const;
+  // keySetString, then " + AutogradFunctionality (every backend)" for what it cannot show.
+  std::string keySetShown(uint64_t raw) const;
   // highestPriorityTypeId(): the key of the highest functionality bit (with the highest backend
   // bit for a per-backend functionality); Undefined (0) for an empty set.
   int highestKey(uint64_t raw) const;

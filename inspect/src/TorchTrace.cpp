@@ -253,11 +253,7 @@ ProcessDispatchState torchDispatchState(Session& s) {
   std::vector<TorchStack> stacks = readThreads(mem, kInnermostFrames);
   classify(tv, stacks);
   const KeyTable& kt = tv.keys();
-  auto names = [&](uint64_t raw) {
-    std::string out;
-    for (int k : kt.keysOf(raw)) out += (out.empty() ? "" : ", ") + kt.name(k);
-    return out;
-  };
+  auto names = [&](uint64_t raw) { return kt.keyNames(raw); };
   for (const TorchStack& stack : stacks) {
     ThreadDispatchState st;
     st.tid = stack.tid;

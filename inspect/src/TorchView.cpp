@@ -32,6 +32,8 @@ constexpr uint64_t kMaxTorchOperators = 1u << 20;
 constexpr uint64_t kListReadAhead = 256 << 10;  // what the operator walk reads at once where its page is not read yet
 constexpr uint64_t kMaxKernelSlots = 1u << 16;
 constexpr uint64_t kMaxKernelsPerKey = 1024;
+constexpr int kMaxTypeBases = 64;  // a tp_base chain is a few types long; a longer one is damaged memory
+constexpr int kMaxMetatypes = 4;   // object -> its type -> a metaclass -> type, whose type is itself
 
 std::string baseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
@@ -610,6 +612,59 @@ uint64_t TorchView::tensorKeySet(uint64_t impl) const {
   if (!backend && dynamicTypeName(mem_, impl).find("UndefinedTensorImpl") == std::string::npos)
     fail(refusal() + "the TensorImpl at " + hex(impl) + " holds key set " + hex(raw) + ", which names no backend");
   return raw;
+}
+
+}  // namespace dscope::inspect
+
+namespace dscope::inspect {
+
+// The type object of the Python object at addr, or 0 when addr holds none. An object's type's type
+// is `type` or a metaclass whose own type chain reaches `type`, the one type that is its own type:
+// a chain that gets there in a few steps, through types whose names are readable, is no accident.
+uint64_t TorchView::pythonTypeOf(uint64_t addr) const {
+  const uint64_t ob_type = value("PyObject_ob_type"), tp_name = value("PyTypeObject_tp_name");
+  try {
+    const uint64_t type = mem_.readPointer(addr + ob_type, "a Python object");
+    uint64_t t = type;
+    for (int step = 0; step < kMaxMetatypes; ++step) {
+      if (!t || t % 8 || mem_.readString(mem_.readPointer(t + tp_name, "a Python type"), "a type name").empty()) return 0;
+      const uint64_t its_type = mem_.readPointer(t + ob_type, "a Python type");
+      if (its_type == t) return type;
+      t = its_type;
+    }
+  } catch (const InspectError&) {
+  }
+  return 0;
+}
+
+// torch._C._TensorBase (THPVariableType) or a type derived from it (torch.Tensor, nn.Parameter, a
+// user's subclass): tp_base leads there.
+bool TorchView::isTensorType(uint64_t type) const {
+  const auto tensor_base = mem_.findSymbol(profile_.symbol("THPVariableType").c_str());
+  if (!tensor_base) return false;  // no libtorch_python: no Python tensors
+  for (int depth = 0; type && depth < kMaxTypeBases; ++depth) {
+    if (type == *tensor_base) return true;
+    type = mem_.readPointer(type + value("PyTypeObject_tp_base"), "a Python type");
+  }
+  return false;
+}
+
+uint64_t TorchView::tensorImplAt(uint64_t addr) const {
+  const std::string what = hex(addr) + " is ";
+  const std::string takes = " (keyset takes a Python tensor's hex(id(t)), a TensorImpl's address or a raw key set)";
+  if (const uint64_t type = pythonTypeOf(addr)) {
+    const std::string name = mem_.readString(mem_.readPointer(type + value("PyTypeObject_tp_name"), "a Python type"), "a type name");
+    if (!isTensorType(type)) fail(what + "a Python " + shown(name) + " object, not a tensor" + takes);
+    const uint64_t impl = mem_.readPointer(addr + value("THPVariable_cdata"), "a Python tensor");
+    if (dynamicTypeName(mem_, impl).find("TensorImpl") == std::string::npos)
+      fail(what + "a Python " + shown(name) + " object whose TensorImpl pointer " + hex(impl) + " leads to no TensorImpl");
+    return impl;
+  }
+  std::string why;
+  const std::string type = checkedTypeName(mem_, addr, &why);
+  if (type.find("TensorImpl") != std::string::npos) return addr;
+  if (!type.empty()) fail(what + "a C++ " + demangledType(type) + ", not a TensorImpl" + takes);
+  fail(what + "memory of this process holding no Python object and no C++ object with a vtable" + takes);
 }
 
 }  // namespace dscope::inspect

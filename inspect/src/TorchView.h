@@ -104,6 +104,11 @@ class TorchView {
   std::pair<uint64_t, uint64_t> threadTls(int64_t tid) const;
   // A TensorImpl's key_set_.
   uint64_t tensorKeySet(uint64_t impl) const;
+  // The TensorImpl an address names for `keyset ADDR`: a Python tensor's (hex(id(t)), an object
+  // whose type is torch._C._TensorBase or derives from it), or a TensorImpl's own address;
+  // InspectError saying what the address holds instead (a Python list object, a C++ object of
+  // another type, memory that is neither).
+  uint64_t tensorImplAt(uint64_t addr) const;
 
  private:
   uint64_t value(const char* name) const { return profile_.at(name); }
@@ -121,6 +126,8 @@ class TorchView {
   const std::vector<TorchKernel>& backendFallbacks() const;
   void checkOperators(uint64_t count, const std::vector<TorchOperator>& ops) const;
   std::string refusal() const;
+  uint64_t pythonTypeOf(uint64_t addr) const;
+  bool isTensorType(uint64_t type) const;
 
   const Remote& mem_;
   ModuleMapping libtorch_;

@@ -139,7 +139,7 @@ dscope_lldb_test(lldb_keyset_without_process
   CMD "keyset 0x12800010001" "keyset 0x8000000000010001" "keyset --tls" "op-table aten::mm" "help keyset"
       "help dispatch-break"
   EXPECT "${DSCOPE_CPU_KEYS}" "DispatchKeySet(CPU, UnknownUnknown)"
-         "dscope: no process or core file (start the program" "Syntax: keyset EXPR|RAW [--verbose] [--json] | keyset --tls"
+         "dscope: no process or core file (start the program" "Syntax: keyset EXPR|RAW [--verbose] [--json] [--profile FILE] | keyset --tls"
          "Syntax: dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N")
 
 # ---- live ----

@@ -16,6 +16,18 @@ foreach(mode live core)
             --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
   set_tests_properties(torch_oracle_${mode} PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
 endforeach()
+# keyset ADDR on what users pass it (issue 34): a Python list, dict, nn.Module, storage and a
+# data_ptr() refused in one line saying what they are, three kinds of Python tensor decoded as
+# torch._C._dispatch_keys says, and keyset --tls under inference_mode naming AutogradFunctionality
+# when the process's exclude set holds it; live, a raw key set with no process names its key table
+# and decodes with --profile as the process says (tests/torch/keyset_input_test.py).
+foreach(mode live core)
+  add_test(NAME torch_keyset_input_${mode}
+    COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/keyset_input_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --mode ${mode}
+            --dscope $<TARGET_FILE:dscope> --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_keyset_input_${mode}
+            --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
+  set_tests_properties(torch_keyset_input_${mode} PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
+endforeach()
 # One process with both runtimes (ours preloaded into the torch process): the default and --runtime.
 add_test(NAME torch_both_runtimes
   COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_oracle_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --mode both

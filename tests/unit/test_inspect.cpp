@@ -283,8 +283,9 @@ TEST_SUITE("inspect") {
       Result r = run(nullptr, "keyset " + std::to_string(raw));
       REQUIRE(!r.error);
       auto ls = lines(r.text);
-      REQUIRE(ls.size() == 3);
+      REQUIRE(ls.size() == 4);
       CHECK(ls[0] == toString(ks));
+      CHECK(ls[3].rfind("key table: DispatchScope's own (PyTorch 2.11's keys): no process to read; ", 0) == 0);
       char hexraw[32];
       std::snprintf(hexraw, sizeof hexraw, "raw: 0x%llx", static_cast<unsigned long long>(raw));
       CHECK(ls[1] == hexraw);
@@ -296,7 +297,9 @@ TEST_SUITE("inspect") {
     }
     CHECK(run(nullptr, "keyset 0x12800010001").text ==
           "DispatchKeySet(CPU, ADInplaceOrView, AutogradCPU, AutocastCPU)\nraw: 0x12800010001\n"
-          "highest key: AutocastCPU (dispatch-table slot 115)\n");  // the highest functionality bit wins
+          "highest key: AutocastCPU (dispatch-table slot 115)\n"  // the highest functionality bit wins
+          "key table: DispatchScope's own (PyTorch 2.11's keys): no process to read; `keyset RAW --profile FILE` "
+          "decodes with the table of the PyTorch build a layout profile describes\n");
   }
 
   TEST_CASE("keyset: every PyTorch 2.11 vector's repr") {
