@@ -110,7 +110,7 @@ std::string atenStructName(const std::string& op) {
 }
 
 struct TraceFrame {
-  uint64_t level = 0, pc = 0, entry = 0;
+  uint64_t level = 0, pc = 0, sp = 0, entry = 0;
   std::string name;                // the function, as the symbolizer names it ("" when it cannot)
   // The computed-table entries whose function it is, or (a kernel registered as a plain function
   // pointer, called by the trampoline every kernel of its C++ signature shares) whose runtime
@@ -150,6 +150,10 @@ struct TorchStack {
   // starting at the smallest operator name: where the stack overflowed decides which kernel is
   // innermost, and two crashes of the same loop are told the same way.
   std::vector<CycleKernel> cycle;
+  // Every frame of the cycle is c10::Dispatcher::callBoxed: a boxed kernel that calls
+  // op.callBoxed(stack) again, tail-called away (at -O2 its frame is gone). Its cycle is the one
+  // kernel read from the stack, if any (callBoxedKernel).
+  bool boxed_reentry = false;
   // The at::_ops call the cycle re-enters its first kernel's operator through ("" when none is
   // seen): of a one-kernel cycle, any at::_ops frame of it; of a longer one, that operator's.
   std::string aten;
@@ -169,12 +173,28 @@ TorchStack readFrames(const Remote& mem, int64_t tid, uint64_t window) {
     TraceFrame f;
     f.level = level;
     f.pc = pc;
+    f.sp = sp;
     const FramePc& code = mem.functionsAt(level ? pc - 1 : pc, level > 0);
     f.entry = code.entry;
     f.name = code.names.empty() ? "" : code.names.back();
     stack.frames.push_back(std::move(f));
   }
   return stack;
+}
+
+// A kernel's name (TorchView::kernelName), with a boxed function registered by
+// makeFromBoxedFunction<&f>() told by f: "c10::BoxedKernel::make_boxed_function<&(f(...))>(...)"
+// -> "f(...)" (an ELF symbol's name starts with the template's return type, "void ").
+std::string kernelFunction(const TorchView& tv, const TorchKernel& k) {
+  const std::string name = tv.kernelName(k), marker = "c10::BoxedKernel::make_boxed_function<&(";
+  const size_t start = name.find(marker);
+  if (start == std::string::npos || (start && name.compare(0, start, "void ") != 0)) return name;
+  int depth = 1;
+  for (size_t i = start + marker.size(); i < name.size(); ++i) {
+    depth += name[i] == '(' ? 1 : name[i] == ')' ? -1 : 0;
+    if (depth == 0) return name.substr(start + marker.size(), i - start - marker.size());
+  }
+  return name;
 }
 
 // The one kernel a frame is, of one operator: at one key, or registered at one alias key whose
@@ -195,6 +215,48 @@ std::optional<CycleKernel> oneKernel(const TorchView& tv, const std::vector<Kern
     out = CycleKernel{*ops.begin(), key, e.kernel};
   }
   return out;
+}
+
+constexpr uint64_t kMaxFrameBytes = 4096;  // of one frame's stack searched for the table slot it called
+
+// The kernel a c10::Dispatcher::callBoxed frame called, read from the stack: the words of the
+// frames it called (where a callee saves the registers it uses, the caller's among them) that
+// point at one dispatch-table slot of one operator (a KernelFunction, what lookup() returned);
+// nullopt unless the loop's frames point at exactly one such slot.
+std::optional<CycleKernel> callBoxedKernel(const TorchView& tv, const TorchStack& stack) {
+  const auto& p = tv.profile();
+  const uint64_t offset = p.at("OperatorEntry_dispatchTable"), size = p.at("sizeof_KernelFunction");
+  const uint64_t table = size * p.at("count_table_slots");
+  std::map<uint64_t, const TorchOperator*> tables;  // by the table's address
+  for (const auto& op : tv.operators()) tables[op.entry + offset] = &op;
+  std::map<int, int> key_of_slot;
+  for (int k : tv.keys().runtimeKeys())
+    if (const KeyInfo* info = tv.keys().byValue(k); info && info->slot >= 0) key_of_slot.emplace(info->slot, k);
+  std::set<std::pair<const TorchOperator*, int>> found;
+  const uint64_t end = std::min<uint64_t>(stack.loop.start + 2 * stack.loop.period + 1, stack.frames.size() - 1);
+  for (uint64_t i = stack.loop.start; i < end; ++i) {
+    const uint64_t from = stack.frames[i].sp, to = stack.frames[i + 1].sp;
+    if (to <= from || to - from > kMaxFrameBytes) continue;
+    std::vector<uint64_t> words((to - from) / 8);
+    try {
+      tv.mem().read(from, words.data(), words.size() * 8, "a stack frame");
+    } catch (const InspectError&) {
+      continue;  // the innermost frame of an overflow may lie below the stack's end
+    }
+    for (uint64_t w : words) {
+      auto it = tables.upper_bound(w);
+      if (it == tables.begin()) continue;
+      --it;
+      const uint64_t at = w - it->first;
+      if (at >= table || at % size) continue;
+      if (auto key = key_of_slot.find(static_cast<int>(at / size)); key != key_of_slot.end()) found.insert({it->second, key->second});
+    }
+  }
+  if (found.size() != 1) return std::nullopt;
+  const auto [op, key] = *found.begin();
+  const TorchTableEntry e = tv.computedEntry(*op, key);
+  if (!e.present()) return std::nullopt;
+  return CycleKernel{op, key, e.kernel};
 }
 
 // Names the stacks' frames from the registry (one pass over the tables for all of them) and finds
@@ -226,6 +288,11 @@ void classify(const TorchView& tv, std::vector<TorchStack>& stacks) {
     if (!loop.period) continue;
     for (uint64_t i = loop.start + loop.period; i-- > loop.start;)
       if (auto kernel = oneKernel(tv, stack.frames[i].kernels)) stack.cycle.push_back(*kernel);
+    stack.boxed_reentry = stack.cycle.empty();
+    for (uint64_t i = loop.start; i < loop.start + loop.period; ++i)
+      stack.boxed_reentry = stack.boxed_reentry && stack.frames[i].name.rfind("c10::Dispatcher::callBoxed(", 0) == 0;
+    if (stack.boxed_reentry)
+      if (auto kernel = callBoxedKernel(tv, stack)) stack.cycle.push_back(*kernel);
     std::rotate(stack.cycle.begin(),
                 std::min_element(stack.cycle.begin(), stack.cycle.end(),
                                  [](const CycleKernel& a, const CycleKernel& b) {
@@ -246,7 +313,7 @@ struct FrameKernel {
 };
 FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
   if (auto one = oneKernel(tv, f.kernels))
-    return {one->op->name, tv.keys().name(one->key), tv.kernelName(one->kernel) + ", " + one->kernel.debug};
+    return {one->op->name, tv.keys().name(one->key), kernelFunction(tv, one->kernel) + ", " + one->kernel.debug};
   std::set<const TorchOperator*> ops;
   std::set<int> keys;
   for (const auto& u : f.kernels) ops.insert(u.op), keys.insert(u.key);
@@ -256,7 +323,7 @@ FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
   if (ops.size() == 1) {
     std::set<std::pair<std::string, std::string>> kernels;
     for (const TorchTableEntry& e : tv.computedTable(**ops.begin()))
-      if (keys.count(e.key)) kernels.insert({tv.kernelName(e.kernel), e.kernel.debug});
+      if (keys.count(e.key)) kernels.insert({kernelFunction(tv, e.kernel), e.kernel.debug});
     if (kernels.size() == 1) out.kernel = kernels.begin()->first + ", " + kernels.begin()->second;
   }
   return out;
@@ -326,7 +393,7 @@ ProcessDispatchState torchDispatchState(Session& s) {
         const CycleKernel& u = stack.cycle.front();
         loop.op = u.op->name;
         loop.key = kt.name(u.key);
-        loop.kernel = shortFunctionName(tv.kernelName(u.kernel));
+        loop.kernel = shortFunctionName(kernelFunction(tv, u.kernel));
       }
       st.loop = loop;
     }
@@ -374,13 +441,23 @@ std::string stackText(const TorchView& tv, const TorchStack& stack) {
 
   const std::vector<CycleKernel>& cycle = stack.cycle;
   const std::string& aten = stack.aten;
+  const std::string reentry =
+      "c10::Dispatcher::callBoxed re-enters itself: a boxed kernel calls op.callBoxed(stack) again for the operator it "
+      "was called for, and the compiler tail-called the kernel away (no frame of it is left)";
+  if (cycle.empty() && stack.boxed_reentry) {
+    out += "  diagnosis: " + reentry + "; which operator is not left on the stack either\n";
+    out += "  fix: in that kernel, call a different operator, or continue below the key it was called at: "
+           "op.redispatchBoxed(ks & c10::after_autograd_keyset, stack) with the kernel's DispatchKeySet argument at an "
+           "autograd key\n";
+    return out;
+  }
   if (cycle.empty()) {
     out += "  diagnosis: the stack repeats, but no frame of the cycle is the kernel of one operator at one key" +
            std::string(aten.empty() ? "" : " (it goes through at::_ops::" + aten + ")") + "\n";
     return out;
   }
   auto kernelText = [&](const CycleKernel& u) {
-    return u.op->name + "'s " + kt.name(u.key) + " kernel (" + tv.kernelName(u.kernel) + ", " + u.kernel.debug + ")";
+    return u.op->name + "'s " + kt.name(u.key) + " kernel (" + kernelFunction(tv, u.kernel) + ", " + u.kernel.debug + ")";
   };
   const KeyInfo* key_info = kt.byValue(cycle.front().key);
   // An alias key is not what the call selects, but one of the runtime keys it covers.
@@ -392,13 +469,15 @@ std::string stackText(const TorchView& tv, const TorchStack& stack) {
   const bool autograd_excluded = autograd && (excluded & autograd->bits) == autograd->bits;
   const KeyInfo* autograd_alias = kt.byName("Autograd");
   const bool is_autograd_key = (autograd && (key_info->bits & autograd->bits)) || key_info == autograd_alias;
+  if (stack.boxed_reentry) calls = reentry + ": " + kernelText(cycle.front()) + " calls " + cycle.front().op->name + " again";
   out += "  diagnosis: " + calls + ": each call recomputes the key set from the arguments and the thread's sets, which "
          "still select " + key + ", so the " + (cycle.size() == 1 ? "kernel re-enters itself" : "kernels re-enter each other") +
          " until the stack overflows" + (is_autograd_key && !autograd_excluded ? " (autograd is not excluded on this thread)" : "") +
          "\n";
   const std::string which = cycle.size() == 1 ? "that kernel" : "those kernels";
   out += is_autograd_key
-             ? "  fix: in " + which + ", continue below autograd: op.redispatch(ks & c10::after_autograd_keyset, ...) with "
+             ? "  fix: in " + which + ", continue below autograd: op." + (stack.boxed_reentry ? "redispatchBoxed" : "redispatch") +
+                   "(ks & c10::after_autograd_keyset, ...) with "
                "the kernel's DispatchKeySet argument, or make the call under an at::AutoDispatchBelowADInplaceOrView guard\n"
              : std::string("  fix: ") + (cycle.size() == 1 ? "that kernel must not call the operator it implements again"
                                                : "break the cycle: one of those kernels must call neither operator again") +

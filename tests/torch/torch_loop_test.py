@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """dispatch-trace on a real-PyTorch overflow core (tests/torch/torch_loop.cpp: a kernel that
 calls its own operator, one registered at the Autograd alias key that does, two that call each other
-(also as plain function pointers of one signature, on a worker thread), an aten::mm AutogradCPU override that calls
+(also as plain function pointers of one signature, on a worker thread), a boxed kernel that calls
+op.callBoxed again, an aten::mm AutogradCPU override that calls
 at::mm, a CPU override that calls at::matmul whose own kernel calls aten::mm), in GDB
 and lldb-16: the loop, the operator(s), the key, the kernel(s) with their `registered at`, the
 thread's TLS and the fix; both debuggers print the same chain, on the core and live (the process
 stopped by its SIGSEGV under the debugger).
 
   torch_loop_test.py --gdb-script S [--lldb-plugin P] [--dscope D] --program build/.../torch_loop
-                     --scenario self|mutual|mm|matmul|alias|shared --workdir DIR
+                     --scenario self|mutual|mm|matmul|alias|shared|boxed --workdir DIR
 """
 
 import argparse
@@ -82,6 +83,20 @@ def expected(scenario):
             ", %s) calls myops::tock, whose AutogradCPU kernel (tock_autograd(c10::DispatchKeySet, at::Tensor const&)" % registered,
             ", %s) calls myops::tick again through the dispatcher: " % registered, "so the kernels re-enter each other",
             "  fix: in those kernels,"]
+    if scenario == "boxed":
+        # The boxed kernel and the function makeFromBoxedFunction wraps it in were tail-called away:
+        # only Dispatcher::callBoxed's frames are left, and the table slot lookup() returned (saved
+        # on the stack by the next callBoxed) tells the operator, key and kernel.
+        boxed = "bloop_boxed(c10::OperatorHandle const&, c10::DispatchKeySet, std::vector<c10::IValue, std::allocator<c10::IValue> >*)"
+        return common[:3] + [
+            "  loop: a cycle of 1 stack frame, at least ",
+            "[code] c10::Dispatcher::callBoxed(c10::OperatorHandle const&, ",
+            "  diagnosis: c10::Dispatcher::callBoxed re-enters itself: a boxed kernel calls op.callBoxed(stack) again for the "
+            "operator it was called for, and the compiler tail-called the kernel away (no frame of it is left): myops::bloop's "
+            "AutogradCPU kernel (%s, %s) calls myops::bloop again: " % (boxed, registered),
+            "so the kernel re-enters itself",
+            "  fix: in that kernel, continue below autograd: op.redispatchBoxed(ks & c10::after_autograd_keyset, ...) with the "
+            "kernel's DispatchKeySet argument"]
     if scenario == "mutual":
         return common + [
             "  loop: a cycle of 4 stack frames, at least 9",
@@ -138,6 +153,7 @@ def signature(scenario):
             "mutual": "infinite-redispatch myops::ping AutogradCPU kernel=ping_autograd",
             "alias": "infinite-redispatch myops::aloop Autograd kernel=aloop_autograd",
             "shared": "infinite-redispatch myops::tick AutogradCPU kernel=tick_autograd",
+            "boxed": "infinite-redispatch myops::bloop AutogradCPU kernel=bloop_boxed",
             "mm": "infinite-redispatch aten::mm AutogradCPU kernel=mm_autograd",
             "matmul": "infinite-redispatch aten::matmul CompositeImplicitAutograd kernel=wrapper__matmul"}[scenario]
 
@@ -148,7 +164,7 @@ def main():
     p.add_argument("--lldb-plugin")
     p.add_argument("--dscope", help="also dscope core (no debugger) on the same core: GDB's text exactly")
     p.add_argument("--program", required=True)
-    p.add_argument("--scenario", choices=["self", "mutual", "mm", "matmul", "alias", "shared"], default="self")
+    p.add_argument("--scenario", choices=["self", "mutual", "mm", "matmul", "alias", "shared", "boxed"], default="self")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     a = p.parse_args()
     shutil.rmtree(a.workdir, ignore_errors=True)
