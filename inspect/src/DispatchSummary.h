@@ -24,7 +24,8 @@ struct DispatchLoop {
   bool at_least = false; // the walk stopped before the loop's start: there are more
   // The kernel that re-enters the dispatcher, told the same way by every crash of the loop
   // (wherever the stack ran out): of the cycle's kernels, the one with the smallest (operator,
-  // key). Empty when no frame of the cycle is one operator's kernel at one key.
+  // key; PyTorch: an alias key for a kernel registered at one). Empty when no frame of the cycle is
+  // one operator's kernel at one key (or one alias key), nor the stack tells the kernel otherwise.
   std::string op, key, kernel;  // kernel: the function's short name (shortFunctionName)
 };
 

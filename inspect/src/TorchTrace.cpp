@@ -10,6 +10,7 @@
 #include <cstring>
 #include <tuple>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,10 +33,20 @@ constexpr uint64_t kMaxPeriod = 64;          // a longer cycle of physical frame
 constexpr uint64_t kPrefetchBytes = 256 << 10;  // one read of the operator tables lying within this span
 constexpr uint64_t kMaxLoopStart = 160;      // frames above the loop (where the stack ran out: a kernel may be deep in BLAS)
 
-// What one computed-table entry's functions are: operator and key.
+// What one computed-table entry's functions are: operator and key, and the entry's functor.
 struct KernelUse {
   const TorchOperator* op;
   int key;
+  uint64_t functor = 0;
+};
+
+// One kernel of a loop's cycle: its operator, the key it was registered at (a runtime key, or the
+// alias key of a kernel that fills several slots, as PyTorch's custom-op tutorial registers one at
+// Autograd) and the kernel.
+struct CycleKernel {
+  const TorchOperator* op;
+  int key;
+  TorchKernel kernel;
 };
 
 // The computed-table entries whose unboxed or boxed function is one of `wanted` (the frames'
@@ -56,6 +67,7 @@ std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv, co
   std::sort(ops.begin(), ops.end(), [](const auto* a, const auto* b) { return a->entry < b->entry; });
   const uint64_t offset = p.at("OperatorEntry_dispatchTable");
   const uint64_t unboxed = p.at("KernelFunction_unboxed"), boxed = p.at("KernelFunction_boxed");
+  const uint64_t functor = p.at("KernelFunction_functor");
   uint64_t fetched_to = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     const TorchOperator& op = *ops[i];
@@ -68,11 +80,12 @@ std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv, co
     tv.mem().read(op.entry + offset, table.data(), table.size(), "a dispatch table");
     for (uint64_t s = 0; s < slots; ++s) {
       if (slot_key[s] < 0) continue;
-      uint64_t fn[2];
+      uint64_t fn[2], object = 0;
       std::memcpy(&fn[0], table.data() + s * size + unboxed, 8);
       std::memcpy(&fn[1], table.data() + s * size + boxed, 8);
+      std::memcpy(&object, table.data() + s * size + functor, 8);
       for (uint64_t f : fn)
-        if (f && wanted.count(f)) out[f].push_back({&op, slot_key[s]});
+        if (f && wanted.count(f)) out[f].push_back({&op, slot_key[s], object});
     }
   }
   return out;
@@ -89,10 +102,22 @@ std::pair<std::string, std::string> atenOpsFrame(const std::string& name) {
   return {name.substr(prefix.size(), sep - prefix.size()), member};
 }
 
+// The at::_ops struct of an aten operator: "aten::add.Tensor" -> "add_Tensor"; "" for another
+// namespace's.
+std::string atenStructName(const std::string& op) {
+  if (op.rfind("aten::", 0) != 0) return "";
+  std::string name = op.substr(6);
+  std::replace(name.begin(), name.end(), '.', '_');
+  return name;
+}
+
 struct TraceFrame {
   uint64_t level = 0, pc = 0, sp = 0, entry = 0;
   std::string name;                // the function, as the symbolizer names it ("" when it cannot)
-  std::vector<KernelUse> kernels;  // the computed-table entries whose function it is
+  // The computed-table entries whose function it is, or (a kernel registered as a plain function
+  // pointer, called by the trampoline every kernel of its C++ signature shares) whose runtime
+  // functor holds it.
+  std::vector<KernelUse> kernels;
   std::string aten_op, aten_kind;  // an at::_ops frame: the operator's C++ struct name, call/redispatch
 };
 
@@ -126,8 +151,14 @@ struct TorchStack {
   // key, outermost first (each calls the next through the dispatcher, the last calls the first),
   // starting at the smallest operator name: where the stack overflowed decides which kernel is
   // innermost, and two crashes of the same loop are told the same way.
-  std::vector<KernelUse> cycle;
-  std::string aten;  // an at::_ops operator the cycle goes through ("" when none)
+  std::vector<CycleKernel> cycle;
+  // Every frame of the cycle is c10::Dispatcher::callBoxed: a boxed kernel that calls
+  // op.callBoxed(stack) again, tail-called away (at -O2 its frame is gone). Its cycle is the one
+  // kernel read from the stack, if any (callBoxedKernel).
+  bool boxed_reentry = false;
+  // The at::_ops call the cycle re-enters its first kernel's operator through ("" when none is
+  // seen): of a one-kernel cycle, any at::_ops frame of it; of a longer one, that operator's.
+  std::string aten;
 };
 
 // The innermost `window` physical frames of thread tid, each with its function.
@@ -153,6 +184,83 @@ TorchStack readFrames(const Remote& mem, int64_t tid, uint64_t window) {
   return stack;
 }
 
+// A kernel's name (TorchView::kernelName), with a boxed function registered by
+// makeFromBoxedFunction<&f>() told by f: "c10::BoxedKernel::make_boxed_function<&(f(...))>(...)"
+// -> "f(...)" (an ELF symbol's name starts with the template's return type, "void ").
+std::string kernelFunction(const TorchView& tv, const TorchKernel& k) {
+  const std::string name = tv.kernelName(k), marker = "c10::BoxedKernel::make_boxed_function<&(";
+  const size_t start = name.find(marker);
+  if (start == std::string::npos || (start && name.compare(0, start, "void ") != 0)) return name;
+  int depth = 1;
+  for (size_t i = start + marker.size(); i < name.size(); ++i) {
+    depth += name[i] == '(' ? 1 : name[i] == ')' ? -1 : 0;
+    if (depth == 0) return name.substr(start + marker.size(), i - start - marker.size());
+  }
+  return name;
+}
+
+// The one kernel a frame is, of one operator: at one key, or registered at one alias key whose
+// kernel fills every slot the frame's function is in; nullopt when the frame's function is
+// several operators' (a shared trampoline) or several kernels'.
+std::optional<CycleKernel> oneKernel(const TorchView& tv, const std::vector<KernelUse>& uses) {
+  std::set<const TorchOperator*> ops;
+  std::set<int> keys;
+  for (const auto& u : uses) ops.insert(u.op), keys.insert(u.key);
+  if (ops.size() != 1) return std::nullopt;
+  std::optional<CycleKernel> out;
+  for (const TorchTableEntry& e : tv.computedTable(**ops.begin())) {
+    if (!keys.count(e.key)) continue;
+    const int key = keys.size() == 1 ? e.key : e.registered_key;
+    const KeyInfo* info = tv.keys().byValue(key);
+    if (!info || (keys.size() > 1 && !info->alias)) return std::nullopt;
+    if (out && (out->key != key || !sameKernel(out->kernel, e.kernel))) return std::nullopt;
+    out = CycleKernel{*ops.begin(), key, e.kernel};
+  }
+  return out;
+}
+
+constexpr uint64_t kMaxFrameBytes = 4096;  // of one frame's stack searched for the table slot it called
+
+// The kernel a c10::Dispatcher::callBoxed frame called, read from the stack: the words of the
+// frames it called (where a callee saves the registers it uses, the caller's among them) that
+// point at one dispatch-table slot of one operator (a KernelFunction, what lookup() returned);
+// nullopt unless the loop's frames point at exactly one such slot.
+std::optional<CycleKernel> callBoxedKernel(const TorchView& tv, const TorchStack& stack) {
+  const auto& p = tv.profile();
+  const uint64_t offset = p.at("OperatorEntry_dispatchTable"), size = p.at("sizeof_KernelFunction");
+  const uint64_t table = size * p.at("count_table_slots");
+  std::map<uint64_t, const TorchOperator*> tables;  // by the table's address
+  for (const auto& op : tv.operators()) tables[op.entry + offset] = &op;
+  std::map<int, int> key_of_slot;
+  for (int k : tv.keys().runtimeKeys())
+    if (const KeyInfo* info = tv.keys().byValue(k); info && info->slot >= 0) key_of_slot.emplace(info->slot, k);
+  std::set<std::pair<const TorchOperator*, int>> found;
+  const uint64_t end = std::min<uint64_t>(stack.loop.start + 2 * stack.loop.period + 1, stack.frames.size() - 1);
+  for (uint64_t i = stack.loop.start; i < end; ++i) {
+    const uint64_t from = stack.frames[i].sp, to = stack.frames[i + 1].sp;
+    if (to <= from || to - from > kMaxFrameBytes) continue;
+    std::vector<uint64_t> words((to - from) / 8);
+    try {
+      tv.mem().read(from, words.data(), words.size() * 8, "a stack frame");
+    } catch (const InspectError&) {
+      continue;  // the innermost frame of an overflow may lie below the stack's end
+    }
+    for (uint64_t w : words) {
+      auto it = tables.upper_bound(w);
+      if (it == tables.begin()) continue;
+      --it;
+      const uint64_t at = w - it->first;
+      if (at >= table || at % size) continue;
+      if (auto key = key_of_slot.find(static_cast<int>(at / size)); key != key_of_slot.end()) found.insert({it->second, key->second});
+    }
+  }
+  if (found.size() != 1) return std::nullopt;
+  const auto [op, key] = *found.begin();
+  const TorchTableEntry e = tv.computedEntry(*op, key);
+  if (!e.present()) return std::nullopt;
+  return CycleKernel{op, key, e.kernel};
+}
+
 // Names the stacks' frames from the registry (one pass over the tables for all of them) and finds
 // each one's loop.
 void classify(const TorchView& tv, std::vector<TorchStack>& stacks) {
@@ -161,26 +269,41 @@ void classify(const TorchView& tv, std::vector<TorchStack>& stacks) {
     for (const auto& f : stack.frames)
       if (f.entry) functions.insert(f.entry);
   const auto entries = kernelEntries(tv, functions);
+  // The functions the entries' runtime functors hold, where a frame is one.
+  std::map<uint64_t, std::vector<KernelUse>> wrapped;
+  std::map<uint64_t, uint64_t> held;  // by functor
+  for (const auto& [function, uses] : entries)
+    for (const KernelUse& u : uses) {
+      if (!u.functor) continue;
+      auto it = held.find(u.functor);
+      if (it == held.end()) it = held.emplace(u.functor, tv.runtimeFunction(u.functor)).first;
+      if (it->second && functions.count(it->second)) wrapped[it->second].push_back(u);
+    }
   for (auto& stack : stacks) {
     for (auto& f : stack.frames) {
       if (auto it = entries.find(f.entry); f.entry && it != entries.end()) f.kernels = it->second;
+      else if (auto at = wrapped.find(f.entry); f.entry && at != wrapped.end()) f.kernels = at->second;
       std::tie(f.aten_op, f.aten_kind) = atenOpsFrame(f.name);
     }
     stack.loop = findLoop(stack.frames);
     const Loop& loop = stack.loop;
     if (!loop.period) continue;
-    for (uint64_t i = loop.start + loop.period; i-- > loop.start;) {
-      std::set<std::pair<const TorchOperator*, int>> uses;
-      for (const auto& u : stack.frames[i].kernels) uses.insert({u.op, u.key});
-      if (uses.size() == 1) stack.cycle.push_back(stack.frames[i].kernels.front());
-    }
+    for (uint64_t i = loop.start + loop.period; i-- > loop.start;)
+      if (auto kernel = oneKernel(tv, stack.frames[i].kernels)) stack.cycle.push_back(*kernel);
+    stack.boxed_reentry = stack.cycle.empty();
+    for (uint64_t i = loop.start; i < loop.start + loop.period; ++i)
+      stack.boxed_reentry = stack.boxed_reentry && stack.frames[i].name.rfind("c10::Dispatcher::callBoxed(", 0) == 0;
+    if (stack.boxed_reentry)
+      if (auto kernel = callBoxedKernel(tv, stack)) stack.cycle.push_back(*kernel);
     std::rotate(stack.cycle.begin(),
                 std::min_element(stack.cycle.begin(), stack.cycle.end(),
-                                 [](const KernelUse& a, const KernelUse& b) {
+                                 [](const CycleKernel& a, const CycleKernel& b) {
                                    return std::tie(a.op->name, a.key) < std::tie(b.op->name, b.key);
                                  }),
                 stack.cycle.end());
-    for (uint64_t i = loop.start; i < loop.start + loop.period && stack.aten.empty(); ++i) stack.aten = stack.frames[i].aten_op;
+    for (uint64_t i = loop.start; i < loop.start + loop.period && stack.aten.empty(); ++i)
+      if (stack.cycle.size() <= 1 || atenStructName(stack.cycle.front().op->name) == stack.frames[i].aten_op)
+        stack.aten = stack.frames[i].aten_op;
   }
 }
 
@@ -191,6 +314,8 @@ struct FrameKernel {
   std::string line() const { return "[kernel] op=[" + op + "], key=[" + key + "]"; }
 };
 FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
+  if (auto one = oneKernel(tv, f.kernels))
+    return {one->op->name, tv.keys().name(one->key), kernelFunction(tv, one->kernel) + ", " + one->kernel.debug};
   std::set<const TorchOperator*> ops;
   std::set<int> keys;
   for (const auto& u : f.kernels) ops.insert(u.op), keys.insert(u.key);
@@ -200,7 +325,7 @@ FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
   if (ops.size() == 1) {
     std::set<std::pair<std::string, std::string>> kernels;
     for (const TorchTableEntry& e : tv.computedTable(**ops.begin()))
-      if (keys.count(e.key)) kernels.insert({tv.kernelName(e.kernel), e.kernel.debug});
+      if (keys.count(e.key)) kernels.insert({kernelFunction(tv, e.kernel), e.kernel.debug});
     if (kernels.size() == 1) out.kernel = kernels.begin()->first + ", " + kernels.begin()->second;
   }
   return out;
@@ -284,10 +409,10 @@ ProcessDispatchState torchDispatchState(Session& s) {
     if (stack.loop.period) {
       DispatchLoop loop{stack.loop.period, stack.loop.repeats, !stack.outermost, "", "", ""};
       if (!stack.cycle.empty()) {
-        const KernelUse& u = stack.cycle.front();
+        const CycleKernel& u = stack.cycle.front();
         loop.op = u.op->name;
         loop.key = kt.name(u.key);
-        loop.kernel = shortFunctionName(tv.kernelName(tv.computedEntry(*u.op, u.key).kernel));
+        loop.kernel = shortFunctionName(kernelFunction(tv, u.kernel));
       }
       st.loop = loop;
     }
@@ -333,36 +458,49 @@ std::string stackText(const TorchView& tv, const TorchStack& stack) {
   if (loop.start) out += "  innermost, above the loop (where it stopped):\n";
   for (uint64_t i = 0; i < loop.start; ++i) out += "    #" + std::to_string(frames[i].level) + " " + describe(tv, frames[i]) + "\n";
 
-  const std::vector<KernelUse>& cycle = stack.cycle;
+  const std::vector<CycleKernel>& cycle = stack.cycle;
   const std::string& aten = stack.aten;
+  const std::string reentry =
+      "c10::Dispatcher::callBoxed re-enters itself: a boxed kernel calls op.callBoxed(stack) again for the operator it "
+      "was called for, and the compiler tail-called the kernel away (no frame of it is left)";
+  if (cycle.empty() && stack.boxed_reentry) {
+    out += "  diagnosis: " + reentry + "; which operator is not left on the stack either\n";
+    out += "  fix: in that kernel, call a different operator, or continue below the key it was called at: "
+           "op.redispatchBoxed(ks & c10::after_autograd_keyset, stack) with the kernel's DispatchKeySet argument at an "
+           "autograd key\n";
+    return out;
+  }
   if (cycle.empty()) {
     out += "  diagnosis: the stack repeats, but no frame of the cycle is the kernel of one operator at one key" +
            std::string(aten.empty() ? "" : " (it goes through at::_ops::" + aten + ")") + "\n";
     return out;
   }
-  auto kernelText = [&](const KernelUse& u) {
-    const TorchTableEntry e = tv.computedEntry(*u.op, u.key);
-    return u.op->name + "'s " + kt.name(u.key) + " kernel (" + tv.kernelName(e.kernel) + ", " + e.kernel.debug + ")";
+  auto kernelText = [&](const CycleKernel& u) {
+    return u.op->name + "'s " + kt.name(u.key) + " kernel (" + kernelFunction(tv, u.kernel) + ", " + u.kernel.debug + ")";
   };
-  const std::string key = kt.name(cycle.front().key);
+  const KeyInfo* key_info = kt.byValue(cycle.front().key);
+  // An alias key is not what the call selects, but one of the runtime keys it covers.
+  const std::string key = (key_info->alias ? "one of the keys " : "") + key_info->name + (key_info->alias ? " covers" : "");
   std::string calls = kernelText(cycle.front());
   for (size_t i = 1; i < cycle.size(); ++i) calls += " calls " + cycle[i].op->name + ", whose " + kernelText(cycle[i]).substr(cycle[i].op->name.size() + 3);
   calls += " calls " + cycle.front().op->name + " again through the dispatcher" + (aten.empty() ? "" : " (at::_ops::" + aten + ")");
   const KeyInfo* autograd = kt.byName("AutogradFunctionality");
   const bool autograd_excluded = autograd && (excluded & autograd->bits) == autograd->bits;
-  const KeyInfo* key_info = kt.byValue(cycle.front().key);
-  const bool is_autograd_key = key_info && autograd && (key_info->bits & autograd->bits);
+  const KeyInfo* autograd_alias = kt.byName("Autograd");
+  const bool is_autograd_key = (autograd && (key_info->bits & autograd->bits)) || key_info == autograd_alias;
+  if (stack.boxed_reentry) calls = reentry + ": " + kernelText(cycle.front()) + " calls " + cycle.front().op->name + " again";
   out += "  diagnosis: " + calls + ": each call recomputes the key set from the arguments and the thread's sets, which "
          "still select " + key + ", so the " + (cycle.size() == 1 ? "kernel re-enters itself" : "kernels re-enter each other") +
          " until the stack overflows" + (is_autograd_key && !autograd_excluded ? " (autograd is not excluded on this thread)" : "") +
          "\n";
   const std::string which = cycle.size() == 1 ? "that kernel" : "those kernels";
   out += is_autograd_key
-             ? "  fix: in " + which + ", continue below autograd: op.redispatch(ks & c10::after_autograd_keyset, ...) with "
+             ? "  fix: in " + which + ", continue below autograd: op." + (stack.boxed_reentry ? "redispatchBoxed" : "redispatch") +
+                   "(ks & c10::after_autograd_keyset, ...) with "
                "the kernel's DispatchKeySet argument, or make the call under an at::AutoDispatchBelowADInplaceOrView guard\n"
-             : "  fix: " + which + " must not call the operator " + (cycle.size() == 1 ? "it implements" : "they implement") +
-                   " again: compute the result there, or call a different operator or an at::native function "
-                   "directly\n";
+             : std::string("  fix: ") + (cycle.size() == 1 ? "that kernel must not call the operator it implements again"
+                                               : "break the cycle: one of those kernels must call neither operator again") +
+                   ": compute the result there, or call a different operator or an at::native function directly\n";
   return out;
 }
 

@@ -548,6 +548,14 @@ std::string TorchView::kernelName(const TorchKernel& k) const {
   return kernel_names_[key] = nameKernel(k);
 }
 
+uint64_t TorchView::runtimeFunction(uint64_t functor) const {
+  const std::string mangled = functor ? dynamicTypeName(mem_, functor) : "";
+  // functorTypeName says "" for exactly a runtime functor that keeps a function pointer.
+  if (mangled.empty() || !functorTypeName(mangled).empty()) return 0;
+  const uint64_t target = mem_.readPointer(functor + value("RuntimeFunctor_kernel_func"), "a kernel functor");
+  return isCode(mem_.modules(), target) ? target : 0;
+}
+
 // A kernel's function pointer leads into a module's code, or the kernel is damaged.
 void TorchView::checkCode(const TorchKernel& k, uint64_t fn, const char* what) const {
   if (!isCode(mem_.modules(), fn))

@@ -94,6 +94,10 @@ class TorchView {
   // function-pointer kernel names in its functor's type, the function a runtime functor wraps,
   // the functor's own type, or the boxed function's symbol.
   std::string kernelName(const TorchKernel& k) const;
+  // The function a runtime functor over a function pointer holds (a kernel registered as a plain
+  // function pointer: the frame its trampoline, shared by every kernel of that C++ signature,
+  // calls), or 0 when the functor at `functor` is no such functor.
+  uint64_t runtimeFunction(uint64_t functor) const;
 
   // c10::fallthrough_kernel's address (0 when the library exports none): a table entry whose boxed
   // function it is never runs (the dispatcher masks its key out).

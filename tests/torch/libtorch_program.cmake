@@ -25,7 +25,8 @@ else()
 endif()
 
 # Infinite re-dispatch on real PyTorch (tests/torch/torch_loop.cpp: self, mutual, aten::mm
-# overrides that call at::mm or at::matmul), with and without -g for the user's program: dispatch-trace on the kernel core, GDB and
+# overrides that call at::mm or at::matmul, a kernel at the Autograd alias key, function-pointer
+# kernels of one signature on a worker thread, a boxed kernel calling op.callBoxed), with and without -g for the user's program: dispatch-trace on the kernel core, GDB and
 # lldb-16 alike (torch_loop_test.py).
 if(TARGET libtorch_program)
   foreach(variant torch_loop torch_loop_nodbg)
@@ -35,7 +36,9 @@ if(TARGET libtorch_program)
     target_include_directories(${variant} SYSTEM PRIVATE ${DSCOPE_TORCH_API_INCLUDE})
     target_link_libraries(${variant} PRIVATE torch torch_cpu c10)
   endforeach()
-  foreach(test torch_loop:self torch_loop:mutual torch_loop:mm torch_loop:matmul torch_loop_nodbg:self torch_loop_nodbg:mm)
+  foreach(test torch_loop:self torch_loop:mutual torch_loop:mm torch_loop:matmul torch_loop:alias torch_loop:shared
+               torch_loop:boxed torch_loop_nodbg:self torch_loop_nodbg:mm torch_loop_nodbg:alias torch_loop_nodbg:shared
+               torch_loop_nodbg:boxed)
     string(REPLACE ":" ";" parts ${test})
     list(GET parts 0 variant)
     list(GET parts 1 scenario)
