@@ -622,10 +622,6 @@ uint64_t TorchView::tensorKeySet(uint64_t impl) const {
   return raw;
 }
 
-}  // namespace dscope::inspect
-
-namespace dscope::inspect {
-
 // The type object of the Python object at addr, or 0 when addr holds none. An object's type's type
 // is `type` or a metaclass whose own type chain reaches `type`, the one type that is its own type:
 // a chain that gets there in a few steps, through types whose names are readable, is no accident.

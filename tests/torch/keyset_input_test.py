@@ -28,7 +28,7 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
 import session  # noqa: E402
-from torch_oracle_test import REJECT, TORCH_PYTHON, debugger_argv, marker  # noqa: E402
+from torch_oracle_test import REJECT, TORCH_PYTHON, debugger_argv, marker, sections  # noqa: E402
 
 
 def start_program(workdir, profile):
@@ -112,19 +112,6 @@ def expectations(oracle):
                 return None
             cases.append(("summary", "dispatch-summary", summary))
     return cases
-
-
-def sections(output):
-    found, current = {}, None
-    for line in output.splitlines(keepends=True):
-        if line.startswith("(lldb) "):
-            continue
-        if line.startswith("@@ "):
-            current = line[3:].strip()
-            found[current] = ""
-        elif current:
-            found[current] += line
-    return found
 
 
 def check_debugger(debugger, plugin, cases, workdir, core, pid):

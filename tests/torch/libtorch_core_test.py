@@ -33,6 +33,18 @@ def unlimited_cores():
     resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
+def run_for_core(program, args, workdir):
+    """Runs program with args in a fresh workdir, cores on and the file pages the tools need kept in
+    them: (its run, its program's real path, the core files it left: `core` or `core.PID`)."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    session.keep_file_pages_in_cores()
+    program = os.path.realpath(program)
+    run = subprocess.run([program] + [str(x) for x in args], cwd=workdir, preexec_fn=unlimited_cores,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    return run, program, sorted(workdir.glob("core*"))
+
+
 def printer_commands(debugger):
     """In abortHolding's frame (a tensor and a key set as parameters, with DWARF): the value
     printers of at::Tensor and c10::DispatchKeySet, and `keyset` of the tensor expression."""
@@ -87,20 +99,13 @@ def main():
     if pattern.startswith("|"):
         print("SKIP: kernel.core_pattern pipes cores to a program (%s); no core file to read" % pattern)
         return 77
-    shutil.rmtree(a.workdir, ignore_errors=True)
-    a.workdir.mkdir(parents=True)
-    session.keep_file_pages_in_cores()
     oracle_path = a.workdir / "oracle.txt"
-    program = os.path.realpath(a.program)
     started = time.monotonic()
-    run = subprocess.run([program, str(oracle_path)], cwd=a.workdir, preexec_fn=unlimited_cores,
-                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
+    run, program, cores = run_for_core(a.program, [oracle_path], a.workdir)
     ran = time.monotonic() - started
     if run.returncode != -signal.SIGABRT:
         print("FAIL: libtorch_program exited with %s, expected SIGABRT:\n%s%s" % (run.returncode, run.stdout, run.stderr))
         return 1
-    # `core`, or `core.PID` where kernel.core_uses_pid is 1.
-    cores = sorted(a.workdir.glob("core*"))
     core = cores[0] if cores else None
     if core is None or not oracle_path.is_file():
         print("FAIL: no core (core_pattern %r) or no oracle file in %s: %s" % (pattern, a.workdir,

@@ -16,7 +16,6 @@ import argparse
 import os
 import pathlib
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -167,13 +166,7 @@ def main():
     p.add_argument("--scenario", choices=["self", "mutual", "mm", "matmul", "alias", "shared", "boxed"], default="self")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     a = p.parse_args()
-    shutil.rmtree(a.workdir, ignore_errors=True)
-    a.workdir.mkdir(parents=True)
-    session.keep_file_pages_in_cores()
-    program = os.path.realpath(a.program)
-    run = subprocess.run([program, a.scenario], cwd=a.workdir, preexec_fn=libtorch_core_test.unlimited_cores,
-                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300)
-    cores = sorted(a.workdir.glob("core*"))
+    run, program, cores = libtorch_core_test.run_for_core(a.program, [a.scenario], a.workdir)
     if run.returncode != -signal.SIGSEGV or not cores:
         print("FAIL: %s exited with %s (expected SIGSEGV and a core):\n%s%s" % (program, run.returncode, run.stdout, run.stderr))
         return 1
