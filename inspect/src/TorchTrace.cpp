@@ -118,6 +118,7 @@ struct TraceFrame {
   // pointer, called by the trampoline every kernel of its C++ signature shares) whose runtime
   // functor holds it.
   std::vector<KernelUse> kernels;
+  bool wrapped = false;  // its kernels are a runtime functor's: the trampoline that called it is the same dispatch
   std::string aten_op, aten_kind;  // an at::_ops frame: the operator's C++ struct name, call/redispatch
 };
 
@@ -282,7 +283,7 @@ void classify(const TorchView& tv, std::vector<TorchStack>& stacks) {
   for (auto& stack : stacks) {
     for (auto& f : stack.frames) {
       if (auto it = entries.find(f.entry); f.entry && it != entries.end()) f.kernels = it->second;
-      else if (auto at = wrapped.find(f.entry); f.entry && at != wrapped.end()) f.kernels = at->second;
+      else if (auto at = wrapped.find(f.entry); f.entry && at != wrapped.end()) f.kernels = at->second, f.wrapped = true;
       std::tie(f.aten_op, f.aten_kind) = atenOpsFrame(f.name);
     }
     stack.loop = findLoop(stack.frames);
@@ -384,8 +385,9 @@ ProcessDispatchState torchDispatchState(Session& s) {
     st.tid = stack.tid;
     st.frames_walked = stack.frames.size();
     st.stack_whole = stack.outermost;
-    for (const auto& f : stack.frames) {
-      if (f.kernels.empty()) continue;
+    for (size_t i = 0; i < stack.frames.size(); ++i) {
+      const TraceFrame& f = stack.frames[i];
+      if (f.kernels.empty() || (i && stack.frames[i - 1].wrapped)) continue;  // one dispatch, two frames
       if (!st.depth++) {
         const FrameKernel k = kernelOfFrame(tv, f);
         st.innermost = k.line();
