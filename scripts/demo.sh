@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-packages.sh
+source scripts/ccache-env.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
 

@@ -2,11 +2,12 @@
 # Runs every test: set up, then build and ctest each preset (release, debug, asan, tsan, clang 14).
 # The PyTorch tests run in release, and in clang for the libtorch programs clang builds; the
 # benchmarks and the CUDA backend are built by release (and clang builds CUDA's host code); the
-# sanitized presets leave the debuggers out (CMakePresets.json). Together under 20 minutes on 2 cores.
+# sanitized presets leave the debuggers out (CMakePresets.json). Compiles go through ccache.
 # Usage: scripts/test.sh [preset ...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-packages.sh
+source scripts/ccache-env.sh
 
 presets=("$@")
 [ ${#presets[@]} -eq 0 ] && presets=(release debug asan tsan clang)

@@ -3,7 +3,7 @@
 # either the pristine core's text or a "dscope:" line (tests/e2e/core_fuzz.py says how the
 # mutations are made and checked). Included from tests/CMakeLists.txt in the g++ release preset,
 # where dscope_lldb is built and the crash fixtures leave plain kernel cores; E2E, DSCOPE_CORES,
-# GDB_SCRIPT and Python3_EXECUTABLE come from there. Seeded and bounded: 60 mutations, 2 at a time,
+# GDB_SCRIPT and Python3_EXECUTABLE come from there. Seeded and bounded: 40 mutations, 2 at a time,
 # 30 s per debugger session; a longer local run: core_fuzz.py ... --count 300 --seed N.
 set(DSCOPE_FUZZ_CORES)
 foreach(sample infinite_redispatch multithread missing_kernel tls_leak op_catalog)
@@ -11,7 +11,7 @@ foreach(sample infinite_redispatch multithread missing_kernel tls_leak op_catalo
 endforeach()
 add_test(NAME core_fuzz
   COMMAND ${Python3_EXECUTABLE} ${E2E}/core_fuzz.py --gdb-script ${GDB_SCRIPT}
-          --lldb-plugin $<TARGET_FILE:dscope_lldb> ${DSCOPE_FUZZ_CORES} --jobs 2 --timeout 30)
+          --lldb-plugin $<TARGET_FILE:dscope_lldb> ${DSCOPE_FUZZ_CORES} --count 40 --jobs 2 --timeout 30)
 # TIMEOUT: one hang costs 2 x 30 s; ctest's own limit only guards against the script itself hanging.
 set_tests_properties(core_fuzz PROPERTIES LABELS "fuzz;gdb;lldb" TIMEOUT 900
   FIXTURES_REQUIRED "crash_infinite_redispatch;crash_multithread;crash_missing_kernel;crash_tls_leak;crash_op_catalog")
@@ -21,14 +21,14 @@ set_tests_properties(core_fuzz PROPERTIES LABELS "fuzz;gdb;lldb" TIMEOUT 900
 # tests/torch/torch_tests.cmake, in the release preset with torch tests on). Kernel maps,
 # vtable pointers, schema bytes, program headers and heap bytes; every output the pristine
 # core's or a "dscope:" line (tests/torch/torch_core_fuzz.py). One core, one pristine reading:
-# the four headline cases, then 6 seeded mutations (a longer local run: --count 60 --seed N).
+# the four headline cases, then 4 seeded mutations (a longer local run: --count 60 --seed N).
 if(TARGET libtorch_program)
   add_test(NAME torch_core_fuzz
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/torch_core_fuzz.py
             --gdb-script ${GDB_SCRIPT} --lldb-plugin $<TARGET_FILE:dscope_lldb> --dscope $<TARGET_FILE:dscope>
             --program $<TARGET_FILE:libtorch_program>
             --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile
-            --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_core_fuzz)
+            --count 4 --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_core_fuzz)
   # TIMEOUT: one hang costs 3 x 60 s; ctest's own limit only guards against the script itself hanging.
   set_tests_properties(torch_core_fuzz PROPERTIES LABELS "fuzz;gdb;lldb;torch" TIMEOUT 600 SKIP_RETURN_CODE 77)
 endif()

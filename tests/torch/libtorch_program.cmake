@@ -26,30 +26,39 @@ endif()
 
 # Infinite re-dispatch on real PyTorch (tests/torch/torch_loop.cpp: self, mutual, aten::mm
 # overrides that call at::mm or at::matmul, a kernel at the Autograd alias key, function-pointer
-# kernels of one signature on a worker thread, a boxed kernel calling op.callBoxed), with and without -g for the user's program: dispatch-trace on the kernel core, GDB and
-# lldb-16 alike (torch_loop_test.py).
+# kernels of one signature on a worker thread, a boxed kernel calling op.callBoxed), with and
+# without debug info for the user's program: dispatch-trace on the kernel core, GDB and lldb-16
+# alike (torch_loop_test.py). torch_loop_nodbg is torch_loop with its DWARF stripped: the same
+# code (-g never changes what g++ or clang emit), one compile of a libtorch source fewer. Without
+# debug info the scenarios whose frames differ in kind are run: a kernel of its own signature, an
+# aten override, kernels behind the shared trampoline.
 if(TARGET libtorch_program)
-  foreach(variant torch_loop torch_loop_nodbg)
-    add_executable(${variant} ${PROJECT_SOURCE_DIR}/tests/torch/torch_loop.cpp)
-    set_target_properties(${variant} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
-    target_compile_definitions(${variant} PRIVATE _GLIBCXX_USE_CXX11_ABI=1)
-    target_include_directories(${variant} SYSTEM PRIVATE ${DSCOPE_TORCH_API_INCLUDE})
-    target_link_libraries(${variant} PRIVATE torch torch_cpu c10)
-  endforeach()
+  add_executable(torch_loop ${PROJECT_SOURCE_DIR}/tests/torch/torch_loop.cpp)
+  set_target_properties(torch_loop PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+  target_compile_definitions(torch_loop PRIVATE _GLIBCXX_USE_CXX11_ABI=1)
+  target_include_directories(torch_loop SYSTEM PRIVATE ${DSCOPE_TORCH_API_INCLUDE})
+  target_link_libraries(torch_loop PRIVATE torch torch_cpu c10)
+  target_compile_options(torch_loop PRIVATE -O2 -g)
+  set(DSCOPE_TORCH_LOOP_NODBG ${CMAKE_CURRENT_BINARY_DIR}/torch_loop.nodbg)
+  add_custom_command(OUTPUT ${DSCOPE_TORCH_LOOP_NODBG}
+    COMMAND ${CMAKE_OBJCOPY} --strip-debug $<TARGET_FILE:torch_loop> ${DSCOPE_TORCH_LOOP_NODBG}
+    DEPENDS torch_loop VERBATIM)
+  add_custom_target(torch_loop_nodbg ALL DEPENDS ${DSCOPE_TORCH_LOOP_NODBG})
   foreach(test torch_loop:self torch_loop:mutual torch_loop:mm torch_loop:matmul torch_loop:alias torch_loop:shared
-               torch_loop:boxed torch_loop_nodbg:self torch_loop_nodbg:mm torch_loop_nodbg:alias torch_loop_nodbg:shared
-               torch_loop_nodbg:boxed)
+               torch_loop:boxed torch_loop_nodbg:self torch_loop_nodbg:mm torch_loop_nodbg:shared)
     string(REPLACE ":" ";" parts ${test})
     list(GET parts 0 variant)
     list(GET parts 1 scenario)
+    set(program $<TARGET_FILE:torch_loop>)
+    if(variant STREQUAL "torch_loop_nodbg")
+      set(program ${DSCOPE_TORCH_LOOP_NODBG})
+    endif()
     add_test(NAME ${variant}_${scenario}_trace
       COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/torch_loop_test.py --gdb-script ${GDB_SCRIPT}
-              ${TORCH_LLDB} --dscope $<TARGET_FILE:dscope> --program $<TARGET_FILE:${variant}> --scenario ${scenario}
+              ${TORCH_LLDB} --dscope $<TARGET_FILE:dscope> --program ${program} --scenario ${scenario}
               --workdir ${CMAKE_CURRENT_BINARY_DIR}/${variant}_${scenario}_core)
     set_tests_properties(${variant}_${scenario}_trace PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
   endforeach()
-  target_compile_options(torch_loop PRIVATE -O2 -g)
-  target_compile_options(torch_loop_nodbg PRIVATE -O2 -g0)
 endif()
 
 # An uncaught "Could not run" (tests/torch/torch_missing.cpp): dispatch-summary's signature on the
