@@ -7,14 +7,18 @@
 find_library(DSCOPE_TORCH_CPU_LIBRARY torch_cpu)
 find_path(DSCOPE_TORCH_LIBRARY_INCLUDE torch/library.h)
 set(DSCOPE_TORCH_API_INCLUDE /usr/include/torch/csrc/api/include)
-if(DSCOPE_TORCH_CPU_LIBRARY AND DSCOPE_TORCH_LIBRARY_INCLUDE AND EXISTS ${DSCOPE_TORCH_API_INCLUDE}/torch/all.h)
-  add_executable(libtorch_program ${PROJECT_SOURCE_DIR}/tests/torch/libtorch_program.cpp)
+# A program of tests/torch/NAME.cpp against Debian's libtorch, compiled with the given flags.
+function(dscope_libtorch_program name)
+  add_executable(${name} ${PROJECT_SOURCE_DIR}/tests/torch/${name}.cpp)
   # PyTorch 1.13's headers are written for C++14/17.
-  set_target_properties(libtorch_program PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
-  target_compile_definitions(libtorch_program PRIVATE _GLIBCXX_USE_CXX11_ABI=1)
-  target_include_directories(libtorch_program SYSTEM PRIVATE ${DSCOPE_TORCH_API_INCLUDE})
-  target_compile_options(libtorch_program PRIVATE -g)
-  target_link_libraries(libtorch_program PRIVATE torch torch_cpu c10)
+  set_target_properties(${name} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+  target_compile_definitions(${name} PRIVATE _GLIBCXX_USE_CXX11_ABI=1)
+  target_include_directories(${name} SYSTEM PRIVATE ${DSCOPE_TORCH_API_INCLUDE})
+  target_compile_options(${name} PRIVATE ${ARGN})
+  target_link_libraries(${name} PRIVATE torch torch_cpu c10)
+endfunction()
+if(DSCOPE_TORCH_CPU_LIBRARY AND DSCOPE_TORCH_LIBRARY_INCLUDE AND EXISTS ${DSCOPE_TORCH_API_INCLUDE}/torch/all.h)
+  dscope_libtorch_program(libtorch_program -g)
   add_test(NAME torch_libtorch_core
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/libtorch_core_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
             --dscope $<TARGET_FILE:dscope>
@@ -33,12 +37,7 @@ endif()
 # debug info the scenarios whose frames differ in kind are run: a kernel of its own signature, an
 # aten override, kernels behind the shared trampoline.
 if(TARGET libtorch_program)
-  add_executable(torch_loop ${PROJECT_SOURCE_DIR}/tests/torch/torch_loop.cpp)
-  set_target_properties(torch_loop PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
-  target_compile_definitions(torch_loop PRIVATE _GLIBCXX_USE_CXX11_ABI=1)
-  target_include_directories(torch_loop SYSTEM PRIVATE ${DSCOPE_TORCH_API_INCLUDE})
-  target_link_libraries(torch_loop PRIVATE torch torch_cpu c10)
-  target_compile_options(torch_loop PRIVATE -O2 -g)
+  dscope_libtorch_program(torch_loop -O2 -g)
   set(DSCOPE_TORCH_LOOP_NODBG ${CMAKE_CURRENT_BINARY_DIR}/torch_loop.nodbg)
   add_custom_command(OUTPUT ${DSCOPE_TORCH_LOOP_NODBG}
     COMMAND ${CMAKE_OBJCOPY} --strip-debug $<TARGET_FILE:torch_loop> ${DSCOPE_TORCH_LOOP_NODBG}
@@ -64,12 +63,7 @@ endif()
 # An uncaught "Could not run" (tests/torch/torch_missing.cpp): dispatch-summary's signature on the
 # kernel core, in GDB, lldb-16 and dscope core (torch_missing_test.py).
 if(TARGET libtorch_program)
-  add_executable(torch_missing ${PROJECT_SOURCE_DIR}/tests/torch/torch_missing.cpp)
-  set_target_properties(torch_missing PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
-  target_compile_definitions(torch_missing PRIVATE _GLIBCXX_USE_CXX11_ABI=1)
-  target_include_directories(torch_missing SYSTEM PRIVATE ${DSCOPE_TORCH_API_INCLUDE})
-  target_compile_options(torch_missing PRIVATE -O2 -g)
-  target_link_libraries(torch_missing PRIVATE torch torch_cpu c10)
+  dscope_libtorch_program(torch_missing -O2 -g)
   foreach(scenario plain below)
     add_test(NAME torch_missing_${scenario}
       COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/torch_missing_test.py --gdb-script ${GDB_SCRIPT}
