@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace dscope::cli {
 
@@ -38,16 +39,48 @@ std::string moduleBuildId(Dwfl_Module* m) {
 
 namespace {
 char* debuginfoPath = nullptr;
+std::string sysroot_;
+int64_t pid_ = 0;
+
+// The module's file where the inspect library reads it from, opened for libdwfl; -1 when no place
+// holds a file of the module's build-id.
+int openModuleFile(Dwfl_Module* mod, const char* name, char** file_name) {
+  if (!name || name[0] != '/') return -1;
+  const std::string id = moduleBuildId(mod);  // reported from the core's memory; "" for a process
+  char* file = dscope_module_file(name, id.c_str(), sysroot_.c_str(), pid_);
+  if (!file) return -1;
+  const int fd = ::open(file, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) *file_name = ::strdup(file);
+  dscope_inspect_free(file);
+  return fd;
+}
+
+int findCoreModuleElf(Dwfl_Module* mod, void** userdata, const char* name, Dwarf_Addr base, char** file_name, Elf** elf) {
+  const int fd = openModuleFile(mod, name, file_name);
+  return fd >= 0 ? fd : dwfl_build_id_find_elf(mod, userdata, name, base, file_name, elf);
+}
+
+int findProcessModuleElf(Dwfl_Module* mod, void** userdata, const char* name, Dwarf_Addr base, char** file_name, Elf** elf) {
+  const int fd = openModuleFile(mod, name, file_name);
+  return fd >= 0 ? fd : dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elf);
+}
 }  // namespace
 
+void useFileRoots(const std::string& sysroot, int64_t pid) {
+  sysroot_ = sysroot;
+  pid_ = pid;
+}
+
+const std::string& fileSysroot() { return sysroot_; }
+
 const Dwfl_Callbacks kCoreFileCallbacks = {
-    .find_elf = dwfl_build_id_find_elf,
+    .find_elf = findCoreModuleElf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
     .section_address = nullptr,
     .debuginfo_path = &debuginfoPath,
 };
 const Dwfl_Callbacks kProcessCallbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
+    .find_elf = findProcessModuleElf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
     .section_address = nullptr,
     .debuginfo_path = &debuginfoPath,

@@ -111,10 +111,16 @@ class DwflTarget {
   std::map<int64_t, Walk> walks_;
 };
 
-// libdwfl's ways of finding a module's file: a core's (by build-id, then the path the core names)
-// and a live process's (the files /proc/PID/maps names); debug files in the standard places.
+// libdwfl's ways of finding a module's file: first where the inspect library reads it from
+// (dscope_module_file: under the sysroot, in a live process's root /proc/PID/root, at its path,
+// with the build-id of its image), then a core's (by build-id in the debug directories) and a live
+// process's (its image in memory); debug files in the standard places.
 extern const Dwfl_Callbacks kCoreFileCallbacks;
 extern const Dwfl_Callbacks kProcessCallbacks;
+// Where those callbacks look for the files of the target being opened: a copy of the root its
+// process ran in ("": none), the live process's pid (0: a core). One target at a time.
+void useFileRoots(const std::string& sysroot, int64_t pid);
+const std::string& fileSysroot();
 
 // The GNU build-id of the ELF file at `path` in hex ("" when it has none); nullopt when it cannot
 // be opened as an ELF file.

@@ -1,5 +1,7 @@
 #include "Remote.h"
 
+#include "ModuleFiles.h"
+#include "TargetImage.h"
 #include "ThreadLocal.h"
 
 #include <algorithm>
@@ -58,7 +60,16 @@ struct Remote::Kept {
   uint64_t generation = 0;
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages;
   std::unordered_map<uint64_t, std::string> symbols;
-  std::optional<std::vector<ModuleMapping>> modules;
+  std::shared_ptr<const ModuleFiles> modules;
+};
+
+// The target's modules as modules() reads them: `found` by the file each is read from; `moved`,
+// those found elsewhere than their own path (the debugger may not have their symbols); `missing`,
+// those found nowhere.
+struct Remote::ModuleFiles {
+  std::vector<ModuleMapping> found;
+  std::vector<ModuleMapping> moved;
+  std::vector<MissingModuleFile> missing;
 };
 
 namespace {
@@ -178,8 +189,13 @@ void Remote::placeBreakHook() const {
 std::optional<uint64_t> Remote::findSymbol(const char* name) const {
   if (!target_ || !target_->find_symbol) return std::nullopt;
   uint64_t addr = 0;
-  if (target_->find_symbol(target_->ctx, name, &addr) != 0 || addr == 0) return std::nullopt;
-  return addr;
+  if (target_->find_symbol(target_->ctx, name, &addr) == 0 && addr != 0) return addr;
+  // A debugger that looked for a container's libraries on this machine's paths has no symbols
+  // of theirs: the files found in the process's root (or the sysroot) have.
+  modules();
+  for (const auto& m : modules_->moved)
+    if (auto found = symbolInFile(m.path, m.start, name)) return found;
+  return std::nullopt;
 }
 
 std::string Remote::symbolize(uint64_t addr) const {
@@ -196,19 +212,54 @@ const FramePc& Remote::functionsAt(uint64_t addr, bool return_address) const {
   return answers[addr] = inspect::functionsAt(modules(), addr, return_address);
 }
 
+namespace {
+
+FileRoots fileRoots(const dscope_target* target) {
+  return {target && target->sysroot ? target->sysroot : "", target ? target->pid : 0};
+}
+
+}  // namespace
+
 const std::vector<ModuleMapping>& Remote::modules() const {
-  if (modules_) return *modules_;
-  modules_.emplace();
-  if (!target_ || !target_->module_at) return *modules_;
+  if (modules_) return modules_->found;
+  auto files = std::make_shared<ModuleFiles>();
+  modules_ = files;
+  if (!target_ || !target_->module_at) return files->found;
+  std::vector<ModuleMapping> listed;
   constexpr uint64_t kMaxModules = 4096;  // bounded: a front end answering forever ends here
   for (uint64_t i = 0; i < kMaxModules; ++i) {
     uint64_t start = 0;
     char path[4096] = {};
     if (target_->module_at(target_->ctx, i, &start, path, sizeof path) != 0) break;
     path[sizeof path - 1] = '\0';
-    if (path[0]) modules_->push_back({start, path});
+    if (path[0]) listed.push_back({start, path});
   }
-  return *modules_;
+  // A debugger that found no file for a library may list no module for it (LLDB): the process's
+  // link map names it all the same.
+  for (const ModuleMapping& library : linkMapModules(*this))
+    if (std::none_of(listed.begin(), listed.end(), [&](const ModuleMapping& m) { return m.start == library.start; }))
+      listed.push_back(library);
+  const FileRoots roots = fileRoots(target_);
+  for (const ModuleMapping& m : listed) {
+    MissingModuleFile missing;
+    if (auto file = findModuleFile(m.path, imageBuildId(*this, m.start), roots, &missing)) {
+      files->found.push_back({m.start, *file});
+      if (*file != m.path) files->moved.push_back({m.start, *file});
+    } else {
+      files->missing.push_back(missing);
+    }
+  }
+  return files->found;
+}
+
+std::string Remote::missingModuleFile(const std::string& prefix) const {
+  modules();
+  for (const auto& m : modules_->missing) {
+    const std::string name = m.path.substr(m.path.rfind('/') + 1);
+    if (name.rfind(prefix, 0) == 0)
+      return missingFileLine(m, fileRoots(target_), target_ && target_->sysroot_setting ? target_->sysroot_setting : "");
+  }
+  return "";
 }
 
 std::optional<dscope_value> Remote::evaluate(const std::string& expr, std::string* error) const {

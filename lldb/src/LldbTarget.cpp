@@ -239,6 +239,27 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
                            (uint64_t{1} << 63);
   }
   c_.frame_cap = 0;  // filled by run(): reading a setting needs the debugger
+  // Where the process's files are: the selected platform's sysroot, and a live process's own root.
+  sysroot_ = platformSysroot();
+  c_.sysroot = sysroot_.c_str();
+  c_.pid = live_ ? static_cast<int64_t>(process_.GetProcessID()) : 0;
+  c_.sysroot_setting =
+      "platform select remote-linux --sysroot DIR (before the core: lldb-16 -O \"platform select remote-linux "
+      "--sysroot DIR\" --core CORE)";
+}
+
+// The selected platform's sysroot (`platform select NAME --sysroot DIR`), "" when none: LLDB 16's
+// API has no getter, `platform status` prints it.
+std::string LldbTarget::platformSysroot() {
+  if (!debugger_.IsValid()) return "";
+  lldb::SBCommandReturnObject result;
+  debugger_.GetCommandInterpreter().HandleCommand("platform status", result, false);
+  const std::string text = result.GetOutput() ? result.GetOutput() : "";
+  const std::string label = "Sysroot: ";
+  const size_t at = text.find(label);
+  if (at == std::string::npos) return "";
+  const size_t end = text.find('\n', at);
+  return text.substr(at + label.size(), end == std::string::npos ? std::string::npos : end - at - label.size());
 }
 
 LldbTarget LldbTarget::forSelected(lldb::SBDebugger& debugger) {

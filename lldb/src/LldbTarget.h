@@ -92,6 +92,8 @@ class LldbTarget {
   bool live_ = false;  // a running (stopped) process: memory is read and written normally
   bool core_ = false;  // a core file: read-only file-backed bytes come from the module files
   lldb::SBDebugger debugger_;
+  std::string sysroot_;  // c_.sysroot
+  std::string platformSysroot();
   bool interrupted_ = false;
   dscope_target c_{};
   // The walk of one thread's stack (dispatch-trace --frames): LLDB's frame index of each stack

@@ -56,3 +56,4 @@ add_test(NAME torch_profile_fuzz
           --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_profile_fuzz
           --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
 set_tests_properties(torch_profile_fuzz PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 900)
+include(${TORCH_TESTS}/container_tests.cmake)  # PyTorch 2.x in the roots, read as containers from the host
