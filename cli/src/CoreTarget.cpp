@@ -270,8 +270,16 @@ void CoreTarget::refuseMissingFiles(const std::string& core) const {
     std::string line = "cannot find " + missing_.front() + (sysroot.empty() ? "" : " under the sysroot " + sysroot + " or here") +
                        (program_missing_ ? ", the program of " + core : ", which the process of " + core + " had mapped");
     if (missing_.size() > 1) {
-      line += ", nor " + std::to_string(missing_.size() - 1) + " more of its files:";
-      for (size_t i = 1; i < missing_.size(); ++i) line += (i == 1 ? " " : ", ") + missing_[i];
+      // A few of the others by name, PyTorch's first (a Python process maps hundreds of files).
+      constexpr size_t kNamed = 3;
+      std::vector<std::string> others(missing_.begin() + 1, missing_.end());
+      std::stable_partition(others.begin(), others.end(), [](const std::string& path) {
+        const std::string name = path.substr(path.rfind('/') + 1);
+        return name.rfind("libtorch", 0) == 0 || name.rfind("libc10", 0) == 0;
+      });
+      line += ", nor " + std::to_string(others.size()) + " more of its files (";
+      for (size_t i = 0; i < std::min(kNamed, others.size()); ++i) line += (i ? ", " : "") + others[i];
+      line += others.size() > kNamed ? ", ...)" : ")";
     }
     line += program_missing_ && missing_.size() == 1 && sysroot.empty()
                 ? ": name it after the core (dscope core CORE EXE), or, if it ran in a container or on another host, " + give

@@ -234,12 +234,20 @@ const std::vector<ModuleMapping>& Remote::modules() const {
     path[sizeof path - 1] = '\0';
     if (path[0]) listed.push_back({start, path});
   }
+  // A debugger that read a file under its sysroot names it by that file's path (LLDB): the process
+  // named it by the path below the sysroot.
+  const FileRoots roots = fileRoots(target_);
+  std::string sysroot = roots.sysroot;
+  while (!sysroot.empty() && sysroot.back() == '/') sysroot.pop_back();
+  for (ModuleMapping& m : listed)
+    if (!sysroot.empty() && m.path.size() > sysroot.size() && m.path.compare(0, sysroot.size(), sysroot) == 0 &&
+        m.path[sysroot.size()] == '/')
+      m.path.erase(0, sysroot.size());
   // A debugger that found no file for a library may list no module for it (LLDB): the process's
   // link map names it all the same.
   for (const ModuleMapping& library : linkMapModules(*this))
     if (std::none_of(listed.begin(), listed.end(), [&](const ModuleMapping& m) { return m.start == library.start; }))
       listed.push_back(library);
-  const FileRoots roots = fileRoots(target_);
   for (const ModuleMapping& m : listed) {
     MissingModuleFile missing;
     if (auto file = findModuleFile(m.path, imageBuildId(*this, m.start), roots, &missing)) {

@@ -156,12 +156,16 @@ std::vector<ModuleMapping> linkMapModules(const Remote& mem) {
         for (uint64_t n = 0; entry && n < kMaxLibraries; ++n, entry = mem.readPointer(entry + 24, "a link_map entry")) {
           const uint64_t bias = mem.readPointer(entry, "a link_map entry");
           const uint64_t name = mem.readPointer(entry + 8, "a link_map entry");
-          const std::string path = name ? mem.readString(name, "a library's name") : "";
+          std::string path;
+          try {  // the vDSO's name lies in its image, which a core may leave out
+            path = name ? mem.readString(name, "a library's name") : "";
+          } catch (const InspectError&) {
+          }
           if (bias && !path.empty() && path.front() == '/') out.push_back({bias, path});
         }
         break;
       }
-    } catch (const InspectError&) {
+    } catch (const InspectError&) {  // the list is cut there: what was read stands
     }
     return out;
   }

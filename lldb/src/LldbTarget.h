@@ -75,6 +75,7 @@ class LldbTarget {
   lldb::SBAddress resolveLoadAddress(uint64_t addr);
   bool read(uint64_t addr, void* out, uint64_t size);
   bool readFromModuleFile(uint64_t addr, void* out, uint64_t size);
+  bool isProcessFile(lldb::SBModule module);
   bool lookupSymbol(const std::string& name, uint64_t* addr);
   bool evaluateExpression(const std::string& expr, dscope_value* value, std::string* error);
   // LLDB's frame listing the stack frame `level` of thread tid (its innermost inlined call, if any),

@@ -24,6 +24,7 @@ import glob
 import os
 import pathlib
 import re
+import re as _re
 import select
 import shutil
 import signal
@@ -164,11 +165,13 @@ def found_answer(who, text, libtorch_id, profiles):
     return []
 
 
-def one_line(who, text, *parts):
-    """Problems unless text has exactly one dscope: line and it holds every part."""
+def one_line(who, text, *parts, re=None):
+    """Problems unless text has exactly one dscope: line, it holds every part and starts with a
+    match of the regular expression `re`."""
     lines = [line for line in text.splitlines() if line.startswith("dscope: ")]
-    if len(lines) != 1 or any(p not in lines[0] for p in parts):
-        return ["%s: expected one dscope: line with %r:\n%s" % (who, parts, text[-2000:])]
+    if len(lines) != 1 or any(p not in lines[0] for p in parts) or (re and not _re.match(re, lines[0])):
+        return ["%s: expected one dscope: line with %r%s:\n%s" % (who, parts, " matching %r" % re if re else "",
+                                                                  text[-2000:])]
     return []
 
 
@@ -255,22 +258,25 @@ def check_gcore(a, box, trixie):
     finally:
         box.stop(runner)
     program = box.dir / "program"
-    # Another build of libtorch_cpu at the path the process mapped: an image rebuilt with trixie's.
+    # Another build of libtorch_cpu at the paths the process has it by (the file's and its soname's,
+    # which the link map names): an image rebuilt with trixie's.
     other = a.workdir / "other-build"
-    other_file = other / path.lstrip("/")
-    other_file.parent.mkdir(parents=True, exist_ok=True)
-    trixie_torch = [p for p in sorted((trixie / "usr/lib/x86_64-linux-gnu").glob("libtorch_cpu.so.*")) if not p.is_symlink()]
-    os.symlink(trixie_torch[0], other_file)
-    other_id = build_id(trixie_torch[0])
+    libdir = "usr/lib/x86_64-linux-gnu"
+    (other / libdir).mkdir(parents=True)
+    trixie_torch = [p for p in sorted((trixie / libdir).glob("libtorch_cpu.so.*")) if not p.is_symlink()][0]
+    for name in (box.root / libdir).glob("libtorch_cpu.so.*"):
+        os.symlink(trixie_torch, other / libdir / name.name)
+    other_id = build_id(trixie_torch)
+    library = r"/%s/libtorch_cpu\.so\.[0-9.]+" % libdir
     settings = {"gdb": 'gdb -iex "set sysroot DIR"', "lldb-16": 'lldb-16 -O "platform select remote-linux --sysroot DIR"'}
     problems = []
     for name, run in debuggers(a):
         problems += found_answer(name + " core, sysroot ROOT", run(a, (program, core), box.root), libtorch_id, a.profiles)
-        problems += one_line(name + " core, no sysroot", run(a, (program, core)), "cannot find %s (build-id %s)" % (
-            path, libtorch_id), settings[name])
-        problems += one_line(name + " core, sysroot of another build", run(a, (program, core), other),
-                             "%s is another build than the process's %s: its build-id is %s, the process's %s" % (
-                                 other_file, path, other_id, libtorch_id), settings[name])
+        problems += one_line(name + " core, no sysroot", run(a, (program, core)), settings[name], re=(
+            r"dscope: cannot find %s \(build-id %s\)" % (library, libtorch_id)))
+        problems += one_line(name + " core, sysroot of another build", run(a, (program, core), other), settings[name], re=(
+            r"dscope: %s%s is another build than the process's %s: its build-id is %s, the process's %s" % (
+                re.escape(str(other)), library, library, other_id, libtorch_id)))
     return problems
 
 
