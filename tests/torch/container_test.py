@@ -7,7 +7,8 @@ with readelf from the root's copy (and of the trixie root's files, for another b
 
   --check live      dscope pid, GDB and lldb-16 attached: libtorch_cpu found through
                     /proc/PID/root (with no layout profile for its build the answer is the
-                    no-profile line naming that build-id; with one, a real op-table answer)
+                    no-profile line naming that build-id; with one, a real op-table answer); a
+                    libc10 deleted while the process runs: one line naming it and its build-id
   --check core      a kernel core: dscope core --sysroot ROOT (as live), without --sysroot (the
                     missing files and the exact --sysroot hint), with the trixie root as
                     --sysroot (refused: a file of another build, both build-ids)
@@ -83,12 +84,12 @@ class Container:
         if build.returncode != 0:
             raise SystemExit("the program does not build in the sid root:\n" + build.stderr[-3000:])
 
-    def start(self, *args):
+    def start(self, *args, libdir=None):
         """Runs the program in the container; returns (the runner, the program's host pid). The shell
         stays its parent (exit $? keeps it from exec'ing the program): the program is no pid
         namespace's init, which ignores its own SIGABRT."""
-        shell = "cd %s && ulimit -c unlimited && echo 0x37 > /proc/self/coredump_filter && ./program %s; exit $?" % (
-            self.inside, " ".join(args))
+        shell = "cd %s && ulimit -c unlimited && echo 0x37 > /proc/self/coredump_filter && %s./program %s; exit $?" % (
+            self.inside, "LD_LIBRARY_PATH=%s " % libdir if libdir else "", " ".join(args))
         runner = subprocess.Popen(self.container_argv(shell), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   start_new_session=True)
         if not select.select([runner.stdout], [], [], READY_S)[0] or not runner.stdout.readline().startswith("ready"):
@@ -216,6 +217,24 @@ def check_live(a, box):
         problems += found_answer("dscope pid", dscope(a, "pid", pid, *COMMAND.split()), libtorch_id, a.profiles)
         for name, run in debuggers(a):
             problems += found_answer(name + " attached", run(a, pid), libtorch_id, a.profiles)
+    finally:
+        box.stop(runner)
+    # A library gone from the container while the job runs (a layer updated, a package upgraded):
+    # the program runs with its own copy of libc10, which is then deleted.
+    libdir = box.dir / "lib"
+    libdir.mkdir()
+    c10 = [p for p in sorted((box.root / "usr/lib/x86_64-linux-gnu").glob("libc10.so.*")) if not p.is_symlink()][0]
+    soname = re.search(r"SONAME.*\[(.*)\]", subprocess.run(["readelf", "-d", str(c10)], capture_output=True, text=True,
+                                                            timeout=60).stdout).group(1)
+    shutil.copy(c10, libdir / soname)
+    runner, pid = box.start(libdir=box.inside + "/lib")
+    try:
+        (libdir / soname).unlink()
+        gone = r"dscope: cannot find %s/lib/%s \(build-id %s\), which the process mapped, in its root /proc/%d/root or on" % (
+            re.escape(box.inside), re.escape(soname), build_id(c10), pid)
+        problems += one_line("dscope pid, libc10 deleted", dscope(a, "pid", pid, *COMMAND.split()), re=gone)
+        for name, run in debuggers(a):
+            problems += one_line(name + " attached, libc10 deleted", run(a, pid), re=gone)
     finally:
         box.stop(runner)
     return problems
