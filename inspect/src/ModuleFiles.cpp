@@ -73,7 +73,8 @@ std::string missingFileLine(const MissingModuleFile& missing, const FileRoots& r
 
 namespace {
 
-// A module file's defined symbols by name, and the address its file offset 0 is linked at.
+// A module file's defined global symbols by name (as a debugger's global lookup finds them), and
+// the address its file offset 0 is linked at.
 struct FileSymbols {
   std::unordered_map<std::string, uint64_t> values;
   uint64_t offset_zero_vaddr = 0;
@@ -99,7 +100,7 @@ std::unique_ptr<FileSymbols> readSymbols(const std::string& file) {
     for (size_t i = 1; data && i < sh.sh_size / sh.sh_entsize; ++i) {
       GElf_Sym sym;
       if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF ||
-          GELF_ST_TYPE(sym.st_info) == STT_TLS)
+          GELF_ST_TYPE(sym.st_info) == STT_TLS || GELF_ST_BIND(sym.st_info) == STB_LOCAL)
         continue;
       if (const char* name = elf_strptr(elf, sh.sh_link, sym.st_name); name && *name) out->values.emplace(name, sym.st_value);
     }

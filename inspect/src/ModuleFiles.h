@@ -37,7 +37,7 @@ std::optional<std::string> findModuleFile(const std::string& path, const std::st
 // directory ("" : none to name).
 std::string missingFileLine(const MissingModuleFile& missing, const FileRoots& roots, const std::string& setting);
 
-// The address of the symbol `name` a module file defines (.dynsym or .symtab), for the file
+// The address of the global symbol `name` a module file defines (.dynsym or .symtab), for the file
 // mapped from its first byte at `start`; nullopt when it defines none. Each file's symbols are
 // read once per process of the library.
 std::optional<uint64_t> symbolInFile(const std::string& file, uint64_t start, const std::string& name);

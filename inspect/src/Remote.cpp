@@ -188,14 +188,15 @@ void Remote::placeBreakHook() const {
 
 std::optional<uint64_t> Remote::findSymbol(const char* name) const {
   if (!target_ || !target_->find_symbol) return std::nullopt;
-  uint64_t addr = 0;
-  if (target_->find_symbol(target_->ctx, name, &addr) == 0 && addr != 0) return addr;
-  // A debugger that looked for a container's libraries on this machine's paths has no symbols
-  // of theirs: the files found in the process's root (or the sysroot) have.
+  // A debugger that looked for a container's libraries on this machine's paths has no symbols of
+  // theirs, or another build's (the host's libc at the path of the container's): the files found
+  // in the process's root (or under the sysroot), checked by build-id, are asked first.
   modules();
   for (const auto& m : modules_->moved)
     if (auto found = symbolInFile(m.path, m.start, name)) return found;
-  return std::nullopt;
+  uint64_t addr = 0;
+  if (target_->find_symbol(target_->ctx, name, &addr) != 0 || addr == 0) return std::nullopt;
+  return addr;
 }
 
 std::string Remote::symbolize(uint64_t addr) const {
