@@ -246,17 +246,25 @@ const std::vector<ModuleMapping>& Remote::modules() const {
       m.path.erase(0, sysroot.size());
   // A debugger that found no file for a library may list no module for it (LLDB): the process's
   // link map names it all the same.
-  for (const ModuleMapping& library : linkMapModules(*this))
+  const std::vector<ModuleMapping> libraries = linkMapModules(*this);
+  for (const ModuleMapping& library : libraries)
     if (std::none_of(listed.begin(), listed.end(), [&](const ModuleMapping& m) { return m.start == library.start; }))
       listed.push_back(library);
   for (const ModuleMapping& m : listed) {
     MissingModuleFile missing;
-    if (auto file = findModuleFile(m.path, imageBuildId(*this, m.start), roots, &missing)) {
-      files->found.push_back({m.start, *file});
-      if (*file != m.path) files->moved.push_back({m.start, *file});
-    } else {
+    const std::string id = imageBuildId(*this, m.start);
+    auto file = findModuleFile(m.path, id, roots, &missing);
+    if (!file) {
       files->missing.push_back(missing);
+      continue;
     }
+    files->found.push_back({m.start, *file});
+    // The debugger may not have this module's symbols, or another build's: it was found elsewhere
+    // than the path given, or the link map's path (which debuggers load) holds another build here
+    // (a chroot's libc named /usr/lib/..., where the host has its own).
+    auto named = std::find_if(libraries.begin(), libraries.end(), [&](const ModuleMapping& l) { return l.start == m.start; });
+    const bool link_map_elsewhere = named != libraries.end() && !id.empty() && fileBuildId(named->path) != id;
+    if (*file != m.path || link_map_elsewhere) files->moved.push_back({m.start, *file});
   }
   return files->found;
 }
