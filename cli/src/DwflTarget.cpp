@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 namespace dscope::cli {
 
@@ -251,23 +252,36 @@ int DwflTarget::readMemory(void* ctx, uint64_t addr, void* out, uint64_t size) {
 int DwflTarget::findSymbol(void* ctx, const char* name, uint64_t* addr) {
   auto* self = static_cast<DwflTarget*>(ctx);
   if (!self->symbols_) return 1;
-  if (!self->symbols_read_) {  // every module's symbols once (the first definition of a name wins)
+  const std::hash<std::string_view> hash;
+  auto& hashes = self->symbol_hashes_;
+  if (!self->symbols_read_) {  // every module's symbols once
     self->symbols_read_ = true;
+    size_t count = 0;
+    for (const auto& m : self->modules_) count += static_cast<size_t>(std::max(dwfl_module_getsymtab(m.module), 0));
+    self->symbol_table_.reserve(count);
+    hashes.reserve(count);
     for (const auto& m : self->modules_) {
       const int n = dwfl_module_getsymtab(m.module);
       for (int i = 1; i < n; ++i) {
         GElf_Sym sym;
         GElf_Addr value = 0;
         const char* s = dwfl_module_getsym_info(m.module, i, &sym, &value, nullptr, nullptr, nullptr);
-        if (s && *s && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) != STT_TLS)
-          self->symbols_by_name_.emplace(s, value);
+        if (s && *s && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) != STT_TLS) {
+          self->symbol_table_.emplace_back(s, value);
+          hashes.push_back(hash(s));
+        }
       }
     }
   }
-  auto it = self->symbols_by_name_.find(name);
-  if (it == self->symbols_by_name_.end()) return 1;
-  *addr = it->second;
-  return 0;
+  const size_t h = hash(name);
+  for (auto it = std::find(hashes.begin(), hashes.end(), h); it != hashes.end(); it = std::find(it + 1, hashes.end(), h)) {
+    const auto& [symbol, value] = self->symbol_table_[static_cast<size_t>(it - hashes.begin())];
+    if (std::strcmp(symbol, name) == 0) {  // the first definition of the name
+      *addr = value;
+      return 0;
+    }
+  }
+  return 1;
 }
 
 int DwflTarget::moduleAt(void* ctx, uint64_t index, uint64_t* start, char* path, uint64_t path_size) {
