@@ -402,7 +402,7 @@ def read_everything(a, debuggers, target, oracle, times, core=None):
         argv = debugger_argv(debugger, plugin, target.program, core=core, pid=target.pid, commands=commands,
                              sysroot=sysroot)
         found, elapsed, _answers = check_session(debugger, argv, oracle, main_tid=target.pid)
-        problems += ["%s (%s)" % (p, "core" if core else "live") for p in found]
+        problems += [p.replace(debugger, "%s %s" % (debugger, "core" if core else "live"), 1) for p in found]
         times.append("%s %s %.1f s" % (debugger, "core" if core else "live", elapsed))
     if a.dscope and not (core and target.root):
         # TODO(issue 35): dscope core --sysroot ROOT for a root's core, once dscope core has it.
