@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
@@ -397,11 +398,18 @@ def read_everything(a, debuggers, target, oracle, times, core=None):
     are added to times."""
     problems = []
     sysroot = target.core_sysroot if core else target.live_sysroot
-    for debugger, plugin in debuggers:
+
+    def session_on(debugger, plugin):
         commands = command_file(a.workdir, oracle, debugger)
         argv = debugger_argv(debugger, plugin, target.program, core=core, pid=target.pid, commands=commands,
                              sysroot=sysroot)
-        found, elapsed, _answers = check_session(debugger, argv, oracle, main_tid=target.pid)
+        return check_session(debugger, argv, oracle, main_tid=target.pid)
+
+    # A core is read by every debugger at once; a live process takes one tracer at a time.
+    with ThreadPoolExecutor(max_workers=len(debuggers) if core else 1) as pool:
+        sessions = [(debugger, pool.submit(session_on, debugger, plugin)) for debugger, plugin in debuggers]
+    for debugger, session_result in sessions:
+        found, elapsed, _answers = session_result.result()
         problems += [p.replace(debugger, "%s %s" % (debugger, "core" if core else "live"), 1) for p in found]
         times.append("%s %s %.1f s" % (debugger, "core" if core else "live", elapsed))
     if a.dscope and not (core and target.root):
