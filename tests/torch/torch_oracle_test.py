@@ -15,10 +15,13 @@ address as hex(id(t)) prints it, and its TensorImpl) equal to torch._C._dispatch
 import argparse
 import os
 import pathlib
+import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
@@ -28,22 +31,88 @@ from profile_text import sealed  # noqa: E402
 TORCH_PYTHON = "/usr/bin/python3"  # another python3 on PATH does not see python3-torch
 
 
-def start_oracle(workdir, preload=None):
-    oracle = workdir / "oracle.txt"
+class OracleProcess:
+    """oracle_program.py running, on the host or inside a root (scripts/torch-roots.sh run): the
+    host pid the debuggers attach to, the program they load, and the sysroot they need (None on the
+    host; for a root, /proc/PID/root while it runs and the root's folder for its cores)."""
+
+    def __init__(self, popen, pid, oracle_path, root=None, files=None):
+        self.popen, self.pid, self.oracle_path, self.root, self.files = popen, pid, oracle_path, root, files
+        # /proc/PID/exe names the program as the host sees it (under the root for a root's process).
+        self.program = os.readlink("/proc/%d/exe" % pid) if root else os.path.realpath(TORCH_PYTHON)
+        self.live_sysroot = "/proc/%d/root" % pid if root else None
+        self.core_sysroot = str(root) if root else None
+
+    def kill(self):
+        """SIGKILL: in a root the program is its pid namespace's init, which no other signal stops
+        for sure; its end ends the namespace and the unshare that waits for it."""
+        if self.popen.returncode is None:
+            if self.pid != self.popen.pid:
+                try:
+                    os.kill(self.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            self.popen.kill()
+            self.popen.wait()
+        if self.files:
+            shutil.rmtree(self.files, ignore_errors=True)
+
+
+def child_pids(pid):
+    """The host pids whose parent is pid (read from /proc, bounded by its size)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                status = pathlib.Path("/proc/%s/status" % entry).read_text()
+            except OSError:
+                continue
+            if "\nPPid:\t%d\n" % pid in status:
+                found.append(int(entry))
+    return found
+
+
+def start_oracle(workdir, preload=None, root=None):
+    """oracle_program.py started and its oracle file written: an OracleProcess. With root=(script,
+    suite) it runs inside that root as a container runs (own mount and pid namespaces, the root as
+    /): the program and its oracle file are in ROOT/tmp/dscope-tests/, and the debuggers attach to
+    its host pid, the child of the unshare the script becomes."""
     env = dict(os.environ, LD_PRELOAD=preload) if preload else None
-    proc = subprocess.Popen([TORCH_PYTHON, str(HERE / "oracle_program.py"), str(oracle)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env)
-    line = proc.stdout.readline()  # "ready" once the oracle file is written
+    if root:
+        script, suite = root
+        root_dir = pathlib.Path(subprocess.run([script, "dir", suite], capture_output=True, text=True,
+                                               check=True).stdout.strip())
+        files = root_dir / "tmp" / "dscope-tests" / ("%s-%d" % (workdir.name, os.getpid()))
+        files.mkdir(parents=True, exist_ok=True)
+        shutil.copy(HERE / "oracle_program.py", files)
+        inside = "/" + str(files.relative_to(root_dir))
+        argv = [script, "run", suite, TORCH_PYTHON, inside + "/oracle_program.py", inside + "/oracle.txt"]
+        oracle = files / "oracle.txt"
+    else:
+        root_dir, files, oracle = None, None, workdir / "oracle.txt"
+        argv = [TORCH_PYTHON, str(HERE / "oracle_program.py"), str(oracle)]
+    popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    line = popen.stdout.readline()  # "ready" once the oracle file is written
     if line.strip() != "ready":
-        proc.kill()
-        sys.exit("the oracle program did not start: " + line + proc.stdout.read())
-    return proc, oracle
+        popen.kill()
+        if files:
+            shutil.rmtree(files, ignore_errors=True)
+        sys.exit("the oracle program did not start: " + line + popen.stdout.read())
+    pid = popen.pid
+    if root:
+        children = child_pids(popen.pid)
+        if len(children) != 1:
+            popen.kill()
+            sys.exit("the oracle program in %s: the unshare %d has children %s, not one" % (root_dir, popen.pid, children))
+        pid = children[0]
+    return OracleProcess(popen, pid, oracle, root_dir, files)
 
 
 def parse_oracle(path):
     """{'computed': {op: text}, 'registered': {op: text}, 'tensors': [(name, id, impl, keys)],
-    'tls': {'included': s, 'excluded': s}}"""
-    dumps, tensors, tls, section = {"computed": {}, "registered": {}}, [], {}, None
+    'tls': {'included': s, 'excluded': s}, 'raw': {'tensor NAME' or 'tls included/excluded': 0x...}}
+    ('raw' holds what torch could say: DispatchKeySet.raw_repr() is 2.x only)."""
+    dumps, tensors, tls, raw, section = {"computed": {}, "registered": {}}, [], {}, {}, None
     for line in path.read_text().splitlines(keepends=True):
         if line.startswith("tensor "):
             name, ident, impl, keys = line.split(" ", 4)[1:]
@@ -51,13 +120,18 @@ def parse_oracle(path):
         elif line.startswith("tls "):
             _, which, keys = line.split(" ", 2)
             tls[which] = keys.strip()
+        elif line.startswith("raw "):
+            words = line.split()
+            if words[-1].startswith("raw="):
+                raw[" ".join(words[1:-1])] = words[-1][4:]
         elif line.startswith("== "):
             kind, op = line.split()[1:3]
             section = dumps[kind]
             section[op] = ""
         elif section is not None:
             section[op] += line
-    return {"computed": dumps["computed"], "registered": dumps["registered"], "tensors": tensors, "tls": tls}
+    return {"computed": dumps["computed"], "registered": dumps["registered"], "tensors": tensors, "tls": tls,
+            "raw": raw}
 
 
 def marker(debugger, text):
@@ -85,18 +159,34 @@ def command_file(workdir, oracle, debugger="gdb"):
     return path
 
 
-def debugger_argv(debugger, plugin, program, core=None, pid=None, commands=None, extra=()):
+def debugger_argv(debugger, plugin, program, core=None, pid=None, commands=None, extra=(), sysroot=None):
     """A batch session of gdb or lldb-16 with DispatchScope loaded, on a core or attached to pid,
-    running the command file and then the extra commands."""
+    running the command file and then the extra commands. sysroot: where the process's files are
+    (a process in another root: /proc/PID/root; its core: the root's folder), given to the
+    debugger before it loads any module: gdb's `set sysroot`; lldb-16's host platform has no
+    sysroot, so a live process gets a target whose module search path maps / there before the
+    attach, and a core the remote-linux platform's --sysroot (the host platform ignores it)."""
     if debugger == "gdb":
         argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", plugin)
+        if sysroot:
+            argv += ["-iex", "set sysroot " + sysroot]
         if commands:
             argv += ["-x", str(commands)]
         for c in extra:
             argv += ["-ex", c]
-        return argv + ([program, str(core)] if core else ["-p", str(pid)])
+        if core:
+            return argv + [program, str(core)]
+        # /proc/PID/exe names the program on the host, which gdb would look for under the sysroot.
+        return argv + ([program] if sysroot else []) + ["-p", str(pid)]
     argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin]
-    argv += ["-c", str(core), program] if core else ["-p", str(pid)]
+    if not sysroot:
+        argv += ["-c", str(core), program] if core else ["-p", str(pid)]
+    elif core:
+        argv += ["-o", "platform select remote-linux --sysroot " + sysroot, "-o",
+                 "target create --core %s %s" % (core, program)]
+    else:
+        argv += ["-o", "target create " + program, "-o", "target modules search-paths add / %s/" % sysroot,
+                 "-o", "process attach -p %d" % pid]
     if commands:
         argv += ["-s", str(commands)]
     for c in extra:
@@ -108,8 +198,8 @@ REJECT = ["Traceback (most recent call last)", "Python Exception", "PLEASE submi
           "is not a valid command"]
 
 
-def check_session(debugger, argv, oracle):
-    """Runs one debugger over every command; the problems, and its time."""
+def check_session(debugger, argv, oracle, main_tid=None):
+    """Runs one debugger over every command; the problems, its time and its answers."""
     started = time.monotonic()
     out = subprocess.run(argv, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
     elapsed = time.monotonic() - started
@@ -118,7 +208,7 @@ def check_session(debugger, argv, oracle):
     answers = sections(out.stdout)
     if "end" not in answers:
         problems.append("%s did not run every command:\n%s" % (debugger, text[-3000:]))
-    problems += ["%s: %s" % (debugger, p) for p in compare(oracle, answers)]
+    problems += ["%s: %s" % (debugger, p) for p in compare(oracle, answers, main_tid)]
     return problems, elapsed, answers
 
 
@@ -135,7 +225,15 @@ def sections(output):
     return found
 
 
-def compare(oracle, answers):
+def thread_answer(tls, tid):
+    """The block of `keyset --tls` output about thread tid (from its "thread tid N:" line), or None."""
+    blocks = re.split(r"^(?=thread tid \d+:$)", tls, flags=re.M)
+    return next((b for b in blocks if b.startswith("thread tid %d:\n" % tid)), None)
+
+
+def compare(oracle, answers, main_tid=None):
+    """The differences between the oracle and the answers. With main_tid, `keyset --tls` must show
+    the oracle's sets for that thread (the one that wrote them), not merely for some thread."""
     problems = []
     for op, expected in oracle["computed"].items():
         got = answers.get("computed " + op)
@@ -147,29 +245,55 @@ def compare(oracle, answers):
         if got != expected:
             problems.append("op-table %s --registered differs from _dispatch_dump:\n--- torch\n%s--- dscope\n%s"
                             % (op, expected, got))
+    raw = oracle.get("raw", {})
     for name, _ident, _impl, keys in oracle["tensors"]:
         for how in ("tensor-id", "tensor-impl"):
-            got = (answers.get("%s %s" % (how, name)) or "\n").splitlines()[0]
-            if got != keys:
-                problems.append("keyset of tensor %s (%s): %r, torch says %r" % (name, how, got, keys))
+            got = (answers.get("%s %s" % (how, name)) or "\n").splitlines() + [""]
+            if got[0] != keys:
+                problems.append("keyset of tensor %s (%s): %r, torch says %r" % (name, how, got[0], keys))
+            elif "tensor " + name in raw and got[1] != "raw: " + raw["tensor " + name]:
+                problems.append("keyset of tensor %s (%s): %r, torch says raw_repr() %s"
+                                % (name, how, got[1], raw["tensor " + name]))
     tls = answers.get("tls", "")
+    if main_tid is not None:
+        tls = thread_answer(tls, main_tid)
+        if tls is None:
+            return problems + ["keyset --tls: no 'thread tid %d:' (the program's thread) in:\n%s"
+                               % (main_tid, answers.get("tls", ""))]
     for which in ("included", "excluded"):
-        if "  %s: %s (raw " % (which, oracle["tls"][which]) not in tls:
-            problems.append("keyset --tls: no '%s: %s' in:\n%s" % (which, oracle["tls"][which], tls))
+        known = raw.get("tls " + which)
+        expected = "  %s: %s (raw %s" % (which, oracle["tls"][which], known + ")\n" if known else "")
+        if expected not in tls:
+            problems.append("keyset --tls: no '%s' in:\n%s" % (expected.strip(), tls))
     return problems
 
 
-def check_dscope(dscope, target, oracle):
+def dscope_sample(oracle):
+    """The operators dscope (one command a run) is asked about: the first few, and those whose
+    answers take the rules that differ between versions, where the oracle has them: aten::mm, the
+    program's own operator, a batched kernel (2.x), an optional and a SymBool in the schema."""
+    computed, registered = list(oracle["computed"])[:4], list(oracle["registered"])[:2]
+    for op in ("aten::mm", "dscope_test::scale"):
+        if op in oracle["computed"]:
+            computed.append(op)
+            registered.append(op)
+    computed += [op for op, text in oracle["computed"].items() if "[batched kernel]" in text][:1]
+    for marks in ("? ", "SymBool"):
+        registered += [op for op, text in oracle["registered"].items() if marks in text.split("\n")[1]][:1]
+    return dict(oracle, computed={op: oracle["computed"][op] for op in computed},
+                registered={op: oracle["registered"][op] for op in registered})
+
+
+def check_dscope(dscope, target, oracle, main_tid=None):
     """dscope (no debugger: `dscope pid PID` or `dscope core CORE PROGRAM`) on a sample of the
-    oracle's operators, every tensor and the TLS, one command a run: the problems."""
-    sample = dict(oracle, computed=dict(list(oracle["computed"].items())[:6]),
-                  registered=dict(list(oracle["registered"].items())[:3]))
+    oracle's operators (dscope_sample), every tensor and the TLS, one command a run: the problems."""
+    sample = dscope_sample(oracle)
     answers = {}
     for name, command in oracle_commands(sample):
         out = subprocess.run([dscope] + target + command.split(), capture_output=True, text=True, timeout=120,
                              stdin=subprocess.DEVNULL)
         answers[name] = out.stdout + out.stderr
-    return ["dscope %s: %s" % (target[0], p) for p in compare(sample, answers)]
+    return ["dscope %s: %s" % (target[0], p) for p in compare(sample, answers, main_tid)]
 
 
 def shifted_profile(workdir, profile, name, by):
@@ -224,13 +348,13 @@ def refusals(debugger, plugin, core, workdir, profile, tensor_impl):
 def both_runtimes(a, debuggers):
     """A process holding DispatchScope's runtime (preloaded) and PyTorch: the commands read ours and
     say so in one line; --runtime torch reads PyTorch's."""
-    proc, oracle_path = start_oracle(a.workdir, preload=a.runtime_library)
+    target = start_oracle(a.workdir, preload=a.runtime_library)
     problems = []
     try:
-        ops = parse_oracle(oracle_path)["computed"]
+        ops = parse_oracle(target.oracle_path)["computed"]
         expected_torch = "%d of %d operators match 'aten::mm'" % (sum("aten::mm" in op for op in ops), len(ops))
         for debugger, plugin in debuggers:
-            argv = debugger_argv(debugger, plugin, os.path.realpath(TORCH_PYTHON), pid=proc.pid,
+            argv = debugger_argv(debugger, plugin, target.program, pid=target.pid,
                                  extra=["op-table --list aten::mm", "op-table --list aten::mm --runtime torch"])
             out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
             text = out.stdout + out.stderr
@@ -240,8 +364,7 @@ def both_runtimes(a, debuggers):
             if problems:
                 problems.append(text[-2000:])
     finally:
-        proc.kill()
-        proc.wait()
+        target.kill()
     print("both runtimes: %d problems" % len(problems))
     for problem in problems[:5]:
         print(problem)
@@ -263,52 +386,87 @@ def before_initializers(gdb_script):
     return []
 
 
+def gcore(target, core):
+    """A gcore core of the running target (its file-backed pages too: keep_file_pages_in_cores)."""
+    sysroot = ["-iex", "set sysroot " + target.live_sysroot] if target.live_sysroot else []
+    subprocess.run(session.gdb_batch("-ex", "set debuginfod enabled off", *sysroot, "-p", str(target.pid), "-ex",
+                                     "gcore " + str(core)), capture_output=True, timeout=300, check=True)
+
+
+def read_everything(a, debuggers, target, oracle, times, core=None):
+    """Every front end on the live target (core None) or on its core: the problems; their times
+    are added to times."""
+    problems = []
+    sysroot = target.core_sysroot if core else target.live_sysroot
+
+    def session_on(debugger, plugin):
+        commands = command_file(a.workdir, oracle, debugger)
+        argv = debugger_argv(debugger, plugin, target.program, core=core, pid=target.pid, commands=commands,
+                             sysroot=sysroot)
+        return check_session(debugger, argv, oracle, main_tid=target.pid)
+
+    # A core is read by every debugger at once; a live process takes one tracer at a time.
+    with ThreadPoolExecutor(max_workers=len(debuggers) if core else 1) as pool:
+        sessions = [(debugger, pool.submit(session_on, debugger, plugin)) for debugger, plugin in debuggers]
+    for debugger, session_result in sessions:
+        found, elapsed, _answers = session_result.result()
+        problems += [p.replace(debugger, "%s %s" % (debugger, "core" if core else "live"), 1) for p in found]
+        times.append("%s %s %.1f s" % (debugger, "core" if core else "live", elapsed))
+    if a.dscope and not (core and target.root):
+        # TODO(issue 35): dscope core --sysroot ROOT for a root's core, once dscope core has it.
+        started = time.monotonic()
+        problems += check_dscope(a.dscope, ["core", str(core), target.program] if core else ["pid", str(target.pid)],
+                                 oracle, main_tid=target.pid)
+        times.append("dscope %s %.1f s" % ("core" if core else "pid", time.monotonic() - started))
+        if not core and "State:\tt" in pathlib.Path("/proc/%d/status" % target.pid).read_text():
+            problems.append("dscope pid left the process stopped")
+    return problems
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
     p.add_argument("--lldb-plugin", help="also lldb-16 with this plugin, on the same process or core")
-    p.add_argument("--mode", choices=["live", "core", "both"], required=True)
+    p.add_argument("--mode", choices=["live", "core", "live+core", "both"], required=True,
+                   help="live+core: the live process, then its gcore core; both: both runtimes in one process")
     p.add_argument("--runtime-library", help="both: DispatchScope's runtime, preloaded into the torch process")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     p.add_argument("--profile", help="the shipped profile of this torch (core mode: made foreign for the refusals)")
     p.add_argument("--dscope", help="also dscope pid / dscope core (no debugger) on the same process or core")
+    p.add_argument("--root", help="run the program inside this Debian root of scripts/torch-roots.sh (trixie, sid)")
+    p.add_argument("--roots-script", default=str(HERE.parent.parent / "scripts" / "torch-roots.sh"))
     a = p.parse_args()
     a.workdir.mkdir(parents=True, exist_ok=True)
     debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
     if a.mode == "both":
         return both_runtimes(a, debuggers)
     session.keep_file_pages_in_cores()
-    proc, oracle_path = start_oracle(a.workdir)
+    target = start_oracle(a.workdir, root=(a.roots_script, a.root) if a.root else None)
     problems, times, core = [], [], None
-    program = os.path.realpath(TORCH_PYTHON)
     try:
-        oracle = parse_oracle(oracle_path)
-        if a.mode == "core":
+        oracle = parse_oracle(target.oracle_path)
+        if a.mode in ("live", "live+core"):
+            problems += read_everything(a, debuggers, target, oracle, times)
+        if a.mode in ("core", "live+core"):
             core = a.workdir / "python.core"
-            subprocess.run(session.gdb_batch("-ex", "set debuginfod enabled off", "-p", str(proc.pid), "-ex",
-                                             "gcore " + str(core)), capture_output=True, timeout=300, check=True)
-            proc.kill()
-        for debugger, plugin in debuggers:
-            commands = command_file(a.workdir, oracle, debugger)
-            argv = debugger_argv(debugger, plugin, program, core=core, pid=proc.pid, commands=commands)
-            found, elapsed, _answers = check_session(debugger, argv, oracle)
-            problems += found
-            times.append("%s %.1f s" % (debugger, elapsed))
-            if core:
-                problems += refusals(debugger, plugin, core, a.workdir, pathlib.Path(a.profile), oracle["tensors"][0][2])
-        if a.dscope:
-            problems += check_dscope(a.dscope, ["core", str(core), program] if core else ["pid", str(proc.pid)], oracle)
-            if not core and "State:\tt" in pathlib.Path("/proc/%d/status" % proc.pid).read_text():
-                problems.append("dscope pid left the process stopped")
-        if not core:
+            started = time.monotonic()
+            gcore(target, core)
+            times.append("gcore %.1f s (%.0f MB)" % (time.monotonic() - started, core.stat().st_size / 1e6))
+            target.kill()
+            problems += read_everything(a, debuggers, target, oracle, times, core)
+            if a.profile:
+                for debugger, plugin in debuggers:
+                    problems += refusals(debugger, plugin, core, a.workdir, pathlib.Path(a.profile),
+                                         oracle["tensors"][0][2])
+        if a.mode == "live" and not a.root:
             problems += before_initializers(a.gdb_script)
     finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        target.kill()
         if core and core.exists():
             core.unlink()
-    print("%d operators, %d tensors, TLS: %d problems; %s: %s" %
-          (len(oracle["computed"]), len(oracle["tensors"]), len(problems), a.mode, ", ".join(times)))
+    where = "torch in the %s root (%s)" % (a.root, (target.root / ".dscope-root").read_text().strip()) if a.root else "host torch"
+    print("%s: %d operators, %d tensors, TLS: %d problems; %s: %s" %
+          (where, len(oracle["computed"]), len(oracle["tensors"]), len(problems), a.mode, ", ".join(times)))
     for problem in problems[:5]:
         print(problem)
     return 1 if problems else 0

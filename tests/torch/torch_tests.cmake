@@ -16,6 +16,19 @@ foreach(mode live core)
             --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
   set_tests_properties(torch_oracle_${mode} PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
 endforeach()
+# The same oracle for real PyTorch 2.x (issue 35): oracle_program.py runs inside a Debian root of
+# scripts/torch-roots.sh (trixie: 2.6; sid: whatever torch sid has, so nothing here names a
+# version) as a container runs it, and GDB, lldb-16 and dscope read it from the host: the live
+# process (through /proc/PID/root), then one gcore core of it. The fixture torch_root_profiles
+# (torch_profile_roots, below) makes a missing root and the profile of a torch none ships.
+foreach(suite trixie sid)
+  add_test(NAME torch_oracle_${suite}
+    COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_oracle_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
+            --mode live+core --root ${suite} --dscope $<TARGET_FILE:dscope>
+            --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_oracle_${suite})
+  set_tests_properties(torch_oracle_${suite} PROPERTIES FIXTURES_REQUIRED torch_root_profiles
+                       LABELS "gdb;lldb;torch" TIMEOUT 300)
+endforeach()
 # keyset ADDR on what users pass it (issue 34): a Python list, dict, nn.Module, storage and a
 # data_ptr() refused in one line saying what they are, three kinds of Python tensor decoded as
 # torch._C._dispatch_keys says, and keyset --tls under inference_mode naming AutogradFunctionality
