@@ -7,6 +7,10 @@
 #   scripts/torch-roots.sh run SUITE CMD...    # run CMD inside the root as a container runs it:
 #                                              # own mount and pid namespaces, the root as /, /proc
 #
+# `run` enters the root with chroot, so the host still reaches the root's files under its own paths
+# (ROOT/usr/lib/...), and /proc/PID/maps names them so. The tests of finding a container's files
+# (tests/torch/container_test.py) pivot_root as docker and podman do, which hides them.
+#
 # Roots live outside the checkout (DSCOPE_ROOTS, default ~/.cache/dscope/roots) and are made only
 # when missing: about 5 minutes and 1.7 GB each. A root is complete once ROOT/.dscope-root exists
 # (it names the torch version); a half-made root is made again from scratch.

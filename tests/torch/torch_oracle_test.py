@@ -412,11 +412,10 @@ def read_everything(a, debuggers, target, oracle, times, core=None):
         found, elapsed, _answers = session_result.result()
         problems += [p.replace(debugger, "%s %s" % (debugger, "core" if core else "live"), 1) for p in found]
         times.append("%s %s %.1f s" % (debugger, "core" if core else "live", elapsed))
-    if a.dscope and not (core and target.root):
-        # TODO(issue 35): dscope core --sysroot ROOT for a root's core, once dscope core has it.
+    if a.dscope:
         started = time.monotonic()
-        problems += check_dscope(a.dscope, ["core", str(core), target.program] if core else ["pid", str(target.pid)],
-                                 oracle, main_tid=target.pid)
+        on_core = ["core"] + (["--sysroot", target.core_sysroot] if target.core_sysroot else []) + [str(core), target.program]
+        problems += check_dscope(a.dscope, on_core if core else ["pid", str(target.pid)], oracle, main_tid=target.pid)
         times.append("dscope %s %.1f s" % ("core" if core else "pid", time.monotonic() - started))
         if not core and "State:\tt" in pathlib.Path("/proc/%d/status" % target.pid).read_text():
             problems.append("dscope pid left the process stopped")
