@@ -32,6 +32,7 @@ sizeof_KernelFunction 32
 KernelFunction_functor 0
 KernelFunction_boxed 8
 KernelFunction_unboxed 16
+KernelFunction_sym_unboxed 24
 sizeof_AnnotatedKernel 72
 AnnotatedKernel_kernel 0
 AnnotatedKernel_debug 40
@@ -221,6 +222,8 @@ OptionalInt32_payload 4
 Argument_default_value 72
 OptionalIValue_engaged 0
 OptionalIValue_payload 8
+OptionalTensor_engaged 0
+OptionalTensor_payload 8
 Argument_alias_info 96
 Argument_kwarg_only 104
 sizeof_AliasInfo 144
@@ -350,4 +353,4 @@ PyObject_ob_type 8
 PyTypeObject_tp_name 24
 PyTypeObject_tp_base 256
 symbol THPVariableType THPVariableType
-digest fnv1a64 0x0eab76a8b1ce93db
+digest fnv1a64 0xa3d9b9c3b208d9fd

@@ -37,29 +37,30 @@ constexpr const char* kRequiredValues[] = {
     "Dispatcher_from_realSingleton", "sizeof_StdString", "StdList_size", "StdListNode_data", "Dispatcher_operators",
     "Dispatcher_backendFallbackKernels", "OperatorDef_op", "OperatorHandle_operatorDef", "OperatorEntry_name",
     "OperatorName_name", "OperatorName_overload_name", "OperatorEntry_schema", "OptionalSchema_payload",
-    "AnnotatedSchema_debug", "OperatorEntry_dispatchTable", "OperatorEntry_kernels", "OperatorEntry_dispatchKeyExtractor",
-    "DispatchKeyExtractor_nonFallthroughKeys", "DispatchKeyExtractor_nonFallthroughKeysPerBackend",
-    "DispatchKeyExtractor_requiresBitsetPerBackend", "sizeof_KernelFunction", "KernelFunction_functor",
-    "KernelFunction_boxed", "KernelFunction_unboxed", "sizeof_AnnotatedKernel", "AnnotatedKernel_kernel",
-    "AnnotatedKernel_debug", "KernelMap_entries", "KernelMap_num_slots_minus_one", "KernelMap_max_lookups",
-    "KernelMap_num_elements", "sizeof_KernelMapEntry", "KernelMapEntry_key", "KernelMapEntry_list", "sizeof_DispatchKey",
-    "TensorImpl_key_set", "RuntimeFunctor_kernel_func", "PODLocalDispatchKeySet_included",
-    "PODLocalDispatchKeySet_excluded", "Error_msg", "count_backends", "count_functionality_keys", "count_table_slots",
-    "count_dispatch_keys", "set_default_included", "set_default_excluded", "set_autogradother_backends",
-    "set_full_backend_mask", "AnnotatedSchema_schema", "AnnotatedKernel_inferred_function_schema", "StdVector_begin",
-    "StdVector_end", "UniquePtr_pointer", "SharedPtr_pointer", "FunctionSchema_name", "FunctionSchema_arguments",
-    "FunctionSchema_returns", "FunctionSchema_is_vararg", "FunctionSchema_is_varret", "FunctionSchema_alias_kind",
-    "OptionalAliasKind_engaged", "OptionalAliasKind_payload", "AliasAnalysisKind_unset", "sizeof_Argument",
-    "Argument_name", "Argument_real_type", "Argument_N", "OptionalInt32_engaged", "OptionalInt32_payload",
-    "Argument_default_value", "OptionalIValue_engaged", "OptionalIValue_payload", "Argument_alias_info",
+    "AnnotatedSchema_debug", "OperatorEntry_dispatchTable", "OperatorEntry_kernels",
+    "OperatorEntry_dispatchKeyExtractor", "DispatchKeyExtractor_nonFallthroughKeys",
+    "DispatchKeyExtractor_nonFallthroughKeysPerBackend", "DispatchKeyExtractor_requiresBitsetPerBackend",
+    "sizeof_KernelFunction", "KernelFunction_functor", "KernelFunction_boxed", "KernelFunction_unboxed",
+    "KernelFunction_sym_unboxed", "sizeof_AnnotatedKernel", "AnnotatedKernel_kernel", "AnnotatedKernel_debug",
+    "KernelMap_entries", "KernelMap_num_slots_minus_one", "KernelMap_max_lookups", "KernelMap_num_elements",
+    "sizeof_KernelMapEntry", "KernelMapEntry_key", "KernelMapEntry_list", "sizeof_DispatchKey", "TensorImpl_key_set",
+    "RuntimeFunctor_kernel_func", "PODLocalDispatchKeySet_included", "PODLocalDispatchKeySet_excluded", "Error_msg",
+    "count_backends", "count_functionality_keys", "count_table_slots", "count_dispatch_keys", "set_default_included",
+    "set_default_excluded", "set_autogradother_backends", "set_full_backend_mask", "AnnotatedSchema_schema",
+    "AnnotatedKernel_inferred_function_schema", "StdVector_begin", "StdVector_end", "UniquePtr_pointer",
+    "SharedPtr_pointer", "FunctionSchema_name", "FunctionSchema_arguments", "FunctionSchema_returns",
+    "FunctionSchema_is_vararg", "FunctionSchema_is_varret", "FunctionSchema_alias_kind", "OptionalAliasKind_engaged",
+    "OptionalAliasKind_payload", "AliasAnalysisKind_unset", "sizeof_Argument", "Argument_name", "Argument_real_type",
+    "Argument_N", "OptionalInt32_engaged", "OptionalInt32_payload", "Argument_default_value", "OptionalIValue_engaged",
+    "OptionalIValue_payload", "OptionalTensor_engaged", "OptionalTensor_payload", "Argument_alias_info",
     "Argument_kwarg_only", "sizeof_AliasInfo", "AliasInfo_before", "AliasInfo_after", "AliasInfo_contained",
     "AliasInfo_is_write", "SymbolSet_first", "SymbolSetNode_next", "SymbolSetNode_symbol",
     "InternedStrings_from_realSingleton", "InternedStrings_sym_to_info", "sizeof_SymbolInfo", "SymbolInfo_unqual_name",
     "sizeof_TypePtr", "TypePtr_pointer", "Type_kind", "ListType_element", "FutureType_element", "RRefType_element",
     "OptionalType_element", "DictType_types", "TupleType_elements", "TupleType_schema", "NamedType_name",
     "OptionalQualifiedName_engaged", "OptionalQualifiedName_payload", "QualifiedName_qualified", "VarType_name",
-    "sizeof_IValue", "IValue_payload", "IValue_tag", "ConstantString_str", "ListImpl_list",
-    "THPVariable_cdata", "PyObject_ob_type", "PyTypeObject_tp_name", "PyTypeObject_tp_base"};
+    "sizeof_IValue", "IValue_payload", "IValue_tag", "ConstantString_str", "ListImpl_list", "THPVariable_cdata",
+    "PyObject_ob_type", "PyTypeObject_tp_name", "PyTypeObject_tp_base"};
 constexpr const char* kRequiredSymbols[] = {"realSingleton", "tls_dispatch_key_set", "fallthrough_kernel", "registerImpl",
                                             "registerFallback", "THPVariableType"};
 // The name-table entries the schema and break readers look up by name.
@@ -220,7 +221,8 @@ void checkLayout(const TorchProfile& p) {
   const uint64_t string = p.at("sizeof_StdString"), kernel = p.at("sizeof_KernelFunction"), slots = p.at("count_table_slots");
   const uint64_t backends = p.at("count_backends");
   if (string < 16 || string > 64) badProfile(p.path, "sizeof_StdString is " + std::to_string(string) + " bytes");
-  checkStruct(p, "a KernelFunction", kernel, {{"KernelFunction_functor", 8}, {"KernelFunction_boxed", 8}, {"KernelFunction_unboxed", 8}});
+  checkStruct(p, "a KernelFunction", kernel,
+              {{"KernelFunction_functor", 8}, {"KernelFunction_boxed", 8}, {"KernelFunction_unboxed", 8}, {"KernelFunction_sym_unboxed", 8}});
   checkStruct(p, "an AnnotatedKernel", p.at("sizeof_AnnotatedKernel"),
               {{"AnnotatedKernel_kernel", kernel}, {"AnnotatedKernel_inferred_function_schema", 8}, {"AnnotatedKernel_debug", string}});
   checkStruct(p, "a kernel map entry", p.at("sizeof_KernelMapEntry"),
@@ -244,6 +246,7 @@ void checkLayout(const TorchProfile& p) {
   checkStruct(p, "a TypePtr", p.at("sizeof_TypePtr"), {{"TypePtr_pointer", 8}});
   checkStruct(p, "an optional<int32_t>", 8, {{"OptionalInt32_engaged", 1}, {"OptionalInt32_payload", 4}});
   checkStruct(p, "an optional<IValue>", kMaxOffset, {{"OptionalIValue_engaged", 1}, {"OptionalIValue_payload", p.at("sizeof_IValue")}});
+  checkStruct(p, "an optional<Tensor>", 16, {{"OptionalTensor_engaged", 1}, {"OptionalTensor_payload", 8}});
   checkStruct(p, "an optional<AliasAnalysisKind>", 8, {{"OptionalAliasKind_engaged", 1}, {"OptionalAliasKind_payload", 1}});
   checkStruct(p, "an Argument", p.at("sizeof_Argument"),
               {{"Argument_name", string}, {"Argument_real_type", p.at("sizeof_TypePtr")}, {"Argument_N", 8},
