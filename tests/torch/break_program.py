@@ -1,11 +1,16 @@
 """The program dispatch-break is tested and measured on (tests/torch/torch_break_test.py,
 bench/torch_bench.py): 1 000 operators on CPU tensors, MM_CALLS of them aten::mm on tensors that
-require grad, none that calls aten::mm inside its own kernel. Before the loop it writes what the
-process itself says of the arguments of aten::mm and of its thread's TLS, at the AutogradCPU call
-and under the guard the autograd kernel holds when it redispatches to CPU.
+require grad, none that calls aten::mm inside its own kernel; then, each as many times as asked:
+aten::view (its CPU kernel is a SymInt kernel), aten::linear without a bias (a `Tensor?` that is
+None; on 1-d tensors, where it calls neither aten::mm nor aten::view) and myops::late (a Python
+kernel). Before the loop it writes what the process itself says of the arguments and of its
+thread's TLS, at the AutogradCPU call and under the guard the autograd kernel holds when it
+redispatches to CPU.
 
-    /usr/bin/python3 break_program.py ORACLE_JSON [--mm N] [--ops N] [--late N]
-The loop's own time goes to stdout as "loop seconds: S"."""
+    python3 break_program.py ORACLE_JSON [--mm N] [--ops N] [--view N] [--linear N] [--late N] [--wait S]
+The loop's own time goes to stdout as "loop seconds: S", each count as "<operator> calls: N".
+--wait S: before the loop, wait up to S seconds for a debugger to attach (a process in a root,
+attached from outside); the program runs on once one has, which has set its breakpoints by then."""
 import argparse
 import json
 import time
@@ -16,13 +21,17 @@ parser = argparse.ArgumentParser()
 parser.add_argument("oracle")
 parser.add_argument("--mm", type=int, default=37)
 parser.add_argument("--ops", type=int, default=1000)
+parser.add_argument("--view", type=int, default=0, help="then call x.view(8, 8) N times")
+parser.add_argument("--linear", type=int, default=0, help="then call F.linear(x, w) N times, without a bias")
 parser.add_argument("--late", type=int, default=0, help="then register myops::late (a Python CPU kernel) and call it N times")
+parser.add_argument("--wait", type=float, default=0, help="wait up to S seconds for a debugger before the loop")
 options = parser.parse_args()
 
 torch.manual_seed(0)
 a = torch.randn(4, 3, requires_grad=True)
 b = torch.randn(3, 5, requires_grad=True)
 x = torch.randn(64)
+w = torch.randn(64)
 
 
 def tls():
@@ -35,7 +44,8 @@ def tls():
             "excluded": str(excluded) + (" + AutogradFunctionality (every backend)" if backendless else "")}
 
 
-oracle = {"mm_calls": options.mm, "ops": options.ops, "late_calls": options.late, "late_x": str(torch._C._dispatch_keys(x)),
+oracle = {"mm_calls": options.mm, "ops": options.ops, "view_calls": options.view, "linear_calls": options.linear,
+          "late_calls": options.late, "x": str(torch._C._dispatch_keys(x)), "w": str(torch._C._dispatch_keys(w)),
           "self": str(torch._C._dispatch_keys(a)), "mat2": str(torch._C._dispatch_keys(b)), "tls": tls()}
 # What the autograd kernel's AutoDispatchBelowADInplaceOrView holds (1.13's Python has no such guard).
 guard = torch._C._AutoDispatchBelowAutograd()
@@ -45,6 +55,18 @@ torch._C._dispatch_tls_set_dispatch_key_excluded(torch._C.DispatchKey.ADInplaceO
 del guard
 with open(options.oracle, "w") as f:
     json.dump(oracle, f)
+
+
+def traced():
+    with open("/proc/self/status") as status:
+        return not any(line.split() == ["TracerPid:", "0"] for line in status)
+
+
+deadline = time.monotonic() + options.wait
+while options.wait and not traced():
+    if time.monotonic() > deadline:
+        raise SystemExit("break_program: no debugger attached in %g seconds" % options.wait)
+    time.sleep(0.05)
 
 # Operators that call no aten::mm: each its own kernel on a 1-d tensor.
 others = [lambda: x.add(1), lambda: x.mul(2), lambda: x.relu(), lambda: x.neg(), lambda: x.sum()]
@@ -59,6 +81,13 @@ for i in range(options.ops):
         others[i % len(others)]()
 print("loop seconds: %.6f" % (time.perf_counter() - start), flush=True)
 print("mm calls: %d" % done, flush=True)
+
+for _ in range(options.view):
+    x.view(8, 8)
+print("view calls: %d" % options.view, flush=True)
+for _ in range(options.linear):
+    torch.nn.functional.linear(x, w)
+print("linear calls: %d" % options.linear, flush=True)
 
 # An operator registered after the debugger placed its breakpoints: they are placed again.
 if options.late:

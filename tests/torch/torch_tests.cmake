@@ -34,8 +34,10 @@ add_test(NAME torch_both_runtimes
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_both_runtimes --runtime-library $<TARGET_FILE:dscope_runtime>)
 set_tests_properties(torch_both_runtimes PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
 include(${TORCH_TESTS}/libtorch_program.cmake)  # a C++ libtorch program and its kernel core
-# dispatch-break on a Python program: stops counted against its torch.mm calls, the explanation
-# against its torch._C (tests/torch/torch_break_test.py).
+# dispatch-break on a Python program, five breakpoints in one run per debugger (an unboxed, an
+# autograd, a SymInt, a composite kernel given a None `Tensor?`, a Python kernel): stops counted
+# against the program's own calls, the explanation against its torch._C
+# (tests/torch/torch_break_test.py).
 add_test(NAME torch_dispatch_break
   COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_break_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_dispatch_break)
