@@ -7,12 +7,14 @@ kernel). Before the loop it writes what the process itself says of the arguments
 thread's TLS, at the AutogradCPU call and under the guard the autograd kernel holds when it
 redispatches to CPU.
 
-    python3 break_program.py ORACLE_JSON [--mm N] [--ops N] [--view N] [--linear N] [--late N] [--wait S]
+    python3 break_program.py ORACLE_JSON [--mm N] [--ops N] [--view N] [--linear N] [--late N] [--go FILE]
 The loop's own time goes to stdout as "loop seconds: S", each count as "<operator> calls: N".
---wait S: before the loop, wait up to S seconds for a debugger to attach (a process in a root,
-attached from outside); the program runs on once one has, which has set its breakpoints by then."""
+--go FILE: before the loop, wait (at most GO_WAIT_S) until FILE exists: a debugger attached from
+outside the program's root creates it once it has set its breakpoints (inside a pid namespace the
+program cannot see its tracer)."""
 import argparse
 import json
+import os
 import time
 
 import torch
@@ -24,7 +26,7 @@ parser.add_argument("--ops", type=int, default=1000)
 parser.add_argument("--view", type=int, default=0, help="then call x.view(8, 8) N times")
 parser.add_argument("--linear", type=int, default=0, help="then call F.linear(x, w) N times, without a bias")
 parser.add_argument("--late", type=int, default=0, help="then register myops::late (a Python CPU kernel) and call it N times")
-parser.add_argument("--wait", type=float, default=0, help="wait up to S seconds for a debugger before the loop")
+parser.add_argument("--go", help="wait until this file exists before the loop")
 options = parser.parse_args()
 
 torch.manual_seed(0)
@@ -53,19 +55,16 @@ torch._C._dispatch_tls_set_dispatch_key_excluded(torch._C.DispatchKey.ADInplaceO
 oracle["tls_below_autograd"] = tls()
 torch._C._dispatch_tls_set_dispatch_key_excluded(torch._C.DispatchKey.ADInplaceOrView, False)
 del guard
-with open(options.oracle, "w") as f:
+with open(options.oracle + ".partial", "w") as f:  # whole once it has its name
     json.dump(oracle, f)
+os.replace(options.oracle + ".partial", options.oracle)
 
 
-def traced():
-    with open("/proc/self/status") as status:
-        return not any(line.split() == ["TracerPid:", "0"] for line in status)
-
-
-deadline = time.monotonic() + options.wait
-while options.wait and not traced():
+GO_WAIT_S = 120
+deadline = time.monotonic() + GO_WAIT_S
+while options.go and not os.path.exists(options.go):
     if time.monotonic() > deadline:
-        raise SystemExit("break_program: no debugger attached in %g seconds" % options.wait)
+        raise SystemExit("break_program: %s did not appear in %d seconds" % (options.go, GO_WAIT_S))
     time.sleep(0.05)
 
 # Operators that call no aten::mm: each its own kernel on a 1-d tensor.

@@ -44,7 +44,6 @@ PYTHON = "/usr/bin/python3"
 CALLS = {"mm": 2, "view": 3, "linear": 2, "late": 2}
 BREAKPOINTS = ["aten::mm --key CPU", "aten::mm --key AutogradCPU", "aten::view --key CPU", "aten::linear --key AutogradCPU",
                "myops::late --key CPU"]
-ATTACH_WAIT_S = 120  # how long the program in a root waits for the debugger to attach
 
 
 def program_args(oracle):
@@ -71,10 +70,14 @@ def commands(stops, start):
     return [start] + ["dispatch-break --why --json", "dispatch-trace", "continue"] * stops
 
 
-def debugger_argv(debugger, plugin, script, start, stops, workdir, launch=None, pid=None, sysroot=None):
+def debugger_argv(debugger, plugin, script, start, stops, launch=None, pid=None, sysroot=None, go=None):
     """A batch session of `debugger` that sets the breakpoints and runs `start` and the per-stop
-    commands: on `launch` (a command line), or attached to `pid` (files under `sysroot`)."""
-    lines = ["dispatch-break " + b for b in BREAKPOINTS] + commands(stops, start)
+    commands: on `launch` (a command line), or attached to `pid` (files under `sysroot`), then
+    creating the file `go` the program waits for."""
+    lines = ["dispatch-break " + b for b in BREAKPOINTS]
+    if go:
+        lines.append(("shell" if debugger == "gdb" else "platform shell") + " touch " + str(go))
+    lines += commands(stops, start)
     if debugger == "gdb":
         argv = session.gdb_batch(*(["-iex", "set sysroot " + sysroot] if sysroot else []),
                                  "-ex", "set debuginfod enabled off", "-x", plugin)
@@ -108,7 +111,7 @@ def run_host(debugger, plugin, workdir, total):
     """1.13: the program launched under the debugger, the breakpoints pending before torch loads."""
     oracle = workdir / ("oracle-%s.json" % debugger)
     argv = debugger_argv(debugger, plugin, workdir / ("lldb-%s.commands" % debugger), "run" if debugger == "gdb"
-                         else "process launch", total, workdir, launch=[PYTHON, str(PROGRAM)] + program_args(oracle))
+                         else "process launch", total, launch=[PYTHON, str(PROGRAM)] + program_args(oracle))
     out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, cwd=workdir)
     return out.stdout + out.stderr, oracle
 
@@ -125,7 +128,7 @@ def run_root(suite, debugger, plugin, workdir, total):
     host_dir.mkdir(parents=True)
     shutil.copy(PROGRAM, host_dir / PROGRAM.name)
     oracle = host_dir / "oracle.json"
-    args = program_args(inside / "oracle.json") + ["--wait", str(ATTACH_WAIT_S)]
+    args = program_args(inside / "oracle.json") + ["--go", str(inside / "go")]
     program = subprocess.Popen([str(ROOTS), "run", suite, "/usr/bin/python3", str(inside / PROGRAM.name)] + args,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
     try:
@@ -136,9 +139,8 @@ def run_root(suite, debugger, plugin, workdir, total):
         if not oracle.exists() or pid is None:
             program.kill()
             return "the program in the %s root wrote no oracle:\n%s" % (suite, program.communicate()[0][-2500:]), oracle
-        time.sleep(0.2)  # the oracle is written whole before the program polls for a tracer
         argv = debugger_argv(debugger, plugin, workdir / ("lldb-%s-%s.commands" % (suite, debugger)), "continue", total,
-                             workdir, pid=pid, sysroot="/proc/%d/root" % pid)
+                             pid=pid, sysroot="/proc/%d/root" % pid, go=host_dir / "go")
         out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, cwd=workdir)
         program_out = program.communicate(timeout=60)[0]
     finally:
