@@ -20,6 +20,7 @@ OperatorEntry_name 0
 OperatorName_name 0
 OperatorName_overload_name 32
 OperatorEntry_schema 64
+OptionalSchema_engaged 0
 OptionalSchema_payload 8
 AnnotatedSchema_debug 120
 OperatorEntry_dispatchTable 248
@@ -45,6 +46,8 @@ KernelMapEntry_key 8
 KernelMapEntry_list 16
 sizeof_DispatchKey 2
 TensorImpl_key_set 184
+OptionalTensor_engaged 0
+OptionalTensor_payload 8
 RuntimeFunctor_kernel_func 24
 Error_msg 8
 PODLocalDispatchKeySet_included 0
@@ -222,8 +225,6 @@ OptionalInt32_payload 4
 Argument_default_value 72
 OptionalIValue_engaged 0
 OptionalIValue_payload 8
-OptionalTensor_engaged 0
-OptionalTensor_payload 8
 Argument_alias_info 96
 Argument_kwarg_only 104
 sizeof_AliasInfo 144
@@ -300,8 +301,6 @@ name TypeStr 8 Scalar
 name TypeStr 9 float
 name TypeStr 10 complex
 name TypeStr 13 int
-name TypeStr 35 SymInt
-name TypeStr 36 SymFloat
 name TypeStr 14 NoneType
 name TypeStr 15 str
 name TypeStr 16 Generator
@@ -309,8 +308,8 @@ name TypeStr 17 Quantizer
 name TypeStr 18 bool
 name TypeStr 21 Device
 name TypeStr 22 Stream
-name TypeStr 26 Capsule
 name TypeStr 25 PyObject
+name TypeStr 26 Capsule
 name TypeStr 28 QScheme
 name TypeStr 29 ScalarType
 name TypeStr 30 Layout
@@ -318,6 +317,8 @@ name TypeStr 31 MemoryFormat
 name TypeStr 32 list
 name TypeStr 33 tuple
 name TypeStr 34 AnyClassType
+name TypeStr 35 SymInt
+name TypeStr 36 SymFloat
 sizeof_IValue 16
 IValue_payload 0
 IValue_tag 8
@@ -352,5 +353,5 @@ THPVariable_cdata 24
 PyObject_ob_type 8
 PyTypeObject_tp_name 24
 PyTypeObject_tp_base 256
-symbol THPVariableType THPVariableType
-digest fnv1a64 0xa3d9b9c3b208d9fd
+symbol THPVariableClass THPVariableClass
+digest fnv1a64 0x23823f760f016390

@@ -36,33 +36,32 @@ constexpr uint64_t kMaxFromSymbol = uint64_t{1} << 30;  // a static's distance f
 constexpr const char* kRequiredValues[] = {
     "Dispatcher_from_realSingleton", "sizeof_StdString", "StdList_size", "StdListNode_data", "Dispatcher_operators",
     "Dispatcher_backendFallbackKernels", "OperatorDef_op", "OperatorHandle_operatorDef", "OperatorEntry_name",
-    "OperatorName_name", "OperatorName_overload_name", "OperatorEntry_schema", "OptionalSchema_payload",
-    "AnnotatedSchema_debug", "OperatorEntry_dispatchTable", "OperatorEntry_kernels",
-    "OperatorEntry_dispatchKeyExtractor", "DispatchKeyExtractor_nonFallthroughKeys",
-    "DispatchKeyExtractor_nonFallthroughKeysPerBackend", "DispatchKeyExtractor_requiresBitsetPerBackend",
-    "sizeof_KernelFunction", "KernelFunction_functor", "KernelFunction_boxed", "KernelFunction_unboxed",
-    "KernelFunction_sym_unboxed", "sizeof_AnnotatedKernel", "AnnotatedKernel_kernel", "AnnotatedKernel_debug",
-    "KernelMap_entries", "KernelMap_num_slots_minus_one", "KernelMap_max_lookups", "KernelMap_num_elements",
-    "sizeof_KernelMapEntry", "KernelMapEntry_key", "KernelMapEntry_list", "sizeof_DispatchKey", "TensorImpl_key_set",
-    "RuntimeFunctor_kernel_func", "PODLocalDispatchKeySet_included", "PODLocalDispatchKeySet_excluded", "Error_msg",
-    "count_backends", "count_functionality_keys", "count_table_slots", "count_dispatch_keys", "set_default_included",
-    "set_default_excluded", "set_autogradother_backends", "set_full_backend_mask", "AnnotatedSchema_schema",
-    "AnnotatedKernel_inferred_function_schema", "StdVector_begin", "StdVector_end", "UniquePtr_pointer",
-    "SharedPtr_pointer", "FunctionSchema_name", "FunctionSchema_arguments", "FunctionSchema_returns",
-    "FunctionSchema_is_vararg", "FunctionSchema_is_varret", "FunctionSchema_alias_kind", "OptionalAliasKind_engaged",
-    "OptionalAliasKind_payload", "AliasAnalysisKind_unset", "sizeof_Argument", "Argument_name", "Argument_real_type",
-    "Argument_N", "OptionalInt32_engaged", "OptionalInt32_payload", "Argument_default_value", "OptionalIValue_engaged",
-    "OptionalIValue_payload", "OptionalTensor_engaged", "OptionalTensor_payload", "Argument_alias_info",
+    "OperatorName_name", "OperatorName_overload_name", "OperatorEntry_schema", "OptionalSchema_engaged", "OptionalSchema_payload",
+    "AnnotatedSchema_debug", "OperatorEntry_dispatchTable", "OperatorEntry_kernels", "OperatorEntry_dispatchKeyExtractor",
+    "DispatchKeyExtractor_nonFallthroughKeys", "DispatchKeyExtractor_nonFallthroughKeysPerBackend",
+    "DispatchKeyExtractor_requiresBitsetPerBackend", "sizeof_KernelFunction", "KernelFunction_functor",
+    "KernelFunction_boxed", "KernelFunction_unboxed", "KernelFunction_sym_unboxed", "sizeof_AnnotatedKernel", "AnnotatedKernel_kernel",
+    "AnnotatedKernel_debug", "KernelMap_entries", "KernelMap_num_slots_minus_one", "KernelMap_max_lookups",
+    "KernelMap_num_elements", "sizeof_KernelMapEntry", "KernelMapEntry_key", "KernelMapEntry_list", "sizeof_DispatchKey",
+    "TensorImpl_key_set", "OptionalTensor_engaged", "OptionalTensor_payload", "RuntimeFunctor_kernel_func", "PODLocalDispatchKeySet_included",
+    "PODLocalDispatchKeySet_excluded", "Error_msg", "count_backends", "count_functionality_keys", "count_table_slots",
+    "count_dispatch_keys", "set_default_included", "set_default_excluded", "set_autogradother_backends",
+    "set_full_backend_mask", "AnnotatedSchema_schema", "AnnotatedKernel_inferred_function_schema", "StdVector_begin",
+    "StdVector_end", "UniquePtr_pointer", "SharedPtr_pointer", "FunctionSchema_name", "FunctionSchema_arguments",
+    "FunctionSchema_returns", "FunctionSchema_is_vararg", "FunctionSchema_is_varret", "FunctionSchema_alias_kind",
+    "OptionalAliasKind_engaged", "OptionalAliasKind_payload", "AliasAnalysisKind_unset", "sizeof_Argument",
+    "Argument_name", "Argument_real_type", "Argument_N", "OptionalInt32_engaged", "OptionalInt32_payload",
+    "Argument_default_value", "OptionalIValue_engaged", "OptionalIValue_payload", "Argument_alias_info",
     "Argument_kwarg_only", "sizeof_AliasInfo", "AliasInfo_before", "AliasInfo_after", "AliasInfo_contained",
     "AliasInfo_is_write", "SymbolSet_first", "SymbolSetNode_next", "SymbolSetNode_symbol",
     "InternedStrings_from_realSingleton", "InternedStrings_sym_to_info", "sizeof_SymbolInfo", "SymbolInfo_unqual_name",
     "sizeof_TypePtr", "TypePtr_pointer", "Type_kind", "ListType_element", "FutureType_element", "RRefType_element",
     "OptionalType_element", "DictType_types", "TupleType_elements", "TupleType_schema", "NamedType_name",
     "OptionalQualifiedName_engaged", "OptionalQualifiedName_payload", "QualifiedName_qualified", "VarType_name",
-    "sizeof_IValue", "IValue_payload", "IValue_tag", "ConstantString_str", "ListImpl_list", "THPVariable_cdata",
-    "PyObject_ob_type", "PyTypeObject_tp_name", "PyTypeObject_tp_base"};
+    "sizeof_IValue", "IValue_payload", "IValue_tag", "ConstantString_str", "ListImpl_list",
+    "THPVariable_cdata", "PyObject_ob_type", "PyTypeObject_tp_name", "PyTypeObject_tp_base"};
 constexpr const char* kRequiredSymbols[] = {"realSingleton", "tls_dispatch_key_set", "fallthrough_kernel", "registerImpl",
-                                            "registerFallback", "THPVariableType"};
+                                            "registerFallback", "THPVariableClass"};
 // The name-table entries the schema and break readers look up by name.
 constexpr std::pair<const char*, const char*> kRequiredNames[] = {
     {"TypeKind", "ClassType"},   {"TypeKind", "DictType"},   {"TypeKind", "FutureType"},   {"TypeKind", "IntType"},
@@ -210,6 +209,12 @@ void checkStruct(const TorchProfile& p, const char* what, uint64_t size,
   }
 }
 
+// The bytes an optional<T> of a T of `size` bytes spans: its value and its engaged flag, in either
+// order (c10::optional puts the flag first, std::optional after the value).
+uint64_t optionalSize(const TorchProfile& p, const std::string& optional, uint64_t size) {
+  return std::max(p.at(optional + "_payload") + size, p.at(optional + "_engaged") + 1);
+}
+
 void checkLayout(const TorchProfile& p) {
   for (const auto& [name, v] : p.values) {
     const bool size = name.rfind("sizeof_", 0) == 0, count = name.rfind("count_", 0) == 0, set = name.rfind("set_", 0) == 0;
@@ -221,8 +226,8 @@ void checkLayout(const TorchProfile& p) {
   const uint64_t string = p.at("sizeof_StdString"), kernel = p.at("sizeof_KernelFunction"), slots = p.at("count_table_slots");
   const uint64_t backends = p.at("count_backends");
   if (string < 16 || string > 64) badProfile(p.path, "sizeof_StdString is " + std::to_string(string) + " bytes");
-  checkStruct(p, "a KernelFunction", kernel,
-              {{"KernelFunction_functor", 8}, {"KernelFunction_boxed", 8}, {"KernelFunction_unboxed", 8}, {"KernelFunction_sym_unboxed", 8}});
+  checkStruct(p, "a KernelFunction", kernel, {{"KernelFunction_functor", 8}, {"KernelFunction_boxed", 8}, {"KernelFunction_unboxed", 8},
+                                                     {"KernelFunction_sym_unboxed", 8}});
   checkStruct(p, "an AnnotatedKernel", p.at("sizeof_AnnotatedKernel"),
               {{"AnnotatedKernel_kernel", kernel}, {"AnnotatedKernel_inferred_function_schema", 8}, {"AnnotatedKernel_debug", string}});
   checkStruct(p, "a kernel map entry", p.at("sizeof_KernelMapEntry"),
@@ -246,11 +251,11 @@ void checkLayout(const TorchProfile& p) {
   checkStruct(p, "a TypePtr", p.at("sizeof_TypePtr"), {{"TypePtr_pointer", 8}});
   checkStruct(p, "an optional<int32_t>", 8, {{"OptionalInt32_engaged", 1}, {"OptionalInt32_payload", 4}});
   checkStruct(p, "an optional<IValue>", kMaxOffset, {{"OptionalIValue_engaged", 1}, {"OptionalIValue_payload", p.at("sizeof_IValue")}});
-  checkStruct(p, "an optional<Tensor>", 16, {{"OptionalTensor_engaged", 1}, {"OptionalTensor_payload", 8}});
   checkStruct(p, "an optional<AliasAnalysisKind>", 8, {{"OptionalAliasKind_engaged", 1}, {"OptionalAliasKind_payload", 1}});
+  checkStruct(p, "an optional<Tensor>", 16, {{"OptionalTensor_engaged", 1}, {"OptionalTensor_payload", 8}});
   checkStruct(p, "an Argument", p.at("sizeof_Argument"),
               {{"Argument_name", string}, {"Argument_real_type", p.at("sizeof_TypePtr")}, {"Argument_N", 8},
-               {"Argument_default_value", p.at("OptionalIValue_payload") + p.at("sizeof_IValue")}, {"Argument_alias_info", 8},
+               {"Argument_default_value", optionalSize(p, "OptionalIValue", p.at("sizeof_IValue"))}, {"Argument_alias_info", 8},
                {"Argument_kwarg_only", 1}});
   checkStruct(p, "an AliasInfo", p.at("sizeof_AliasInfo"),
               {{"AliasInfo_before", 8}, {"AliasInfo_after", 8}, {"AliasInfo_contained", 24}, {"AliasInfo_is_write", 1}});
@@ -265,6 +270,13 @@ void checkLayout(const TorchProfile& p) {
 // each key's bits one functionality bit and at most one backend bit inside the counts, a
 // per-backend key named after its backend, runtime keys known and in distinct slots, and the
 // default TLS sets c10 builds from named keys.
+// The part of a BackendComponent's name that its per-backend keys end with: c10 names most
+// components "<backend>Bit" ("CPUBit"), but 2.x's newer ones by the backend alone ("MTIA", "MAIA").
+std::string backendSuffix(const std::string& bit_name) {
+  const bool bit = bit_name.size() > 3 && bit_name.compare(bit_name.size() - 3, 3, "Bit") == 0;
+  return bit ? bit_name.substr(0, bit_name.size() - 3) : bit_name;
+}
+
 void checkKeys(const TorchProfile& p, const std::vector<KeyInfo>& keys, const std::vector<int>& runtime_order) {
   const auto bad = [&](const std::string& why) { badProfile(p.path, why); };
   const uint64_t backends = p.at("count_backends"), functionalities = p.at("count_functionality_keys");
@@ -276,7 +288,7 @@ void checkKeys(const TorchProfile& p, const std::vector<KeyInfo>& keys, const st
   if (p.at("set_full_backend_mask") != backend_mask) bad("set_full_backend_mask is not the " + std::to_string(backends) + " backend bits");
   std::set<std::string> backend_seen;
   for (const auto& b : p.backend_names)
-    if (b.size() < 4 || b.compare(b.size() - 3, 3, "Bit") != 0 || !isName(b) || !backend_seen.insert(b).second)
+    if (backendSuffix(b).empty() || !isName(b) || !backend_seen.insert(b).second)
       bad("backend name '" + shown(b) + "' is not a distinct c10 BackendComponent name");
   if (keys.size() != count)
     bad("it lists " + std::to_string(keys.size()) + " keys, count_dispatch_keys says " + std::to_string(count) + " (cut short?)");
@@ -287,7 +299,12 @@ void checkKeys(const TorchProfile& p, const std::vector<KeyInfo>& keys, const st
     if (static_cast<uint64_t>(k.value) >= count) bad(key + " is beyond count_dispatch_keys " + std::to_string(count));
     if (by_value[k.value]) bad("key " + std::to_string(k.value) + " is listed twice");
     by_value[k.value] = &k;
-    if (!isName(k.name) || !by_name.emplace(k.name, &k).second) bad(key + " has a name that is not a distinct key name");
+    // Names are distinct, but for the placeholder that starts a per-backend functionality's keys
+    // (StartOfDenseBackends, ...): 2.x prints it as its functionality of the Undefined backend, so
+    // Dense's is "Undefined" again (1.13 said "Unknown"). Lookups by name keep the first key.
+    const bool placeholder = k.bits && !(k.bits & backend_mask) && k.slot >= 0 && by_name.count(k.name);
+    if (!isName(k.name) || (!by_name.emplace(k.name, &k).second && !placeholder))
+      bad(key + " has a name that is not a distinct key name");
     if (k.slot >= 0 && static_cast<uint64_t>(k.slot) >= slots) bad(key + " has slot " + std::to_string(k.slot) + ", beyond count_table_slots");
     if (k.alias && (k.bits || k.slot >= 0 || !k.in_aliases.empty())) bad(key + " is an alias with bits, a slot or aliases");
     if ((k.bits != 0) != (k.slot >= 0)) bad(key + " has " + (k.bits ? "bits but no slot" : "a slot but no bits"));
@@ -315,7 +332,7 @@ void checkKeys(const TorchProfile& p, const std::vector<KeyInfo>& keys, const st
     const uint64_t backend = k.bits & backend_mask, functionality = k.bits & ~backend_mask;
     if (k.alias || !backend) continue;
     const std::string& bit_name = p.backend_names[__builtin_ctzll(backend)];
-    const std::string suffix = bit_name.substr(0, bit_name.size() - 3);
+    const std::string suffix = backendSuffix(bit_name);
     if (k.name.size() < suffix.size() || k.name.compare(k.name.size() - suffix.size(), suffix.size(), suffix) != 0)
       bad("key " + std::to_string(k.value) + " is named " + k.name + ", but its bits " + hex(k.bits) + " are backend " + bit_name);
     const std::string prefix = k.name.substr(0, k.name.size() - suffix.size());

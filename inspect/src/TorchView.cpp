@@ -26,6 +26,9 @@ constexpr const char* kMath = "CompositeImplicitAutograd";
 constexpr const char* kNested = "CompositeImplicitAutogradNestedTensor";
 constexpr const char* kDefaultBackend = "CompositeExplicitAutograd";
 constexpr const char* kDefaultBackendNonFunctional = "CompositeExplicitAutogradNonFunctional";
+// 2.x's alias for functorch's batching rules; a build whose key table lacks it (1.13) never
+// applies the rule that reads it.
+constexpr const char* kBatchedDecomposition = "FuncTorchBatchedDecomposition";
 
 // Bounds on what a profile's structures may hold: a larger count is corrupt memory.
 constexpr uint64_t kMaxTorchOperators = 1u << 20;
@@ -334,7 +337,7 @@ std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(cons
 
 std::optional<std::string> TorchView::schemaDebug(const TorchOperator& op) const {
   const uint64_t schema = op.entry + value("OperatorEntry_schema");
-  const uint8_t engaged = mem_.read<uint8_t>(schema, "an operator schema");
+  const uint8_t engaged = mem_.read<uint8_t>(schema + value("OptionalSchema_engaged"), "an operator schema");
   if (engaged > 1) fail("the schema of " + op.name + " at " + hex(schema) + " is corrupt (its optional's flag holds " + std::to_string(engaged) + ")");
   if (!engaged) return std::nullopt;  // optional<> disengaged
   return readStdString(schema + value("OptionalSchema_payload") + value("AnnotatedSchema_debug"), "a schema debug string");
@@ -393,6 +396,8 @@ TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::ve
   }
   if (inAlias(kAutograd))
     if (const TorchKernel* k = aliasKernel(kAutograd)) return chosen(k, Source::AutogradKernel, kAutograd);
+  if (inAlias(kBatchedDecomposition))
+    if (const TorchKernel* k = aliasKernel(kBatchedDecomposition)) return chosen(k, Source::BatchedKernel, kBatchedDecomposition);
   if (e.slot < 0) return chosen(nullptr, Source::Missing);
   const auto& fallbacks = backendFallbacks();
   if (static_cast<size_t>(e.slot) < fallbacks.size() && fallbacks[e.slot].valid())
@@ -645,13 +650,15 @@ uint64_t TorchView::pythonTypeOf(uint64_t addr) const {
   return 0;
 }
 
-// torch._C._TensorBase (THPVariableType) or a type derived from it (torch.Tensor, nn.Parameter, a
-// user's subclass): tp_base leads there.
+// torch.Tensor or a type derived from it (nn.Parameter, a user's subclass): tp_base leads there.
+// libtorch_python exports THPVariableClass, the word that holds torch.Tensor (every build does;
+// 2.14 no longer exports the type object of torch._C.TensorBase itself).
 bool TorchView::isTensorType(uint64_t type) const {
-  const auto tensor_base = mem_.findSymbol(profile_.symbol("THPVariableType").c_str());
-  if (!tensor_base) return false;  // no libtorch_python: no Python tensors
-  for (int depth = 0; type && depth < kMaxTypeBases; ++depth) {
-    if (type == *tensor_base) return true;
+  const auto tensor_class = mem_.findSymbol(profile_.symbol("THPVariableClass").c_str());
+  if (!tensor_class) return false;  // no libtorch_python: no Python tensors
+  const uint64_t tensor = mem_.readPointer(*tensor_class, "torch.Tensor's type");
+  for (int depth = 0; tensor && type && depth < kMaxTypeBases; ++depth) {
+    if (type == tensor) return true;
     type = mem_.readPointer(type + value("PyTypeObject_tp_base"), "a Python type");
   }
   return false;

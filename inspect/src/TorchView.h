@@ -111,7 +111,7 @@ class TorchView {
   // A TensorImpl's key_set_.
   uint64_t tensorKeySet(uint64_t impl) const;
   // The TensorImpl an address names for `keyset ADDR`: a Python tensor's (hex(id(t)), an object
-  // whose type is torch._C._TensorBase or derives from it), or a TensorImpl's own address;
+  // whose type is torch.Tensor or derives from it), or a TensorImpl's own address;
   // InspectError saying what the address holds instead (a Python list object, a C++ object of
   // another type, memory that is neither).
   uint64_t tensorImplAt(uint64_t addr) const;

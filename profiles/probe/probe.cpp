@@ -116,6 +116,41 @@ size_t wordAt(const void* obj, size_t size, uint64_t value, const char* what) {
   return found;
 }
 
+// Where an optional<T> keeps its value and its engaged flag: c10's own class in 1.13 (flag first),
+// std::optional in 2.x (value first, flag after it), measured the same way for both. The value's
+// offset is that of *opt; the flag is the one byte outside the value that an engaged optional
+// sets and a disengaged one leaves clear (both built in zeroed storage).
+template <class T>
+void optionalLayout(const char* name, T value) {
+  using Opt = c10::optional<T>;
+  alignas(Opt) unsigned char on[sizeof(Opt)] = {}, off[sizeof(Opt)] = {};
+  auto* engaged = new (on) Opt(std::move(value));
+  auto* empty = new (off) Opt();
+  const size_t payload = reinterpret_cast<const unsigned char*>(&**engaged) - on;
+  size_t flag = SIZE_MAX, hits = 0;
+  for (size_t i = 0; i < sizeof(Opt); ++i)
+    if ((i < payload || i >= payload + sizeof(T)) && on[i] != off[i]) flag = i, ++hits;
+  if (hits != 1 || on[flag] != 1 || off[flag] != 0) {
+    std::fprintf(stderr, "dscope-profile: cannot measure the engaged flag of an optional (%s: %zu candidates)\n", name, hits);
+    std::exit(1);
+  }
+  std::printf("Optional%s_engaged %zu\nOptional%s_payload %zu\n", name, flag, name, payload);
+  engaged->~Opt();
+  empty->~Opt();
+}
+
+// A type's str() for every type kind whose type is a singleton with a static get() (the kinds
+// differ between builds: SymBoolType is 2.x's).
+template <class T, class = void>
+struct IsSingletonType : std::false_type {};
+template <class T>
+struct IsSingletonType<T, std::void_t<decltype(T::get()->str())>> : std::true_type {};
+template <class T>
+void singletonTypeStr() {
+  if constexpr (IsSingletonType<T>::value)
+    std::printf("name TypeStr %d %s\n", static_cast<int>(T::Kind), T::get()->str().c_str());
+}
+
 // c10's InternedStrings (globalStrings(), a static of libtorch_cpu that it does not export):
 // found as the one word in libtorch_cpu's writable segments that holds the start of its
 // sym_to_info_ vector, which a symbol interned at run time leads to (its qual_name is short,
@@ -167,8 +202,7 @@ void printSchemaLayout(uint64_t real_singleton) {
   entry("FunctionSchema_is_vararg", offsetof(FunctionSchema, is_vararg_));
   entry("FunctionSchema_is_varret", offsetof(FunctionSchema, is_varret_));
   entry("FunctionSchema_alias_kind", offsetof(FunctionSchema, alias_kind_));
-  entry("OptionalAliasKind_engaged", offsetof(c10::optional<AliasAnalysisKind>, init_));
-  entry("OptionalAliasKind_payload", offsetof(c10::optional<AliasAnalysisKind>, storage_.value_));
+  optionalLayout("AliasKind", AliasAnalysisKind::FROM_SCHEMA);
   entry("AliasAnalysisKind_unset", static_cast<int>(FunctionSchema("", "", {}, {}).aliasAnalysis()));
   for (int k = 0; k <= static_cast<int>(AliasAnalysisKind::PURE_FUNCTION); ++k)
     std::printf("name AliasAnalysisKind %d %s\n", k, toString(static_cast<AliasAnalysisKind>(k)));
@@ -177,11 +211,9 @@ void printSchemaLayout(uint64_t real_singleton) {
   entry("Argument_name", offsetof(Argument, name_));
   entry("Argument_real_type", offsetof(Argument, real_type_));
   entry("Argument_N", offsetof(Argument, N_));
-  entry("OptionalInt32_engaged", offsetof(c10::optional<int32_t>, init_));
-  entry("OptionalInt32_payload", offsetof(c10::optional<int32_t>, storage_.value_));
+  optionalLayout("Int32", int32_t{7});
   entry("Argument_default_value", offsetof(Argument, default_value_));
-  entry("OptionalIValue_engaged", offsetof(c10::optional<IValue>, init_));
-  entry("OptionalIValue_payload", offsetof(c10::optional<IValue>, storage_.value_));
+  optionalLayout("IValue", IValue(int64_t{7}));
   entry("Argument_alias_info", offsetof(Argument, alias_info_));
   entry("Argument_kwarg_only", offsetof(Argument, kwarg_only_));
 
@@ -225,21 +257,14 @@ void printSchemaLayout(uint64_t real_singleton) {
   entry("TupleType_elements", offsetof(TupleType, elements_));
   entry("TupleType_schema", offsetof(TupleType, schema_));
   entry("NamedType_name", offsetof(ClassType, name_));
-  entry("OptionalQualifiedName_engaged", offsetof(c10::optional<QualifiedName>, init_));
-  entry("OptionalQualifiedName_payload", offsetof(c10::optional<QualifiedName>, storage_.value_));
+  optionalLayout("QualifiedName", QualifiedName("a.b"));
   entry("QualifiedName_qualified", offsetof(QualifiedName, qualifiedName_));
   entry("VarType_name", offsetof(VarType, name_));
 #define DSCOPE_TYPE_KIND(T) std::printf("name TypeKind %d %s\n", static_cast<int>(TypeKind::T), typeKindToString(TypeKind::T));
   C10_FORALL_TYPES(DSCOPE_TYPE_KIND)
 #undef DSCOPE_TYPE_KIND
-#define DSCOPE_TYPE_STR(T) std::printf("name TypeStr %d %s\n", static_cast<int>(T::Kind), T::get()->str().c_str());
-  DSCOPE_TYPE_STR(AnyType) DSCOPE_TYPE_STR(AnyEnumType) DSCOPE_TYPE_STR(TensorType) DSCOPE_TYPE_STR(StorageType)
-  DSCOPE_TYPE_STR(NumberType) DSCOPE_TYPE_STR(FloatType) DSCOPE_TYPE_STR(ComplexType) DSCOPE_TYPE_STR(IntType)
-  DSCOPE_TYPE_STR(SymIntType) DSCOPE_TYPE_STR(SymFloatType) DSCOPE_TYPE_STR(NoneType) DSCOPE_TYPE_STR(StringType)
-  DSCOPE_TYPE_STR(GeneratorType) DSCOPE_TYPE_STR(QuantizerType) DSCOPE_TYPE_STR(BoolType) DSCOPE_TYPE_STR(DeviceObjType)
-  DSCOPE_TYPE_STR(StreamObjType) DSCOPE_TYPE_STR(CapsuleType) DSCOPE_TYPE_STR(PyObjectType) DSCOPE_TYPE_STR(QSchemeType)
-  DSCOPE_TYPE_STR(ScalarTypeType) DSCOPE_TYPE_STR(LayoutType) DSCOPE_TYPE_STR(MemoryFormatType)
-  DSCOPE_TYPE_STR(AnyListType) DSCOPE_TYPE_STR(AnyTupleType) DSCOPE_TYPE_STR(AnyClassType)
+#define DSCOPE_TYPE_STR(T) singletonTypeStr<T>();
+  C10_FORALL_TYPES(DSCOPE_TYPE_STR)
 #undef DSCOPE_TYPE_STR
 
   // IValues: a tag and an 8-byte payload (int64, double, bool, or an intrusive_ptr target).
@@ -247,7 +272,7 @@ void printSchemaLayout(uint64_t real_singleton) {
   entry("IValue_payload", offsetof(IValue, payload));
   entry("IValue_tag", offsetof(IValue, tag));
   entry("ConstantString_str", offsetof(ivalue::ConstantString, str_));
-  entry("ListImpl_list", offsetof(detail::ListImpl, list));
+  entry("ListImpl_list", offsetof(c10::detail::ListImpl, list));
   // Tag names as IValue::tagKind() spells them, up to the first value it calls invalid.
   IValue v;
   for (int t = 0;; ++t) {
@@ -304,7 +329,7 @@ int main() {
   entry("OperatorName_name", offsetof(OperatorName, name));
   entry("OperatorName_overload_name", offsetof(OperatorName, overload_name));
   entry("OperatorEntry_schema", offsetof(OE, schema_));
-  entry("OptionalSchema_payload", offsetof(c10::optional<impl::AnnotatedSchema>, storage_.value_));
+  optionalLayout("Schema", impl::AnnotatedSchema(FunctionSchema("probe", "", {}, {}), "probe"));
   entry("AnnotatedSchema_debug", offsetof(impl::AnnotatedSchema, debug));
   entry("OperatorEntry_dispatchTable", offsetof(OE, dispatchTable_));
   entry("OperatorEntry_kernels", offsetof(OE, kernels_));
@@ -317,6 +342,8 @@ int main() {
   entry("KernelFunction_functor", offsetof(KernelFunction, boxed_kernel_func_) + offsetof(BoxedKernel, functor_));
   entry("KernelFunction_boxed", offsetof(KernelFunction, boxed_kernel_func_) + offsetof(BoxedKernel, boxed_kernel_func_));
   entry("KernelFunction_unboxed", offsetof(KernelFunction, unboxed_kernel_func_));
+  // A SymInt kernel's function (the unboxed one is null): what an unboxed call of it runs.
+  entry("KernelFunction_sym_unboxed", offsetof(KernelFunction, sym_unboxed_kernel_func_));
   entry("sizeof_AnnotatedKernel", sizeof(impl::AnnotatedKernel));
   entry("AnnotatedKernel_kernel", offsetof(impl::AnnotatedKernel, kernel));
   entry("AnnotatedKernel_debug", offsetof(impl::AnnotatedKernel, debug));
@@ -329,11 +356,13 @@ int main() {
   entry("KernelMapEntry_list", offsetof(KE, value) + offsetof(std::remove_reference_t<decltype(std::declval<KE&>().value)>, second));
   entry("sizeof_DispatchKey", sizeof(DispatchKey));
   entry("TensorImpl_key_set", offsetof(TensorImpl, key_set_));
+  // A `Tensor?` argument is passed as a reference to an optional<Tensor>.
+  optionalLayout("Tensor", at::Tensor());
   // A runtime functor (a kernel made from a function pointer at run time) keeps the pointer here.
   using RuntimeFunctor = impl::WrapFunctionIntoRuntimeFunctor<at::Tensor (*)(const at::Tensor&)>;
   entry("RuntimeFunctor_kernel_func", offsetof(RuntimeFunctor, kernel_func_));
   // The message of the error c10 throws (an uncaught "Could not run ..." names operator and key in it).
-  c10::Error error("probe", "");
+  c10::Error error(c10::SourceLocation{"probe", "probe.cpp", 1}, "probe");
   entry("Error_msg", reinterpret_cast<const char*>(&(error.*get(ErrorMsg{}))) - reinterpret_cast<const char*>(&error));
   entry("PODLocalDispatchKeySet_included", offsetof(impl::PODLocalDispatchKeySet, included_));
   entry("PODLocalDispatchKeySet_excluded", offsetof(impl::PODLocalDispatchKeySet, excluded_));
