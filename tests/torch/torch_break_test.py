@@ -81,7 +81,7 @@ def debugger_argv(debugger, plugin, script, start, stops, launch=None, pid=None,
     if debugger == "gdb":
         argv = session.gdb_batch(*(["-iex", "set sysroot " + sysroot] if sysroot else []),
                                  "-ex", "set debuginfod enabled off", "-x", plugin)
-        argv += ["-p", str(pid)] if pid else []
+        argv += ["-p", str(pid), "/proc/%d/exe" % pid] if pid else []  # without its executable GDB reads no symbols
         for c in lines:
             argv += ["-ex", c]
         return argv + (["--args"] + launch if launch else [])
