@@ -4,6 +4,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/ensure-packages.sh
 source scripts/ccache-env.sh
+# Debian sid's PyTorch 2.x, in a root made once per machine (debootstrap, a few minutes), made
+# while the build runs.
+roots_log=$(mktemp)
+scripts/torch-roots.sh ensure sid >"$roots_log" 2>&1 &
+roots=$!
 cmake --preset release >/dev/null
 cmake --build --preset release
 
@@ -70,3 +75,22 @@ echo "-- dscope pid (no debugger; the process is stopped for the read and resume
 build/release/cli/dscope pid "$torch_pid" keyset --tls
 kill "$torch_pid"
 rm -rf "$torch_out"
+
+echo
+echo "== real PyTorch 2.x in a container (Debian sid's root: its own mount and pid namespaces), read from the host"
+wait "$roots" || { cat "$roots_log"; exit 1; }
+root=$(scripts/torch-roots.sh dir sid)
+mkdir -p "$root/tmp/dscope-demo"
+cp tests/torch/oracle_program.py "$root/tmp/dscope-demo/"
+scripts/torch-roots.sh run sid python3 /tmp/dscope-demo/oracle_program.py /tmp/dscope-demo/oracle.txt \
+  > "$root/tmp/dscope-demo/stdout" 2>&1 &
+for _ in $(seq 240); do grep -q ready "$root/tmp/dscope-demo/stdout" 2>/dev/null && break; sleep 0.5; done
+# The host's pid of the container's Python: the process whose root is the container's.
+container_pid=$(for p in $(pgrep -f /tmp/dscope-demo/oracle_program.py); do
+  [ "$(readlink "/proc/$p/root")" = "$root" ] && echo "$p"; done | tail -1)
+tensor=$(sed -n 's/^tensor a id=\([^ ]*\) .*/\1/p' "$root/tmp/dscope-demo/oracle.txt")
+echo "(torch $(cat "$root/.dscope-root") in the container; tensor a: torch._C._dispatch_keys says $(sed -n 's/^tensor a [^ ]* [^ ]* //p' "$root/tmp/dscope-demo/oracle.txt"))"
+build/release/cli/dscope pid "$container_pid" keyset "$tensor"
+build/release/cli/dscope pid "$container_pid" op-table aten::mm --key AutogradCPU
+kill "$container_pid"
+rm -rf "$root/tmp/dscope-demo"

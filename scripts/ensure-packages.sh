@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(build-essential g++-12 clang-14 cmake ninja-build ccache gdb lldb-16 liblldb-16-dev python3-lldb-16
           libboost-stacktrace-dev doctest-dev libc6-dbg python3 libdw-dev pkg-config
           libzstd-dev liblz4-dev liblzma-dev zstd lz4 xz-utils
-          libtorch-dev python3-torch python3-jsonschema)
+          libtorch-dev python3-torch python3-jsonschema debootstrap)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -141,7 +141,12 @@ bool CoreFile::inOverlap(uint64_t addr, uint64_t size) const {
   return it != overlaps_.end() && (it->first <= addr || it->first - addr < size);
 }
 
-CoreTarget::CoreTarget(const std::string& core, const std::string& executable) : CoreFile(core) {
+CoreTarget::CoreTarget(const std::string& core, const std::string& executable, const std::string& sysroot)
+    : CoreFile(core) {
+  useFileRoots(sysroot, 0);
+  setting_ = "dscope core --sysroot DIR " + core;
+  target_.sysroot = fileSysroot().c_str();
+  target_.sysroot_setting = setting_.c_str();
   Dwfl* dwfl = dwfl_begin(&kCoreFileCallbacks);
   if (!dwfl) refuse("elfutils cannot start: " + std::string(dwfl_errmsg(-1)));
   adopt(dwfl);  // from here on ended with this target, also when the constructor throws
@@ -187,11 +192,12 @@ void CoreTarget::attachThreads(const std::string& core) {
     refuse("cannot read the threads of " + core + ": " + dwfl_errmsg(-1));
 }
 
-// libdwfl has opened the file of each module the link map lists, and of the program when it was
-// named (it compares build-ids: a program that did not write the core is not taken). A module it
-// found only as an ELF image in the core's memory (the program when the link map is unreadable, as
-// in a truncated core; a library whose file it could not take; an ELF file mapped as data) has
-// the core's file mapping's path as its name: that file must be the one the process mapped.
+// libdwfl has opened the file of each module the link map lists (where dscope_module_file found
+// it: under the sysroot, at its path, with the core's build-id), and of the program when it was
+// named (a program that did not write the core is not taken). A module it found only as an ELF
+// image in the core's memory (the program when the link map is unreadable, as in a truncated core;
+// a library whose file it could not take; an ELF file mapped as data) has the core's file
+// mapping's path as its name: that file must be the one the process mapped.
 void CoreTarget::useCoreModules(const std::string& core, const std::string& executable) {
   const Module* program = reportedModuleAt(programHeadersAddress(auxv_.data(), auxv_.size()));
   std::optional<std::string> named_id;
@@ -212,29 +218,76 @@ void CoreTarget::useCoreModules(const std::string& core, const std::string& exec
       if (m.build_id.empty() || m.build_id == *named_id) used.push_back({m.module, m.start, m.name, executable, m.build_id});
       else symbols = false;
     } else if (!m.name.empty() && m.name.front() == '/') {  // a mapped file's path (the vDSO has none)
-      const std::string id = checkMappedFile(m, is_program, core);
-      if (is_program) {
-        used.push_back({m.module, m.start, m.name, m.name, m.build_id});
-        executable_id = id;
+      const auto file = mappedFile(m, is_program, core);
+      if (file && is_program) {
+        used.push_back({m.module, m.start, m.name, file->first, m.build_id});
+        executable_id = file->second;
       }
     }
   }
+  refuseMissingFiles(core);
   useModules(std::move(used), executable_id, symbols);
 }
 
-// The build-id of the file a module of the core names; refuses a file that is gone or changed.
-std::string CoreTarget::checkMappedFile(const Module& m, bool is_program, const std::string& core) {
-  if (::access(m.name.c_str(), F_OK) != 0)
-    refuse(is_program ? "cannot find " + m.name + ", the program of " + core +
-                            ": name it after the core (dscope core CORE EXE)"
-                      : "cannot find " + m.name + ", which the process of " + core +
-                            " had mapped (dscope reads its symbols and code from that file)");
-  const std::optional<std::string> id = fileBuildId(m.name);
-  if (!id) refuse("cannot read " + m.name + " as an ELF file, which the process of " + core + " had mapped");
-  if (!m.build_id.empty() && !id->empty() && *id != m.build_id)
-    refuse(m.name + " is not the file the process of " + core + " had mapped: its build-id is " + *id + ", the core's " +
-           m.build_id + " (the file changed since)");
-  return *id;
+// The file (and its build-id) of a module libdwfl built from the core's memory; nullopt when no
+// place holds it: then it is counted in missing_ (or other_build_) for refuseMissingFiles.
+std::optional<std::pair<std::string, std::string>> CoreTarget::mappedFile(const Module& m, bool is_program,
+                                                                         const std::string& core) {
+  if (char* found = dscope_module_file(m.name.c_str(), m.build_id.c_str(), fileSysroot().c_str(), 0)) {
+    const std::string file = found;
+    dscope_inspect_free(found);
+    const std::optional<std::string> id = fileBuildId(file);
+    if (!id) refuse("cannot read " + file + " as an ELF file, which the process of " + core + " had mapped");
+    return std::pair{file, *id};
+  }
+  // Not there: a file of another build in its place (the sysroot's first), or none.
+  const std::string& sysroot = fileSysroot();
+  for (const std::string& place : {sysroot.empty() ? std::string() : sysroot + m.name, m.name}) {
+    const std::optional<std::string> id = place.empty() || ::access(place.c_str(), F_OK) != 0 ? std::nullopt : fileBuildId(place);
+    if (!id) continue;
+    if (other_build_.empty()) {
+      other_build_ = place + " is not the file the process of " + core + " had mapped: its build-id is " + *id +
+                     ", the core's " + m.build_id;
+      other_build_in_sysroot_ = place != m.name;
+    }
+    return std::nullopt;
+  }
+  if (is_program) missing_.insert(missing_.begin(), m.name), program_missing_ = true;
+  else missing_.push_back(m.name);
+  return std::nullopt;
+}
+
+// Refuses a core whose modules' files are not all found, in one line: a file of another build in
+// the sysroot; else every file found nowhere; else a file of another build on this machine. Each
+// says how to give the root the process ran in.
+void CoreTarget::refuseMissingFiles(const std::string& core) const {
+  const std::string& sysroot = fileSysroot();
+  const std::string give = "give the root the process ran in (a copy of its /, an unpacked container image): " +
+                           std::string("dscope core --sysroot DIR ") + core;
+  if (!other_build_.empty() && other_build_in_sysroot_)
+    refuse(other_build_ + " (another build in the sysroot " + sysroot + "; " + give + ")");
+  if (!missing_.empty()) {
+    std::string line = "cannot find " + missing_.front() + (sysroot.empty() ? "" : " under the sysroot " + sysroot + " or here") +
+                       (program_missing_ ? ", the program of " + core : ", which the process of " + core + " had mapped");
+    if (missing_.size() > 1) {
+      // A few of the others by name, PyTorch's first (a Python process maps hundreds of files).
+      constexpr size_t kNamed = 3;
+      std::vector<std::string> others(missing_.begin() + 1, missing_.end());
+      std::stable_partition(others.begin(), others.end(), [](const std::string& path) {
+        const std::string name = path.substr(path.rfind('/') + 1);
+        return name.rfind("libtorch", 0) == 0 || name.rfind("libc10", 0) == 0;
+      });
+      line += ", nor " + std::to_string(others.size()) + " more of its files (";
+      for (size_t i = 0; i < std::min(kNamed, others.size()); ++i) line += (i ? ", " : "") + others[i];
+      line += others.size() > kNamed ? ", ...)" : ")";
+    }
+    line += program_missing_ && missing_.size() == 1 && sysroot.empty()
+                ? ": name it after the core (dscope core CORE EXE), or, if it ran in a container or on another host, " + give
+                : " (dscope reads symbols and code from those files): if it ran in a container or on another host, " + give;
+    refuse(line);
+  }
+  if (!other_build_.empty())
+    refuse(other_build_ + " (the file changed since, or the process ran in a container or on another host: " + give + ")");
 }
 
 std::vector<std::string> CoreTarget::notes() const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,9 +61,10 @@ class CoreFile {
 
 class CoreTarget : private CoreFile, public DwflTarget {
  public:
-  // Opens `core` with `executable` ("" : the program the core names). Throws std::runtime_error
-  // with a one-line reason (not a core, a module file missing or changed, ...).
-  CoreTarget(const std::string& core, const std::string& executable);
+  // Opens `core` with `executable` ("" : the program the core names), its modules' files looked
+  // for under `sysroot` first ("": none; a copy of the root the process ran in). Throws
+  // std::runtime_error with a one-line reason (not a core, a module file missing or another build, ...).
+  CoreTarget(const std::string& core, const std::string& executable, const std::string& sysroot = "");
 
   // A truncated core: how much of it is there and which memory it lacks; overlapping segments.
   std::vector<std::string> notes() const override;
@@ -70,7 +72,15 @@ class CoreTarget : private CoreFile, public DwflTarget {
  private:
   // The modules read: those the link map lists (libdwfl opened their files) and the program.
   void useCoreModules(const std::string& core, const std::string& executable);
-  static std::string checkMappedFile(const Module& m, bool is_program, const std::string& core);
+  // The file of a module libdwfl found no file for, and its build-id; refuseMissingFiles names in
+  // one line the modules no place holds (and how to give the process's root).
+  std::optional<std::pair<std::string, std::string>> mappedFile(const Module& m, bool is_program, const std::string& core);
+  void refuseMissingFiles(const std::string& core) const;
+  std::vector<std::string> missing_;        // the modules no place holds a file of
+  std::string other_build_;                 // the first "FILE is not the file ..." of another build
+  bool other_build_in_sysroot_ = false;     // that file is the sysroot's
+  bool program_missing_ = false;
+  std::string setting_;                     // dscope core --sysroot DIR CORE
   // libdwfl's unwinder over the threads of the notes, reading the stack through read(): its own
   // core reader (dwfl_core_file_attach) costs elfutils 0.188 a search of every chunk read so far
   // at each read, 45 s for 20 000 frames of an overflow core.

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 namespace dscope::cli {
 
@@ -38,16 +40,48 @@ std::string moduleBuildId(Dwfl_Module* m) {
 
 namespace {
 char* debuginfoPath = nullptr;
+std::string sysroot_;
+int64_t pid_ = 0;
+
+// The module's file where the inspect library reads it from, opened for libdwfl; -1 when no place
+// holds a file of the module's build-id.
+int openModuleFile(Dwfl_Module* mod, const char* name, char** file_name) {
+  if (!name || name[0] != '/') return -1;
+  const std::string id = moduleBuildId(mod);  // reported from the core's memory; "" for a process
+  char* file = dscope_module_file(name, id.c_str(), sysroot_.c_str(), pid_);
+  if (!file) return -1;
+  const int fd = ::open(file, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) *file_name = ::strdup(file);
+  dscope_inspect_free(file);
+  return fd;
+}
+
+int findCoreModuleElf(Dwfl_Module* mod, void** userdata, const char* name, Dwarf_Addr base, char** file_name, Elf** elf) {
+  const int fd = openModuleFile(mod, name, file_name);
+  return fd >= 0 ? fd : dwfl_build_id_find_elf(mod, userdata, name, base, file_name, elf);
+}
+
+int findProcessModuleElf(Dwfl_Module* mod, void** userdata, const char* name, Dwarf_Addr base, char** file_name, Elf** elf) {
+  const int fd = openModuleFile(mod, name, file_name);
+  return fd >= 0 ? fd : dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elf);
+}
 }  // namespace
 
+void useFileRoots(const std::string& sysroot, int64_t pid) {
+  sysroot_ = sysroot;
+  pid_ = pid;
+}
+
+const std::string& fileSysroot() { return sysroot_; }
+
 const Dwfl_Callbacks kCoreFileCallbacks = {
-    .find_elf = dwfl_build_id_find_elf,
+    .find_elf = findCoreModuleElf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
     .section_address = nullptr,
     .debuginfo_path = &debuginfoPath,
 };
 const Dwfl_Callbacks kProcessCallbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
+    .find_elf = findProcessModuleElf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
     .section_address = nullptr,
     .debuginfo_path = &debuginfoPath,
@@ -218,23 +252,36 @@ int DwflTarget::readMemory(void* ctx, uint64_t addr, void* out, uint64_t size) {
 int DwflTarget::findSymbol(void* ctx, const char* name, uint64_t* addr) {
   auto* self = static_cast<DwflTarget*>(ctx);
   if (!self->symbols_) return 1;
-  if (!self->symbols_read_) {  // every module's symbols once (the first definition of a name wins)
+  const std::hash<std::string_view> hash;
+  auto& hashes = self->symbol_hashes_;
+  if (!self->symbols_read_) {  // every module's symbols once
     self->symbols_read_ = true;
+    size_t count = 0;
+    for (const auto& m : self->modules_) count += static_cast<size_t>(std::max(dwfl_module_getsymtab(m.module), 0));
+    self->symbol_table_.reserve(count);
+    hashes.reserve(count);
     for (const auto& m : self->modules_) {
       const int n = dwfl_module_getsymtab(m.module);
       for (int i = 1; i < n; ++i) {
         GElf_Sym sym;
         GElf_Addr value = 0;
         const char* s = dwfl_module_getsym_info(m.module, i, &sym, &value, nullptr, nullptr, nullptr);
-        if (s && *s && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) != STT_TLS)
-          self->symbols_by_name_.emplace(s, value);
+        if (s && *s && sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) != STT_TLS) {
+          self->symbol_table_.emplace_back(s, value);
+          hashes.push_back(hash(s));
+        }
       }
     }
   }
-  auto it = self->symbols_by_name_.find(name);
-  if (it == self->symbols_by_name_.end()) return 1;
-  *addr = it->second;
-  return 0;
+  const size_t h = hash(name);
+  for (auto it = std::find(hashes.begin(), hashes.end(), h); it != hashes.end(); it = std::find(it + 1, hashes.end(), h)) {
+    const auto& [symbol, value] = self->symbol_table_[static_cast<size_t>(it - hashes.begin())];
+    if (std::strcmp(symbol, name) == 0) {  // the first definition of the name
+      *addr = value;
+      return 0;
+    }
+  }
+  return 1;
 }
 
 int DwflTarget::moduleAt(void* ctx, uint64_t index, uint64_t* start, char* path, uint64_t path_size) {

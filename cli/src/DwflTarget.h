@@ -8,7 +8,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -106,15 +105,27 @@ class DwflTarget {
   bool symbols_ = true;
   std::vector<int64_t> tids_;
   std::map<int64_t, uint64_t> thread_pointers_;
-  std::unordered_map<std::string, uint64_t> symbols_by_name_;
+  // Every module's symbols (name and address) in module and table order, so that the first of
+  // equal names is the first definition, and beside them the std::hash of each name: a lookup
+  // scans the hashes (8 bytes a symbol, in order). The names are libelf's own strings, which live
+  // as long as dwfl_. A process with torch has 250 000 symbols and asks for about 15: a hash map of
+  // copied names (a node each) cost more than the rest of a summary, sorting them a tenth of it.
+  std::vector<std::pair<const char*, uint64_t>> symbol_table_;
+  std::vector<size_t> symbol_hashes_;
   bool symbols_read_ = false;
   std::map<int64_t, Walk> walks_;
 };
 
-// libdwfl's ways of finding a module's file: a core's (by build-id, then the path the core names)
-// and a live process's (the files /proc/PID/maps names); debug files in the standard places.
+// libdwfl's ways of finding a module's file: first where the inspect library reads it from
+// (dscope_module_file: under the sysroot, in a live process's root /proc/PID/root, at its path,
+// with the build-id of its image), then a core's (by build-id in the debug directories) and a live
+// process's (its image in memory); debug files in the standard places.
 extern const Dwfl_Callbacks kCoreFileCallbacks;
 extern const Dwfl_Callbacks kProcessCallbacks;
+// Where those callbacks look for the files of the target being opened: a copy of the root its
+// process ran in ("": none), the live process's pid (0: a core). One target at a time.
+void useFileRoots(const std::string& sysroot, int64_t pid);
+const std::string& fileSysroot();
 
 // The GNU build-id of the ELF file at `path` in hex ("" when it has none); nullopt when it cannot
 // be opened as an ELF file.

@@ -226,6 +226,9 @@ LiveTarget::LiveTarget(pid_t pid) : StoppedProcess(pid) {
 void LiveTarget::open() {
   const pid_t pid = pid_;
   const std::string process = "process " + std::to_string(pid);
+  // A process in a container names its files by its own root's paths: they are under /proc/PID/root.
+  useFileRoots("", pid);
+  target_.pid = pid;
   Dwfl* dwfl = dwfl_begin(&kProcessCallbacks);
   if (!dwfl) refuse("elfutils cannot start: " + std::string(dwfl_errmsg(-1)));
   adopt(dwfl);

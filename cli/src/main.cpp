@@ -2,6 +2,8 @@
 //   dscope core [--json] CORE [EXE] [COMMAND ...]     one core: a command's text (or JSON)
 //   dscope core [--json] [-j N] CORE|DIR ...          many cores: one summary (or JSON line) each
 //   dscope pid [--json] PID [COMMAND ...]             a running process, stopped while it is read
+// (core --sysroot DIR: the cores' processes ran in the root DIR holds a copy of, e.g. a container
+// image; a live process's files are found in its own root, /proc/PID/root)
 // opens core files (and processes) with elfutils and runs the inspect library's commands on them (dispatch-summary
 // by default), printing what GDB and LLDB print for the same core and command. A batch runs each
 // core in a worker process of its own: a core that breaks its worker is that core's error record,
@@ -41,7 +43,7 @@ namespace {
 using dscope::inspect::Json;
 
 const char* const kUsage =
-    "usage: dscope core [--json] CORE [EXE] [COMMAND ...] | dscope core [--json] [-j N] CORE|DIR ... | "
+    "usage: dscope core [--json] [--sysroot DIR] CORE [EXE] [COMMAND ...] | dscope core [--json] [--sysroot DIR] [-j N] CORE|DIR ... | "
     "dscope pid [--json] PID [COMMAND ...]";
 const char* const kDefaultCommand = "dispatch-summary";
 // The version of a JSON record of `dscope core --json` (docs/JSON-SCHEMA.md): a minor step adds
@@ -168,8 +170,11 @@ Answer runOn(Open open, const std::string& command) {
   }
 }
 
+// --sysroot DIR: where the files of every core's process are (a copy of the root it ran in).
+std::string sysroot;
+
 Answer runOnCore(const std::string& core, const std::string& executable, const std::string& command) {
-  return runOn([&] { return std::make_unique<dscope::cli::CoreTarget>(core, executable); }, command);
+  return runOn([&] { return std::make_unique<dscope::cli::CoreTarget>(core, executable, sysroot); }, command);
 }
 
 std::string noteLines(const Answer& a) {
@@ -410,6 +415,11 @@ int run(const std::vector<std::string>& args) {
   for (; next < args.size() && args[next].rfind("-", 0) == 0; ++next) {
     if (args[next] == "--json") {
       json = true;
+    } else if (args[next] == "--sysroot" || args[next].rfind("--sysroot=", 0) == 0) {
+      sysroot = args[next] == "--sysroot" ? (next + 1 < args.size() ? args[++next] : "") : args[next].substr(10);
+      struct stat st {};
+      if (sysroot.empty() || ::stat(sysroot.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        return usage("--sysroot takes a directory (a copy of the root the process ran in), not '" + sysroot + "'");
     } else if (args[next] == "-j" || args[next].rfind("-j", 0) == 0) {
       const std::string n = args[next] == "-j" ? (next + 1 < args.size() ? args[++next] : "") : args[next].substr(2);
       char* end = nullptr;

@@ -68,7 +68,26 @@ class _Target(ctypes.Structure):
         ("place_break_hook", _PLACE_BREAK_HOOK),
         ("memory_generation", ctypes.c_uint64),
         ("thread_pointer", _THREAD_POINTER),
+        ("sysroot", ctypes.c_char_p),
+        ("pid", ctypes.c_int64),
+        ("sysroot_setting", ctypes.c_char_p),
     ]
+
+# How a GDB user gives the library the root a process ran in (inspect.h sysroot_setting): GDB reads
+# the libraries' files through it only when it is set before the process or core is opened.
+_SYSROOT_SETTING = b'set sysroot DIR (before the attach or core: gdb -iex "set sysroot DIR" ...)'
+
+
+def _sysroot():
+    """GDB's sysroot as a directory of this machine, or "" (its default "target:" reads the target's
+    own files, which for a native process are this machine's paths)."""
+    try:
+        root = gdb.parameter("sysroot") or ""
+    except gdb.error:
+        return ""
+    if root.startswith("target:"):
+        root = root[len("target:"):]
+    return root if root.startswith("/") and root != "/" else ""
 
 _INTERRUPTED = object()  # Inspect._call's answer after a Ctrl-C
 
@@ -592,6 +611,9 @@ class Inspect:
         self._target.selected_tid = _selected_tid()
         self._target.is_core = _is_core()
         self._target.memory_generation = _memory_generation()
+        self._target.sysroot = _sysroot().encode()
+        self._target.pid = 0 if self._target.is_core else (gdb.selected_inferior().pid or 0)
+        self._target.sysroot_setting = _SYSROOT_SETTING
         _interrupt["seen"] = False
         result = None
         try:

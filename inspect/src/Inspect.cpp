@@ -14,6 +14,7 @@
 #include "Commands.h"
 #include "DispatchSummary.h"
 #include "Json.h"
+#include "ModuleFiles.h"
 
 #define DSCOPE_INSPECT_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -91,11 +92,14 @@ char* copyOut(const std::string& s) {
 }  // namespace
 
 bool Session::readsTorch(const std::optional<std::string>& runtime_option) {
-  if (runtime_option) {
-    if (*runtime_option == "torch") return true;
-    if (*runtime_option == "dscope") return false;
+  if (runtime_option && *runtime_option != "torch" && *runtime_option != "dscope")
     fail("--runtime takes torch or dscope, not '" + shown(*runtime_option) + "'");
-  }
+  if (runtime_option == "dscope") return false;
+  // PyTorch is read from its libraries' files: one the process maps but no place holds is the
+  // answer (which file, which build, how to give the process's root).
+  for (const char* needed : {"libtorch_cpu.so", "libc10.so"})
+    if (std::string missing = mem_.missingModuleFile(needed); !missing.empty()) fail(missing);
+  if (runtime_option) return true;
   if (!TorchView::findLibtorch(mem_)) return false;
   if (!mem_.findSymbol("dscope_debug_descriptor")) return true;
   note_ = "this process holds DispatchScope's runtime and PyTorch: this is DispatchScope's (--runtime torch reads PyTorch's)";
@@ -169,6 +173,16 @@ struct dscope_breaks {
 
 DSCOPE_INSPECT_EXPORT char* dscope_inspect_run(const dscope_target* target, const char* command_line, int* is_error) {
   return dscope::inspect::guarded(is_error, [&] { return dscope::inspect::run(target, command_line); });
+}
+
+DSCOPE_INSPECT_EXPORT char* dscope_module_file(const char* path, const char* build_id, const char* sysroot, int64_t pid) {
+  try {
+    const auto file = dscope::inspect::findModuleFile(path ? path : "", build_id ? build_id : "",
+                                                      {sysroot ? sysroot : "", pid}, nullptr);
+    return file ? dscope::inspect::copyOut(*file) : nullptr;
+  } catch (...) {  // no exception crosses the ABI
+    return nullptr;
+  }
 }
 
 DSCOPE_INSPECT_EXPORT char* dscope_inspect_usage(const char* command, int* is_error) {

@@ -1,5 +1,7 @@
 #include "Remote.h"
 
+#include "ModuleFiles.h"
+#include "TargetImage.h"
 #include "ThreadLocal.h"
 
 #include <algorithm>
@@ -58,7 +60,16 @@ struct Remote::Kept {
   uint64_t generation = 0;
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages;
   std::unordered_map<uint64_t, std::string> symbols;
-  std::optional<std::vector<ModuleMapping>> modules;
+  std::shared_ptr<const ModuleFiles> modules;
+};
+
+// The target's modules as modules() reads them: `found` by the file each is read from; `moved`,
+// those found elsewhere than their own path (the debugger may not have their symbols); `missing`,
+// those found nowhere.
+struct Remote::ModuleFiles {
+  std::vector<ModuleMapping> found;
+  std::vector<ModuleMapping> moved;
+  std::vector<MissingModuleFile> missing;
 };
 
 namespace {
@@ -177,6 +188,12 @@ void Remote::placeBreakHook() const {
 
 std::optional<uint64_t> Remote::findSymbol(const char* name) const {
   if (!target_ || !target_->find_symbol) return std::nullopt;
+  // A debugger that looked for a container's libraries on this machine's paths has no symbols of
+  // theirs, or another build's (the host's libc at the path of the container's): the files found
+  // in the process's root (or under the sysroot), checked by build-id, are asked first.
+  modules();
+  for (const auto& m : modules_->moved)
+    if (auto found = symbolInFile(m.path, m.start, name)) return found;
   uint64_t addr = 0;
   if (target_->find_symbol(target_->ctx, name, &addr) != 0 || addr == 0) return std::nullopt;
   return addr;
@@ -196,19 +213,70 @@ const FramePc& Remote::functionsAt(uint64_t addr, bool return_address) const {
   return answers[addr] = inspect::functionsAt(modules(), addr, return_address);
 }
 
+namespace {
+
+FileRoots fileRoots(const dscope_target* target) {
+  return {target && target->sysroot ? target->sysroot : "", target ? target->pid : 0};
+}
+
+}  // namespace
+
 const std::vector<ModuleMapping>& Remote::modules() const {
-  if (modules_) return *modules_;
-  modules_.emplace();
-  if (!target_ || !target_->module_at) return *modules_;
+  if (modules_) return modules_->found;
+  auto files = std::make_shared<ModuleFiles>();
+  modules_ = files;
+  if (!target_ || !target_->module_at) return files->found;
+  std::vector<ModuleMapping> listed;
   constexpr uint64_t kMaxModules = 4096;  // bounded: a front end answering forever ends here
   for (uint64_t i = 0; i < kMaxModules; ++i) {
     uint64_t start = 0;
     char path[4096] = {};
     if (target_->module_at(target_->ctx, i, &start, path, sizeof path) != 0) break;
     path[sizeof path - 1] = '\0';
-    if (path[0]) modules_->push_back({start, path});
+    if (path[0]) listed.push_back({start, path});
   }
-  return *modules_;
+  // A debugger that read a file under its sysroot names it by that file's path (LLDB): the process
+  // named it by the path below the sysroot.
+  const FileRoots roots = fileRoots(target_);
+  std::string sysroot = roots.sysroot;
+  while (!sysroot.empty() && sysroot.back() == '/') sysroot.pop_back();
+  for (ModuleMapping& m : listed)
+    if (!sysroot.empty() && m.path.size() > sysroot.size() && m.path.compare(0, sysroot.size(), sysroot) == 0 &&
+        m.path[sysroot.size()] == '/')
+      m.path.erase(0, sysroot.size());
+  // A debugger that found no file for a library may list no module for it (LLDB): the process's
+  // link map names it all the same.
+  const std::vector<ModuleMapping> libraries = linkMapModules(*this);
+  for (const ModuleMapping& library : libraries)
+    if (std::none_of(listed.begin(), listed.end(), [&](const ModuleMapping& m) { return m.start == library.start; }))
+      listed.push_back(library);
+  for (const ModuleMapping& m : listed) {
+    MissingModuleFile missing;
+    const std::string id = imageBuildId(*this, m.start);
+    auto file = findModuleFile(m.path, id, roots, &missing);
+    if (!file) {
+      files->missing.push_back(missing);
+      continue;
+    }
+    files->found.push_back({m.start, *file});
+    // The debugger may not have this module's symbols, or another build's: it was found elsewhere
+    // than the path given, or the link map's path (which debuggers load) holds another build here
+    // (a chroot's libc named /usr/lib/..., where the host has its own).
+    auto named = std::find_if(libraries.begin(), libraries.end(), [&](const ModuleMapping& l) { return l.start == m.start; });
+    const bool link_map_elsewhere = named != libraries.end() && !id.empty() && fileBuildId(named->path) != id;
+    if (*file != m.path || link_map_elsewhere) files->moved.push_back({m.start, *file});
+  }
+  return files->found;
+}
+
+std::string Remote::missingModuleFile(const std::string& prefix) const {
+  modules();
+  for (const auto& m : modules_->missing) {
+    const std::string name = m.path.substr(m.path.rfind('/') + 1);
+    if (name.rfind(prefix, 0) == 0)
+      return missingFileLine(m, fileRoots(target_), target_ && target_->sysroot_setting ? target_->sysroot_setting : "");
+  }
+  return "";
 }
 
 std::optional<dscope_value> Remote::evaluate(const std::string& expr, std::string* error) const {

@@ -130,8 +130,14 @@ class Remote {
   std::vector<uint64_t> mappingStarts() const;
   // The build-id (hex) of the executable file the debugger opened, or "".
   std::string executableBuildId() const;
-  // The files the target maps (module_at), asked once per command.
+  // The files the target maps (module_at), asked once per command, each as the file it is read
+  // from (ModuleFiles.h: under the sysroot, the process's root, or its own path); a module whose
+  // file is found nowhere is left out.
   const std::vector<ModuleMapping>& modules() const;
+  // The line (without "dscope: ") saying the file of the module named `prefix` ("libtorch_cpu.so")
+  // is missing or another build, with the front end's setting that fixes it; "" when it was found
+  // or the target maps no such module.
+  std::string missingModuleFile(const std::string& prefix) const;
 
  private:
   struct Page;
@@ -151,7 +157,8 @@ class Remote {
   mutable std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;  // by page number
   mutable std::unordered_map<uint64_t, std::string> symbols_;          // symbolize() answers
   mutable std::unordered_map<uint64_t, FramePc> functions_[2];         // functionsAt() answers
-  mutable std::optional<std::vector<ModuleMapping>> modules_;          // asked once per command
+  struct ModuleFiles;
+  mutable std::shared_ptr<const ModuleFiles> modules_;  // asked once per command
   mutable std::unique_ptr<ThreadIds> thread_ids_;
 };
 

@@ -136,12 +136,57 @@ std::string libraryListLost(const Remote& mem) {
   return "";
 }
 
+std::vector<ModuleMapping> linkMapModules(const Remote& mem) {
+  constexpr uint64_t kMaxDynamicEntries = 512;  // a program has a few dozen
+  constexpr uint64_t kMaxLibraries = 4096;      // a Python process with torch has a few hundred
+  std::vector<ModuleMapping> out;
+  for (uint64_t start : mem.mappingStarts()) {
+    std::vector<unsigned char> bytes = headPages(mem, start);
+    const auto dynamic = programDynamic(bytes, start);
+    if (!dynamic) continue;
+    const auto [addr, size] = *dynamic;
+    try {
+      for (uint64_t i = 0; i < std::min(size / 16, kMaxDynamicEntries); ++i) {
+        const uint64_t tag = mem.read<uint64_t>(addr + 16 * i, "the program's dynamic section");
+        if (tag == DT_NULL) break;
+        if (tag != DT_DEBUG) continue;
+        const uint64_t r_debug = mem.readPointer(addr + 16 * i + 8, "the program's DT_DEBUG entry");
+        // link_map: l_addr at 0, l_name at 8, l_next at 24.
+        uint64_t entry = r_debug ? mem.readPointer(r_debug + 8, "r_debug") : 0;
+        for (uint64_t n = 0; entry && n < kMaxLibraries; ++n, entry = mem.readPointer(entry + 24, "a link_map entry")) {
+          const uint64_t bias = mem.readPointer(entry, "a link_map entry");
+          const uint64_t name = mem.readPointer(entry + 8, "a link_map entry");
+          std::string path;
+          try {  // the vDSO's name lies in its image, which a core may leave out
+            path = name ? mem.readString(name, "a library's name") : "";
+          } catch (const InspectError&) {
+          }
+          if (bias && !path.empty() && path.front() == '/') out.push_back({bias, path});
+        }
+        break;
+      }
+    } catch (const InspectError&) {  // the list is cut there: what was read stands
+    }
+    return out;
+  }
+  return out;
+}
+
 std::string programBuildId(const Remote& mem) {
   for (uint64_t start : mem.mappingStarts()) {
     std::vector<unsigned char> bytes = headPages(mem, start);
     if (std::string id = programImageBuildId(bytes); !id.empty()) return id;
   }
   return "";
+}
+
+std::string imageBuildId(const Remote& mem, uint64_t start) {
+  std::vector<unsigned char> bytes = headPages(mem, start);
+  Elf* elf = imageElf(bytes);
+  if (!elf) return "";
+  const std::string id = gnuBuildId(elf);
+  elf_end(elf);
+  return id;
 }
 
 std::string programMismatch(const Remote& mem) {

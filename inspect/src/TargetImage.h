@@ -4,8 +4,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "Remote.h"
+#include "Symbolizer.h"
 
 namespace dscope::inspect {
 
@@ -21,6 +23,16 @@ std::string programMismatch(const Remote& mem);
 // readable, not yet set up, or there is no program image to ask; else the one line (without
 // "dscope: ") saying the core lacks it: a truncated core, whose debugger then knows no library.
 std::string libraryListLost(const Remote& mem);
+
+// The build-id (hex) of the ELF image mapped from its first byte at `start` (a module's), read from
+// the target's memory; "" when it has none or its header pages cannot be read.
+std::string imageBuildId(const Remote& mem, uint64_t start);
+
+// The shared libraries the program's link map lists (r_debug's list of link_map entries), each by
+// the path the process loaded it by and where its first byte is mapped (its load bias: a library
+// is linked at 0); empty when the list cannot be read. What a debugger that did not find a
+// library's file may leave out of its own module list.
+std::vector<ModuleMapping> linkMapModules(const Remote& mem);
 
 // The build-id (hex) of an ELF file on disk, or "" when it has none or cannot be read.
 std::string fileBuildId(const std::string& path);

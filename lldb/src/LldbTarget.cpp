@@ -239,6 +239,27 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
                            (uint64_t{1} << 63);
   }
   c_.frame_cap = 0;  // filled by run(): reading a setting needs the debugger
+  // Where the process's files are: the selected platform's sysroot, and a live process's own root.
+  sysroot_ = platformSysroot();
+  c_.sysroot = sysroot_.c_str();
+  c_.pid = live_ ? static_cast<int64_t>(process_.GetProcessID()) : 0;
+  c_.sysroot_setting =
+      "platform select remote-linux --sysroot DIR (before the core: lldb-16 -O \"platform select remote-linux "
+      "--sysroot DIR\" --core CORE)";
+}
+
+// The selected platform's sysroot (`platform select NAME --sysroot DIR`), "" when none: LLDB 16's
+// API has no getter, `platform status` prints it.
+std::string LldbTarget::platformSysroot() {
+  if (!debugger_.IsValid()) return "";
+  lldb::SBCommandReturnObject result;
+  debugger_.GetCommandInterpreter().HandleCommand("platform status", result, false);
+  const std::string text = result.GetOutput() ? result.GetOutput() : "";
+  const std::string label = "Sysroot: ";
+  const size_t at = text.find(label);
+  if (at == std::string::npos) return "";
+  const size_t end = text.find('\n', at);
+  return text.substr(at + label.size(), end == std::string::npos ? std::string::npos : end - at - label.size());
 }
 
 LldbTarget LldbTarget::forSelected(lldb::SBDebugger& debugger) {
@@ -390,6 +411,30 @@ bool LldbTarget::readFromModuleFile(uint64_t addr, void* out, uint64_t size) {
   return true;
 }
 
+// Whether the file LLDB opened for `module` is the one the core's process mapped: its build-id
+// (LLDB's UUID) is in the ELF header page the core holds of it (every core keeps those pages). A
+// sysroot holding another build of a library makes LLDB 16 open that build all the same; its
+// bytes are not the process's. Asked once per module and process.
+bool LldbTarget::isProcessFile(lldb::SBModule module) {
+  static std::map<std::pair<lldb::user_id_t, std::string>, bool> known;
+  static std::mutex mutex;
+  const char* uuid = module.GetUUIDString();
+  const std::string key = uuid ? uuid : "";
+  std::lock_guard lock(mutex);
+  auto [it, added] = known.try_emplace({process_.GetUniqueID(), key}, true);
+  if (!added) return it->second;
+  const uint8_t* id = module.GetUUIDBytes();
+  const size_t id_size = key.empty() ? 0 : (key.size() - std::count(key.begin(), key.end(), '-')) / 2;
+  const uint64_t header = module.GetObjectFileHeaderAddress().GetLoadAddress(target_);
+  unsigned char page[4096];
+  lldb::SBError error;
+  if (!id || id_size == 0 || header == LLDB_INVALID_ADDRESS ||
+      process_.ReadMemory(header, page, sizeof page, error) != sizeof page || error.Fail())
+    return true;  // nothing to compare: as before
+  it->second = std::search(page, page + sizeof page, id, id + id_size) != page + sizeof page;
+  return it->second;
+}
+
 bool LldbTarget::read(uint64_t addr, void* out, uint64_t size) {
   if (size == 0) return true;
   if (live_) {
@@ -402,14 +447,16 @@ bool LldbTarget::read(uint64_t addr, void* out, uint64_t size) {
   // leave those pages out, and LLDB 16 reads them as zeros); everything else from the core.
   auto* dst = static_cast<uint8_t*>(out);
   while (size > 0) {
-    lldb::SBSection section = resolveLoadAddress(addr).GetSection();
+    lldb::SBAddress resolved = resolveLoadAddress(addr);
+    lldb::SBSection section = resolved.GetSection();
     uint64_t n = size;
     bool from_file = false;
     if (section.IsValid()) {
       const uint64_t base = section.GetLoadAddress(target_);
       if (base != LLDB_INVALID_ADDRESS && addr >= base && addr - base < section.GetByteSize()) {
         n = std::min(size, section.GetByteSize() - (addr - base));
-        from_file = (section.GetPermissions() & lldb::ePermissionsWritable) == 0 && section.GetFileByteSize() > 0;
+        from_file = (section.GetPermissions() & lldb::ePermissionsWritable) == 0 && section.GetFileByteSize() > 0 &&
+                    isProcessFile(resolved.GetModule());
       }
     }
     if (from_file) {

@@ -75,6 +75,7 @@ class LldbTarget {
   lldb::SBAddress resolveLoadAddress(uint64_t addr);
   bool read(uint64_t addr, void* out, uint64_t size);
   bool readFromModuleFile(uint64_t addr, void* out, uint64_t size);
+  bool isProcessFile(lldb::SBModule module);
   bool lookupSymbol(const std::string& name, uint64_t* addr);
   bool evaluateExpression(const std::string& expr, dscope_value* value, std::string* error);
   // LLDB's frame listing the stack frame `level` of thread tid (its innermost inlined call, if any),
@@ -92,6 +93,8 @@ class LldbTarget {
   bool live_ = false;  // a running (stopped) process: memory is read and written normally
   bool core_ = false;  // a core file: read-only file-backed bytes come from the module files
   lldb::SBDebugger debugger_;
+  std::string sysroot_;  // c_.sysroot
+  std::string platformSysroot();
   bool interrupted_ = false;
   dscope_target c_{};
   // The walk of one thread's stack (dispatch-trace --frames): LLDB's frame index of each stack

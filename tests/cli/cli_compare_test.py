@@ -73,7 +73,8 @@ def main():
                         pathlib.Path(core).name, command, debugger, answers["dscope"][i], debugger, answers[debugger][i]))
     # Bad input: one "dscope:" line on stderr and a failing exit status, nothing on stdout.
     for argv, expected in ((["core", __file__], "is not a core file"), (["core", "/nonexistent.core"], "cannot open"),
-                           ([], "no command; usage: dscope core [--json] CORE [EXE] [COMMAND ...] | dscope core [--json] [-j N] CORE|DIR ... | dscope pid [--json] PID [COMMAND ...]"),
+                           ([], "no command; usage: dscope core [--json] [--sysroot DIR] CORE [EXE] [COMMAND ...] | dscope core [--json] [--sysroot DIR] [-j N] CORE|DIR ... | dscope pid [--json] PID [COMMAND ...]"),
+                           (["core", "--sysroot", "/nonexistent", core], "--sysroot takes a directory"),
                            (["core"], "no core file"), (["lookat"], "unknown command 'lookat'"),
                            # A mistyped command after a core and its program: named as a command, not opened as a core.
                            (["core", core, program, "dispatch-trce"], "unknown command 'dispatch-trce'")):

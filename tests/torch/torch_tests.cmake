@@ -67,3 +67,12 @@ add_test(NAME torch_profile_fuzz
           --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_profile_fuzz
           --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
 set_tests_properties(torch_profile_fuzz PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 900)
+# The probe against PyTorch 2.x in its Debian roots (scripts/torch-roots.sh, made when missing):
+# dscope-profile --root makes each root's profile, byte-identical to the shipped one for that build;
+# where none ships (sid moved on), it is installed in the per-user cache for the 2.x tests, which
+# need it (fixture torch_root_profiles) (tests/torch/profile_roots_test.py).
+add_test(NAME torch_profile_roots
+  COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/profile_roots_test.py --source-dir ${PROJECT_SOURCE_DIR}
+          --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_profile_roots trixie sid)
+set_tests_properties(torch_profile_roots PROPERTIES LABELS "torch" TIMEOUT 900 FIXTURES_SETUP torch_root_profiles)
+include(${TORCH_TESTS}/container_tests.cmake)  # PyTorch 2.x in the roots, read as containers from the host

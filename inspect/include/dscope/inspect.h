@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 11
+#define DSCOPE_INSPECT_ABI_VERSION 12
 
 /* A value as the debugger sees it, described without reading through it (evaluate, frame_variable,
  * and the printers' dscope_value_summary): the library alone knows what the runtime's types hold.
@@ -118,6 +118,16 @@ typedef struct dscope_target {
    * glibc's struct pthread lies there, holding the thread's id as the thread itself sees it: the
    * library maps the two ids with it. Optional (NULL: the ids are taken to be the same). */
   int (*thread_pointer)(void* ctx, int64_t tid, uint64_t* addr);
+
+  /* ---- where the target's files are: a process in a container (another root or mount namespace),
+   * or a core written there, names its files (module_at's paths) by its own root's paths. The
+   * library reads each module from the first of sysroot + path, /proc/PID/root + path and path
+   * whose build-id is the one of the module's image in memory, and says in one line which file is
+   * missing or another build. */
+  const char* sysroot;         /* the debugger's sysroot (a copy of the process's root); NULL or "": none */
+  int64_t pid;                 /* a live process's pid, 0 for a core */
+  const char* sysroot_setting; /* how the user gives this front end a sysroot, DIR standing for the
+                                  directory (named in that line); NULL: none */
 } dscope_target;
 
 enum dscope_frames_end {
@@ -149,6 +159,12 @@ char* dscope_inspect_complete_ops(const dscope_target* target, const char* prefi
 char* dscope_inspect_complete_keys(const char* prefix);
 
 void dscope_inspect_free(char* s);
+
+/* The file the library reads a target's module from (dscope_target's sysroot and pid): the module
+ * mapped from `path` whose image has GNU build-id `build_id` (hex; NULL or "": any file there), for
+ * a front end that opens the module files itself. A malloc'd path (free with dscope_inspect_free);
+ * NULL when no place holds it. */
+char* dscope_module_file(const char* path, const char* build_id, const char* sysroot, int64_t pid);
 
 /* ---- the dispatch in the debugger's selected frame (GDB's $dispatch_op_is and $dispatch_key),
  * decoded from its variables (frame_variable: `this` or `op`, an operator handle, entry or the
