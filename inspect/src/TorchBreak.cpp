@@ -1,15 +1,19 @@
 // dispatch-break on real PyTorch. Release builds have no break filter, so the breakpoints go on the
 // kernels themselves: each computed-table entry (dispatchTable_, what the dispatcher calls) of the
 // operator at the key, at its unboxed function (what at::_ops::<op>::call and ::redispatch call),
-// or at its boxed function for a boxed-only kernel. Several kernels may share that function (a
+// at its sym_unboxed function for a kernel whose C++ signature takes c10::SymInt (it has no unboxed
+// one, and KernelFunction::call prefers sym_unboxed), or at its boxed function for a boxed-only
+// kernel. Several kernels may share that function (a
 // runtime functor's trampoline, a backend fallback), so a hit is only ours when the registers say
 // so: the kernel's functor is its first argument, and the key set it was given selects the entry's
 // slot (the dispatcher passes the set it looked the kernel up with); a boxed function's operator is
 // the OperatorHandle it was given.
 //
-// Calling conventions (System V x86-64, c10 1.13 KernelFunction):
+// Calling conventions (System V x86-64, c10 KernelFunction, 1.13 to 2.14):
 //   unboxed  Ret fn(OperatorKernel* functor, DispatchKeySet ks, Args... args)
 //            a Ret returned in memory (at::Tensor, tuples) takes rdi first: functor moves to rsi
+//   sym_unboxed  the same, with the C++ types of SymInt schema types (c10::SymInt, SymIntArrayRef)
+//            where an unboxed function has int64_t, IntArrayRef
 //   boxed    void fn(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack)
 #include <algorithm>
 #include <cstring>
@@ -32,8 +36,12 @@ constexpr uint64_t kMaxListTensors = 1024;  // a Tensor[] argument longer than t
 struct Site {
   const TorchOperator* op;
   int key, slot;
-  uint64_t functor, boxed, unboxed;
-  uint64_t location() const { return unboxed ? unboxed : boxed; }
+  uint64_t functor, boxed, unboxed, sym_unboxed;
+  // The function the dispatcher calls (KernelFunction::call's order): unboxed, else sym_unboxed,
+  // else boxed. The first two are called with the unboxed convention.
+  uint64_t location() const { return unboxed ? unboxed : sym_unboxed ? sym_unboxed : boxed; }
+  bool calledUnboxed() const { return unboxed || sym_unboxed; }
+  bool symInt() const { return !unboxed && sym_unboxed; }
 };
 
 std::vector<Site> sites(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks) {
@@ -55,7 +63,8 @@ std::vector<Site> sites(const TorchView& tv, const std::vector<DispatchBreakpoin
           std::memcpy(&w, fn.data() + p.at(field), 8);
           return w;
         };
-        Site site{&op, k, info->slot, word("KernelFunction_functor"), word("KernelFunction_boxed"), word("KernelFunction_unboxed")};
+        Site site{&op, k, info->slot, word("KernelFunction_functor"), word("KernelFunction_boxed"), word("KernelFunction_unboxed"),
+                  word("KernelFunction_sym_unboxed")};
         // No kernel (the dispatcher reports an error before calling one), or a fallthrough (never called).
         if (!site.boxed || site.boxed == tv.fallthroughKernel()) continue;
         out.push_back(site);
@@ -66,12 +75,16 @@ std::vector<Site> sites(const TorchView& tv, const std::vector<DispatchBreakpoin
 }
 
 // How a kernel's unboxed signature passes an argument of a schema type, in integer registers and
-// stack slots (c10 1.13's C++ types for schema types; the System V rules for them).
+// stack slots (c10's C++ types for schema types; the System V rules for them). A SymInt kernel's
+// signature (sym_unboxed) has c10::SymInt where an unboxed one has int64_t; SymInt's copy and
+// destructor are not trivial, so a SymInt, or a std/c10::optional<SymInt>, is passed by a pointer
+// to a copy: one word either way.
 enum class Passing { Tensor, OptionalTensor, TensorList, OneWord, TwoWords, NoWord, Unknown };
 
-Passing passing(const std::string& type) {
+Passing passing(const std::string& type, bool sym_int) {
   if (type == "Tensor") return Passing::Tensor;                  // const at::Tensor&
-  if (type == "Tensor?") return Passing::OptionalTensor;         // const c10::optional<at::Tensor>&
+  if (type == "Tensor?") return Passing::OptionalTensor;         // const optional<at::Tensor>&
+  if (type == "SymInt?") return sym_int ? Passing::OneWord : Passing::TwoWords;  // optional<SymInt> / optional<int64_t>
   if (type == "Tensor[]") return Passing::TensorList;            // at::TensorList: data, size
   if (type == "float") return Passing::NoWord;                   // double, in an SSE register
   static const std::set<std::string> one = {
@@ -80,7 +93,7 @@ Passing passing(const std::string& type) {
       "MemoryFormat?", "Device", "Device?", "Scalar", "Scalar?", "Tensor?[]", "Generator?", "Storage", "float?"};
   if (one.count(type)) return Passing::OneWord;
   static const std::set<std::string> two = {"str", "int?", "int[]", "SymInt[]", "float[]", "bool[]", "Dimname[]"};
-  if (two.count(type)) return Passing::TwoWords;  // c10::ArrayRef, c10::string_view, c10::optional<int64_t>
+  if (two.count(type)) return Passing::TwoWords;  // c10::ArrayRef (SymIntArrayRef), a string_view, optional<int64_t>
   return Passing::Unknown;
 }
 
@@ -116,11 +129,11 @@ uint64_t keySetOfTensor(const TorchView& tv, uint64_t tensor) {
 // multi_dispatch_key_set gives). A type the reader cannot place ends the walk: the arguments after
 // it are named in the note.
 uint64_t unboxedArguments(const TorchView& tv, const std::vector<SchemaParameter>& params, const dscope_stop_registers& r,
-                          int first, DispatchExplanation& e) {
+                          int first, bool sym_int, DispatchExplanation& e) {
   ArgumentWords words(tv, r, first);
   uint64_t all = 0;
   for (size_t i = 0; i < params.size(); ++i) {
-    const Passing how = passing(params[i].type);
+    const Passing how = passing(params[i].type, sym_int);
     if (how == Passing::Unknown) {
       std::string rest;
       for (size_t j = i; j < params.size(); ++j)
@@ -137,12 +150,14 @@ uint64_t unboxedArguments(const TorchView& tv, const std::vector<SchemaParameter
       all |= ks;
       e.arguments.push_back({params[i].name, tv.keys().keySetString(ks)});
     } else if (how == Passing::OptionalTensor) {
-      const TorchProfile& p = tv.profile();  // c10::optional<T>: init_, then the T
-      if (!tv.mem().read<uint8_t>(w[0] + p.at("OptionalIValue_engaged"), "an optional tensor")) {
+      // optional<at::Tensor>: where its engaged flag and its Tensor lie is the build's (c10::optional
+      // puts the flag first, std::optional after the Tensor).
+      const TorchProfile& p = tv.profile();
+      if (!tv.mem().read<uint8_t>(w[0] + p.at("OptionalTensor_engaged"), "an optional tensor")) {
         e.arguments.push_back({params[i].name, "None"});
         continue;
       }
-      const uint64_t ks = keySetOfTensor(tv, w[0] + p.at("OptionalIValue_payload"));
+      const uint64_t ks = keySetOfTensor(tv, w[0] + p.at("OptionalTensor_payload"));
       all |= ks;
       e.arguments.push_back({params[i].name, tv.keys().keySetString(ks)});
     } else if (how == Passing::TensorList) {
@@ -245,7 +260,7 @@ std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std:
     if (site.location() != r.pc) continue;
     uint64_t ks = 0, stack = 0;
     int first = 0;  // the first argument register after the functor and key set
-    if (site.unboxed) {
+    if (site.calledUnboxed()) {
       if (r.args[0] == site.functor) ks = r.args[1], first = 2;
       else if (r.args[1] == site.functor) ks = r.args[2], first = 3;  // a return value in memory
       else continue;  // the trampoline runs another kernel
@@ -271,7 +286,7 @@ std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std:
     e.tid = r.tid, e.pc = r.pc, e.sp = r.sp;
     if (auto params = schemaArguments(tv, *site.op)) {
       const uint64_t arguments =
-          site.unboxed ? unboxedArguments(tv, *params, r, first, e) : boxedArguments(tv, *params, stack, e);
+          site.calledUnboxed() ? unboxedArguments(tv, *params, r, first, site.symInt(), e) : boxedArguments(tv, *params, stack, e);
       if (e.arguments_note.empty()) computedSet(tv, site, arguments, r.tid, e);
     } else {
       e.arguments_note = "the operator has no schema: its arguments cannot be told apart";
@@ -283,7 +298,7 @@ std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std:
     // The computed entry explains the table's (the same kernel unless registrations are changing).
     const TorchTableEntry entry = tv.computedEntry(*site.op, site.key);
     TorchKernel kernel = entry.kernel;
-    kernel.functor = site.functor, kernel.boxed = site.boxed, kernel.unboxed = site.unboxed;
+    kernel.functor = site.functor, kernel.boxed = site.boxed, kernel.unboxed = site.unboxed, kernel.sym_unboxed = site.sym_unboxed;
     e.kernel = tv.kernelName(kernel);
     if (entry.kernel.functor == site.functor && entry.kernel.boxed == site.boxed) {
       const std::string registered_key = entry.registered_key >= 0 ? tv.keys().name(entry.registered_key) : "";

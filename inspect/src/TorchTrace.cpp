@@ -1,7 +1,7 @@
 // dispatch-trace on real PyTorch: release builds keep no dispatch records, so the chain is rebuilt
 // from the native stack's physical frames (dscope_target's stack_frame: pcs, no DWARF needed).
 // Each frame's function entry is matched against the registry: every computed-table entry's
-// unboxed and boxed function maps to its operator and key (a trampoline several kernels share
+// (sym_)unboxed and boxed function maps to its operator and key (a trampoline several kernels share
 // says "one of N"); an exported at::_ops::<op>::call / ::redispatch names an aten operator; the
 // rest is the user's code. The loop is found among the innermost frames only (an overflow core
 // has ~80 000 physical frames, and GDB's `bt -30` costs seconds and a gigabyte there); --full
@@ -49,8 +49,8 @@ struct CycleKernel {
   TorchKernel kernel;
 };
 
-// The computed-table entries whose unboxed or boxed function is one of `wanted` (the frames'
-// functions), by address (dispatchTable_, inline 32-byte KernelFunctions, one per slot).
+// The computed-table entries whose unboxed, sym_unboxed or boxed function is one of `wanted` (the
+// frames' functions), by address (dispatchTable_, inline 32-byte KernelFunctions, one per slot).
 std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv, const std::set<uint64_t>& wanted) {
   const auto& p = tv.profile();
   std::vector<int> slot_key(p.at("count_table_slots"), -1);
@@ -67,7 +67,7 @@ std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv, co
   std::sort(ops.begin(), ops.end(), [](const auto* a, const auto* b) { return a->entry < b->entry; });
   const uint64_t offset = p.at("OperatorEntry_dispatchTable");
   const uint64_t unboxed = p.at("KernelFunction_unboxed"), boxed = p.at("KernelFunction_boxed");
-  const uint64_t functor = p.at("KernelFunction_functor");
+  const uint64_t functor = p.at("KernelFunction_functor"), sym_unboxed = p.at("KernelFunction_sym_unboxed");
   uint64_t fetched_to = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     const TorchOperator& op = *ops[i];
@@ -80,9 +80,10 @@ std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv, co
     tv.mem().read(op.entry + offset, table.data(), table.size(), "a dispatch table");
     for (uint64_t s = 0; s < slots; ++s) {
       if (slot_key[s] < 0) continue;
-      uint64_t fn[2], object = 0;
+      uint64_t fn[3], object = 0;
       std::memcpy(&fn[0], table.data() + s * size + unboxed, 8);
       std::memcpy(&fn[1], table.data() + s * size + boxed, 8);
+      std::memcpy(&fn[2], table.data() + s * size + sym_unboxed, 8);
       std::memcpy(&object, table.data() + s * size + functor, 8);
       for (uint64_t f : fn)
         if (f && wanted.count(f)) out[f].push_back({&op, slot_key[s], object});

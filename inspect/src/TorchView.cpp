@@ -248,6 +248,7 @@ TorchKernel TorchView::readKernel(uint64_t addr) const {
   k.functor = mem_.readPointer(fn + value("KernelFunction_functor"), "a kernel");
   k.boxed = mem_.readPointer(fn + value("KernelFunction_boxed"), "a kernel");
   k.unboxed = mem_.readPointer(fn + value("KernelFunction_unboxed"), "a kernel");
+  k.sym_unboxed = mem_.readPointer(fn + value("KernelFunction_sym_unboxed"), "a kernel");
   k.debug = readStdString(addr + value("AnnotatedKernel_debug"), "a kernel's debug string");
   return k;
 }
@@ -262,8 +263,8 @@ int8_t maxLookups(int bits) { return static_cast<int8_t>(std::max(4, bits)); }
 
 }  // namespace
 
-// The table's stored entry for a slot: the KernelFunction c10 copied there (functor, boxed and
-// unboxed pointers; no debug string).
+// The table's stored entry for a slot: the KernelFunction c10 copied there (functor, boxed,
+// unboxed and sym_unboxed pointers; no debug string).
 TorchKernel TorchView::storedEntry(const TorchOperator& op, int slot) const {
   TorchKernel k;
   const uint64_t fn = op.entry + value("OperatorEntry_dispatchTable") + slot * value("sizeof_KernelFunction");
@@ -271,6 +272,7 @@ TorchKernel TorchView::storedEntry(const TorchOperator& op, int slot) const {
   k.functor = mem_.readPointer(fn + value("KernelFunction_functor"), "a dispatch table");
   k.boxed = mem_.readPointer(fn + value("KernelFunction_boxed"), "a dispatch table");
   k.unboxed = mem_.readPointer(fn + value("KernelFunction_unboxed"), "a dispatch table");
+  k.sym_unboxed = mem_.readPointer(fn + value("KernelFunction_sym_unboxed"), "a dispatch table");
   return k;
 }
 
@@ -441,7 +443,8 @@ std::vector<TorchTableEntry> TorchView::computedTable(const TorchOperator& op) c
   // The whole stored table in one read (106 entries of 32 bytes in 1.13).
   const uint64_t size = value("sizeof_KernelFunction"), slots = value("count_table_slots");
   const uint64_t functor = value("KernelFunction_functor"), boxed = value("KernelFunction_boxed"), unboxed = value("KernelFunction_unboxed");
-  if (size > 256 || slots > 4096 || std::max({functor, boxed, unboxed}) + 8 > size)
+  const uint64_t sym_unboxed = value("KernelFunction_sym_unboxed");
+  if (size > 256 || slots > 4096 || std::max({functor, boxed, unboxed, sym_unboxed}) + 8 > size)
     fail(refusal() + "its dispatch table has " + std::to_string(slots) + " entries of " + std::to_string(size) + " bytes");
   std::vector<unsigned char> bytes(size * slots);
   mem_.read(op.entry + value("OperatorEntry_dispatchTable"), bytes.data(), bytes.size(), "a dispatch table");
@@ -450,6 +453,7 @@ std::vector<TorchTableEntry> TorchView::computedTable(const TorchOperator& op) c
     std::memcpy(&table[s].functor, bytes.data() + s * size + functor, 8);
     std::memcpy(&table[s].boxed, bytes.data() + s * size + boxed, 8);
     std::memcpy(&table[s].unboxed, bytes.data() + s * size + unboxed, 8);
+    std::memcpy(&table[s].sym_unboxed, bytes.data() + s * size + sym_unboxed, 8);
   }
   const auto kernels = registered(op, &table);
   std::vector<TorchTableEntry> out;
@@ -548,7 +552,7 @@ std::string functorTypeName(const std::string& mangled) {
 std::string TorchView::kernelName(const TorchKernel& k) const {
   // A computed table names the same few kernels many times (a default backend kernel fills a
   // dozen slots): each is named once per view.
-  const auto key = std::make_tuple(k.functor, k.boxed, k.unboxed);
+  const auto key = std::make_tuple(k.functor, k.boxed, k.unboxed, k.sym_unboxed);
   if (auto it = kernel_names_.find(key); it != kernel_names_.end()) return it->second;
   return kernel_names_[key] = nameKernel(k);
 }

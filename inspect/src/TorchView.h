@@ -20,16 +20,18 @@
 
 namespace dscope::inspect {
 
-// An impl::AnnotatedKernel: its KernelFunction's pointers and its "registered at ..." string.
+// An impl::AnnotatedKernel: its KernelFunction's pointers and its "registered at ..." string. A
+// kernel whose C++ signature takes c10::SymInt has sym_unboxed and no unboxed function
+// (makeFromUnboxedFunctor); KernelFunction::call prefers sym_unboxed.
 struct TorchKernel {
   uint64_t addr = 0;
-  uint64_t functor = 0, boxed = 0, unboxed = 0;
+  uint64_t functor = 0, boxed = 0, unboxed = 0, sym_unboxed = 0;
   std::string debug;
   bool valid() const { return boxed != 0; }  // KernelFunction::isValid()
 };
 // The same KernelFunction: the same functor and functions.
 inline bool sameKernel(const TorchKernel& a, const TorchKernel& b) {
-  return a.functor == b.functor && a.boxed == b.boxed && a.unboxed == b.unboxed;
+  return a.functor == b.functor && a.boxed == b.boxed && a.unboxed == b.unboxed && a.sym_unboxed == b.sym_unboxed;
 }
 
 struct TorchOperator {
@@ -140,7 +142,7 @@ class TorchView {
   uint64_t fallthrough_ = 0;
   mutable std::shared_ptr<const std::vector<TorchOperator>> operators_;
   mutable std::shared_ptr<const std::vector<TorchKernel>> fallbacks_;
-  mutable std::map<std::tuple<uint64_t, uint64_t, uint64_t>, std::string> kernel_names_;  // kernelName's
+  mutable std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, std::string> kernel_names_;  // kernelName's
 };
 
 }  // namespace dscope::inspect

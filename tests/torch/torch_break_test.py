@@ -1,17 +1,28 @@
 #!/usr/bin/env python3
-"""dispatch-break on real PyTorch (tests/torch/break_program.py: 1 000 operators, a known number of
-them aten::mm on CPU tensors that require grad), in GDB and lldb-16. Set before the program runs
-(torch not loaded yet), `dispatch-break aten::mm --key CPU` must stop exactly as many times as the
-program calls torch.mm, and `--key AutogradCPU` likewise; every stop names aten::mm at that key; the
-explanation at a stop gives the arguments' key sets and the thread's TLS sets exactly as the
-process's own torch._C printed them (at the AutogradCPU call, and under the guard the autograd
-kernel holds when it redispatches to CPU); `dispatch-break --why --json` says the same; `dispatch-trace` there names the
-stop's operator and key in frame 0; and both
-debuggers print the same stops. An operator registered only after the breakpoint was placed
-(myops::late, a Python CPU kernel: boxed, on the trampoline every Python kernel shares) stops too:
-the breakpoints are placed again where a registration for a breakpoint's operator returns.
+"""dispatch-break on real PyTorch, in GDB and lldb-16: one run of tests/torch/break_program.py per
+debugger with five breakpoints at once, each a kind of kernel the dispatcher calls differently:
 
-  torch_break_test.py --gdb-script S [--lldb-plugin P] --workdir DIR
+  aten::mm --key CPU            an unboxed kernel (TORCH_FN), reached by a redispatch below autograd
+  aten::mm --key AutogradCPU    the autograd kernel of tensors that require grad
+  aten::view --key CPU          a SymInt kernel: only sym_unboxed_kernel_func_, no unboxed function
+  aten::linear --key AutogradCPU  the composite kernel, called without a bias (a `Tensor?` that is None)
+  myops::late --key CPU         a Python kernel (boxed, on the trampoline every Python kernel shares),
+                                registered only after the breakpoints were placed
+
+The breakpoints must stop exactly as many times as the program calls each operator (its own
+counts), in the program's order, and nowhere else. At every stop the explanation gives the
+arguments' key sets (None for the missing bias) and the thread's TLS sets exactly as the process's
+own torch._C printed them (at the AutogradCPU call, and under the guard the autograd kernel holds
+when it redispatches to CPU); `dispatch-break --why --json` says the same, and `dispatch-trace`'s
+frame 0 is the stop's operator at its key; at a view stop it also names the SymInt kernel that
+redispatched to it (aten::view at ADInplaceOrView, by its sym_unboxed function). Both debuggers
+print the same stops.
+
+On Debian 12's 1.13 (the default) the program is launched under the debugger, the breakpoints set
+before torch loads (pending). With --suite trixie|sid it runs inside that PyTorch 2.x root as a
+container runs it (scripts/torch-roots.sh run), and the debuggers attach to it from the host.
+
+  torch_break_test.py --gdb-script S [--lldb-plugin P] [--suite SUITE] --workdir DIR
 """
 
 import argparse
@@ -21,35 +32,122 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
 import session  # noqa: E402
 
 PROGRAM = HERE / "break_program.py"
+ROOTS = HERE.parents[1] / "scripts" / "torch-roots.sh"
 PYTHON = "/usr/bin/python3"
-MM_CALLS = 7
-LATE_CALLS = 3
+CALLS = {"mm": 2, "view": 3, "linear": 2, "late": 2}
+BREAKPOINTS = ["aten::mm --key CPU", "aten::mm --key AutogradCPU", "aten::view --key CPU", "aten::linear --key AutogradCPU",
+               "myops::late --key CPU"]
 
 
-def debugger_run(debugger, plugin, breakpoint, oracle_path, workdir):
-    """The debugger's output: the breakpoint set before the program starts, `--why --json` at the
-    first stop, then one continue per remaining stop and one past the last."""
-    program = [PYTHON, str(PROGRAM), str(oracle_path), "--mm", str(MM_CALLS), "--late", str(LATE_CALLS)]
-    commands = ["dispatch-break " + breakpoint]
+def program_args(oracle):
+    args = [str(oracle)]
+    for what, n in CALLS.items():
+        args += ["--" + what, str(n)]
+    return args
+
+
+def expected_stops(oracle):
+    """Every stop in the program's order: (operator, key, [(argument, key set)], TLS sets)."""
+    tls, below = oracle["tls"], oracle["tls_below_autograd"]
+    mm = [("self", oracle["self"]), ("mat2", oracle["mat2"])]
+    return ([("aten::mm", "AutogradCPU", mm, tls), ("aten::mm", "CPU", mm, below)] * oracle["mm_calls"] +
+            [("aten::view", "CPU", [("self", oracle["x"])], below)] * oracle["view_calls"] +
+            [("aten::linear", "AutogradCPU", [("input", oracle["x"]), ("weight", oracle["w"]), ("bias", "None")], tls)] *
+            oracle["linear_calls"] +
+            [("myops::late", "CPU", [("x", oracle["x"])], tls)] * oracle["late_calls"])
+
+
+def commands(stops, start):
+    """The debugger's commands after the breakpoints: start the program (run, or continue after an
+    attach), then at every stop --why --json, dispatch-trace and continue."""
+    return [start] + ["dispatch-break --why --json", "dispatch-trace", "continue"] * stops
+
+
+def debugger_argv(debugger, plugin, script, start, stops, launch=None, pid=None, sysroot=None, go=None):
+    """A batch session of `debugger` that sets the breakpoints and runs `start` and the per-stop
+    commands: on `launch` (a command line), or attached to `pid` (files under `sysroot`), then
+    creating the file `go` the program waits for."""
+    lines = ["dispatch-break " + b for b in BREAKPOINTS]
+    if go:
+        lines.append(("shell" if debugger == "gdb" else "platform shell") + " touch " + str(go))
+    lines += commands(stops, start)
     if debugger == "gdb":
-        argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", plugin)
-        for c in commands:
+        argv = session.gdb_batch(*(["-iex", "set sysroot " + sysroot] if sysroot else []),
+                                 "-ex", "set debuginfod enabled off", "-x", plugin)
+        argv += ["-p", str(pid), "/proc/%d/exe" % pid] if pid else []  # without its executable GDB reads no symbols
+        for c in lines:
             argv += ["-ex", c]
-        argv += ["-ex", "run", "-ex", "dispatch-break --why --json", "-ex", "dispatch-trace"] + ["-ex", "continue"] * MM_CALLS
-        argv += ["--args"] + program
-    else:
-        script = workdir / ("lldb-%s.commands" % breakpoint.split()[-1].replace(":", "_"))
-        script.write_text("\n".join(commands + ["process launch", "dispatch-break --why --json", "dispatch-trace"] +
-                                    ["continue"] * MM_CALLS) + "\n")
-        argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin, "-s", str(script), "--"] + program
+        return argv + (["--args"] + launch if launch else [])
+    script.write_text("\n".join(lines) + "\n")
+    argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin]
+    if sysroot:
+        argv += ["-O", "platform select --sysroot %s host" % sysroot]
+    argv += ["-p", str(pid)] if pid else []
+    return argv + ["-s", str(script)] + (["--"] + launch if launch else [])
+
+
+def child_of(pid, timeout=30):
+    """The one child of process pid (unshare's, which runs the program as the root's init)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            children = pathlib.Path("/proc/%d/task/%d/children" % (pid, pid)).read_text().split()
+        except OSError:
+            return None
+        if children:
+            return int(children[0])
+        time.sleep(0.05)
+    return None
+
+
+def run_host(debugger, plugin, workdir, total):
+    """1.13: the program launched under the debugger, the breakpoints pending before torch loads."""
+    oracle = workdir / ("oracle-%s.json" % debugger)
+    argv = debugger_argv(debugger, plugin, workdir / ("lldb-%s.commands" % debugger), "run" if debugger == "gdb"
+                         else "process launch", total, launch=[PYTHON, str(PROGRAM)] + program_args(oracle))
     out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, cwd=workdir)
-    return out.stdout + out.stderr
+    return out.stdout + out.stderr, oracle
+
+
+def run_root(suite, debugger, plugin, workdir, total):
+    """2.x: the program in the suite's root (its own mount and pid namespaces), the debugger
+    attached from the host once the program has written its oracle."""
+    root = pathlib.Path(subprocess.run([str(ROOTS), "dir", suite], capture_output=True, text=True, check=True).stdout.strip())
+    if not (root / ".dscope-root").exists():
+        raise SystemExit("no %s root at %s: make it with scripts/torch-roots.sh ensure %s" % (suite, root, suite))
+    inside = pathlib.PurePath("/tmp") / ("dscope-break-%s-%s" % (suite, debugger))
+    host_dir = root / inside.relative_to("/")
+    shutil.rmtree(host_dir, ignore_errors=True)
+    host_dir.mkdir(parents=True)
+    shutil.copy(PROGRAM, host_dir / PROGRAM.name)
+    oracle = host_dir / "oracle.json"
+    args = program_args(inside / "oracle.json") + ["--go", str(inside / "go")]
+    program = subprocess.Popen([str(ROOTS), "run", suite, "/usr/bin/python3", str(inside / PROGRAM.name)] + args,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not oracle.exists() and program.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pid = child_of(program.pid)
+        if not oracle.exists() or pid is None:
+            program.kill()
+            return "the program in the %s root wrote no oracle:\n%s" % (suite, program.communicate()[0][-2500:]), oracle
+        argv = debugger_argv(debugger, plugin, workdir / ("lldb-%s-%s.commands" % (suite, debugger)), "continue", total,
+                             pid=pid, sysroot="/proc/%d/root" % pid, go=host_dir / "go")
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, cwd=workdir)
+        program_out = program.communicate(timeout=60)[0]
+    finally:
+        if program.poll() is None:
+            program.kill()
+            program.wait()
+    return out.stdout + out.stderr + program_out, oracle
 
 
 def stops(text):
@@ -71,72 +169,76 @@ def field(block, label):
     return m.group(1) if m else None
 
 
-def check(debugger, op, key, text, oracle):
+def check(debugger, text, oracle):
     problems = []
-    found = stops(text)
-    calls = oracle["mm_calls"] if op == "aten::mm" else oracle["late_calls"]
-    # The program's own count of its calls, and no stop for another operator or key.
-    if ("mm calls: %d" % oracle["mm_calls"]) not in text or ("late calls: %d" % oracle["late_calls"]) not in text:
-        problems.append("the program did not finish its calls")
-    if len(found) != calls:
-        problems.append("%d stops, expected %d" % (len(found), calls))
-    tls = oracle["tls"] if key == "AutogradCPU" or op != "aten::mm" else oracle["tls_below_autograd"]
-    arguments = [oracle["self"], oracle["mat2"]] if op == "aten::mm" else [oracle["late_x"]]
-    for block in found:
-        first = block.splitlines()[0]
-        if not first.startswith("dispatch-break: %s at %s (keyset DispatchKeySet(" % (op, key)):
-            problems.append("a stop for something else: " + first)
-        names = ["argument self", "argument mat2"] if op == "aten::mm" else ["argument x"]
-        expected = dict(zip(names, arguments))
-        expected.update({"TLS included": tls["included"], "TLS excluded": tls["excluded"]})
-        for label, value in expected.items():
+    found, expected = stops(text), expected_stops(oracle)
+    # The program's own counts: it ran to the end.
+    for what in CALLS:
+        if "%s calls: %d" % (what, oracle[what + "_calls"]) not in text:
+            problems.append("the program did not finish its %s calls" % what)
+    if [b.split(" (keyset")[0] for b in found] != ["dispatch-break: %s at %s" % (op, key) for op, key, _, _ in expected]:
+        problems.append("stops %s, expected %s" % ([b.split(" (keyset")[0][16:] for b in found],
+                                                   ["%s at %s" % (op, key) for op, key, _, _ in expected]))
+    whys = [json.loads(line) for line in text.splitlines() if line.startswith('{"op":')]
+    frames = re.findall(r"^  #0 (.*)$", text, re.M)
+    traces = [t.split("\ndispatch-break: ")[0] for t in text.split("dispatch chain rebuilt from the native stack")[1:]]
+    for i, (op, key, arguments, tls) in enumerate(expected):
+        if i >= len(found):
+            break
+        block, where = found[i], "stop %d (%s at %s): " % (i + 1, op, key)
+        labels = dict(("argument " + name, value) for name, value in arguments)
+        labels.update({"TLS included": tls["included"], "TLS excluded": tls["excluded"]})
+        for label, value in labels.items():
             if field(block, label) != value:
-                problems.append("%s is %r, the process says %r" % (label, field(block, label), value))
+                problems.append("%s%s is %r, the process says %r" % (where, label, field(block, label), value))
         slot = field(block, "slot") or ""
         if "(%s, the set's highest key)" % key not in slot:
-            problems.append("slot line: " + slot)
-    # --why --json at the first stop: the same facts as one object.
-    start = text.find('{"op":"%s"' % op)
-    if start < 0:
-        problems.append("no --why --json object")
-    else:
-        why = json.loads(text[start:text.index("\n", start)])
-        if (why["key"], [a["keyset"] for a in why["arguments"]], why["tls"]) != (key, arguments, tls):
-            problems.append("--why --json: " + json.dumps(why))
-    # dispatch-trace at the first stop: its frame 0 is the kernel the stop named, also where the
-    # function is a trampoline several kernels share (myops::late's, every Python kernel's).
-    if not re.search(r"^  #0 \[kernel\] op=\[%s\], key=\[%s\] " % (re.escape(op), re.escape(key)), text, re.M):
-        problems.append("dispatch-trace's frame 0 is not %s at %s" % (op, key))
+            problems.append(where + "slot line: " + slot)
+        # --why --json at the stop: the same facts as one object.
+        why = whys[i] if i < len(whys) else {}
+        if (why.get("op"), why.get("key"), [(a["name"], a["keyset"]) for a in why.get("arguments", [])], why.get("tls")) != \
+                (op, key, arguments, tls):
+            problems.append(where + "--why --json: " + json.dumps(why))
+        # dispatch-trace's frame 0 is the kernel the stop named, also where the function is a
+        # trampoline several kernels share (myops::late's, every Python kernel's).
+        if i >= len(frames) or not frames[i].startswith("[kernel] op=[%s], key=[%s] " % (op, key)):
+            problems.append(where + "dispatch-trace's frame 0 is %r" % (frames[i] if i < len(frames) else None))
+        # Above a view's CPU kernel, the SymInt kernels that redispatched to it (told by their
+        # sym_unboxed functions): the ADInplaceOrView kernel.
+        inner = "[kernel] op=[aten::view], key=[ADInplaceOrView] "
+        if op == "aten::view" and (i >= len(traces) or not re.search(r"^  #[1-9]\d* " + re.escape(inner), traces[i], re.M)):
+            problems.append(where + "dispatch-trace names no frame " + inner)
     if problems:
         problems.append(text[-2500:])
-    return ["%s %s --key %s: %s" % (debugger, op, key, p) for p in problems], found
+    return ["%s: %s" % (debugger, p) for p in problems], found
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
     p.add_argument("--lldb-plugin")
+    p.add_argument("--suite", help="a PyTorch 2.x root (trixie, sid); Debian 12's 1.13 on the host when absent")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     a = p.parse_args()
     shutil.rmtree(a.workdir, ignore_errors=True)
     a.workdir.mkdir(parents=True)
     problems, seen = [], {}
     debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
-    for op, key in (("aten::mm", "CPU"), ("aten::mm", "AutogradCPU"), ("myops::late", "CPU")):
-        for debugger, plugin in debuggers:
-            oracle_path = a.workdir / ("oracle-%s-%s-%s.json" % (debugger, op.replace(":", "_"), key))
-            text = debugger_run(debugger, plugin, "%s --key %s" % (op, key), oracle_path, a.workdir)
-            if not oracle_path.exists():
-                problems.append("%s %s --key %s: the program wrote no oracle:\n%s" % (debugger, op, key, text[-2500:]))
-                continue
-            found, blocks = check(debugger, op, key, text, json.loads(oracle_path.read_text()))
-            problems += found
-            seen[(debugger, op, key)] = blocks
-        if len(debuggers) == 2 and seen.get(("gdb", op, key)) != seen.get(("lldb", op, key)):
-            problems.append("%s --key %s: GDB and LLDB print different stops:\n--- gdb\n%s\n--- lldb\n%s" % (
-                op, key, "\n".join(seen.get(("gdb", op, key), [])[:1]), "\n".join(seen.get(("lldb", op, key), [])[:1])))
-    print("torch dispatch-break: %d problems" % len(problems))
-    for problem in problems[:8]:
+    total = 2 * CALLS["mm"] + CALLS["view"] + CALLS["linear"] + CALLS["late"]
+    for debugger, plugin in debuggers:
+        text, oracle_path = (run_root(a.suite, debugger, plugin, a.workdir, total) if a.suite
+                             else run_host(debugger, plugin, a.workdir, total))
+        (a.workdir / ("transcript-%s.txt" % debugger)).write_text(text)
+        if not oracle_path.exists():
+            problems.append("%s: the program wrote no oracle:\n%s" % (debugger, text[-2500:]))
+            continue
+        found, seen[debugger] = check(debugger, text, json.loads(oracle_path.read_text()))
+        problems += found
+    if len(seen) == 2 and seen["gdb"] != seen["lldb"]:
+        diff = next((g, l) for g, l in zip(seen["gdb"] + [""] * 99, seen["lldb"] + [""] * 99) if g != l)
+        problems.append("GDB and LLDB print different stops:\n--- gdb\n%s\n--- lldb\n%s" % diff)
+    print("torch dispatch-break%s: %d problems" % (" (%s)" % a.suite if a.suite else "", len(problems)))
+    for problem in problems[:12]:
         print(problem)
     return 1 if problems else 0
 

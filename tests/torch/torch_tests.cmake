@@ -47,12 +47,23 @@ add_test(NAME torch_both_runtimes
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_both_runtimes --runtime-library $<TARGET_FILE:dscope_runtime>)
 set_tests_properties(torch_both_runtimes PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
 include(${TORCH_TESTS}/libtorch_program.cmake)  # a C++ libtorch program and its kernel core
-# dispatch-break on a Python program: stops counted against its torch.mm calls, the explanation
-# against its torch._C (tests/torch/torch_break_test.py).
+# dispatch-break on a Python program, five breakpoints in one run per debugger (an unboxed, an
+# autograd, a SymInt, a composite kernel given a None `Tensor?`, a Python kernel): stops counted
+# against the program's own calls, the explanation against its torch._C
+# (tests/torch/torch_break_test.py).
 add_test(NAME torch_dispatch_break
   COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_break_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_dispatch_break)
 set_tests_properties(torch_dispatch_break PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
+# The same on PyTorch 2.6 and 2.14, the program in its Debian root (scripts/torch-roots.sh), GDB
+# attached from the host. (lldb-16 does not list a process's libraries from its root yet: the
+# test takes ${TORCH_LLDB} once it does.)
+foreach(suite trixie sid)
+  add_test(NAME torch_dispatch_break_${suite}
+    COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_break_test.py --gdb-script ${GDB_SCRIPT} --suite ${suite}
+            --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_dispatch_break_${suite})
+  set_tests_properties(torch_dispatch_break_${suite} PROPERTIES LABELS "gdb;torch;torch2" TIMEOUT 300)
+endforeach()
 # dispatch-break in a torch process no layout profile describes: refused in one line naming the
 # build-id, never "pending" (tests/torch/torch_break_noprofile_test.py).
 add_test(NAME torch_dispatch_break_noprofile
