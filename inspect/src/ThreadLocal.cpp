@@ -49,6 +49,12 @@ constexpr int64_t kMaxThreadId = 1 << 22;        // the kernel's PID_MAX_LIMIT
 // glibc's threads: the struct pthread (= the thread pointer on x86-64) of each thread on
 // _rtld_global's thread lists (_dl_stack_user holds the initial thread and user stacks,
 // _dl_stack_used the rest), and the id it holds, the thread's own.
+//
+// A list whose next pointer reads 0 ends there (its threads after it are not known), where a
+// cycle or a longer list is corrupt memory: a core can hold zeros for a live struct pthread. GDB's
+// gcore of a glibc 2.42+ process writes zeros for the stack blocks that hold guard regions
+// (MADV_GUARD_INSTALL; smaps "gu"), and an ended thread's struct pthread stays on _dl_stack_used at
+// the top of such a block, so the list leads into zeros.
 std::vector<std::pair<uint64_t, int64_t>> glibcThreads(const Remote& mem) {
   auto rtld = mem.findSymbol("_rtld_global");
   if (!rtld) fail("cannot find the dynamic linker's _rtld_global (no process, or a static program)");
@@ -59,8 +65,8 @@ std::vector<std::pair<uint64_t, int64_t>> glibcThreads(const Remote& mem) {
   for (const char* list : {"rtld_global__dl_stack_user", "rtld_global__dl_stack_used"}) {
     const uint64_t head = *rtld + descriptor(mem, list).offset;
     uint64_t node = mem.readPointer(head + next, "glibc's thread list");
-    for (uint64_t n = 0; node != head; ++n) {
-      if (n == kMaxThreads || node == 0) fail("glibc's thread list at " + hex(head) + " does not end (corrupt memory)");
+    for (uint64_t n = 0; node != head && node != 0; ++n) {
+      if (n == kMaxThreads) fail("glibc's thread list at " + hex(head) + " does not end (corrupt memory)");
       const uint64_t thread = node - list_in_thread;
       threads.emplace_back(thread, mem.read<int32_t>(thread + tid_in_thread, "a glibc thread"));
       node = mem.readPointer(node + next, "glibc's thread list");
