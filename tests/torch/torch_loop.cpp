@@ -17,6 +17,7 @@
 // the key set, which still selects AutogradCPU (nothing excluded autograd).
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/library.h>
 
 #include <cstdio>
@@ -105,7 +106,10 @@ TORCH_LIBRARY_IMPL(myops, Autograd, m) {
 int main(int argc, char** argv) {
   const char* scenario = argc > 1 ? argv[1] : "self";
   const at::Tensor x = at::randn({4, 4}).set_requires_grad(true);
+  // The thread's sets, as dispatch-trace's TLS line must print them (no kernel changes them).
+  const c10::impl::LocalDispatchKeySet tls = c10::impl::tls_local_dispatch_key_set();
   std::printf("%s: keys %s\n", scenario, c10::toString(x.key_set()).c_str());
+  std::printf("TLS: included %s, excluded %s\n", c10::toString(tls.included_).c_str(), c10::toString(tls.excluded_).c_str());
   std::fflush(stdout);
   if (std::strcmp(scenario, "matmul") == 0) {
     static auto library =

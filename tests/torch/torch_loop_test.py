@@ -8,14 +8,27 @@ and lldb-16: the loop, the operator(s), the key, the kernel(s) with their `regis
 thread's TLS and the fix; both debuggers print the same chain, on the core and live (the process
 stopped by its SIGSEGV under the debugger).
 
+With --suite, the same on real PyTorch 2.x in a Debian root (scripts/torch-roots.sh): torch_loop
+is built inside the root by its own g++ against its libtorch-dev (once per source and torch, kept
+in --cache), runs there as a container does, and its kernel core (written in its working folder
+inside the root) is read from the host: GDB with the root as sysroot, lldb-16 with it as its
+platform's sysroot, `dscope core --sysroot ROOT` on the core and as a batch of the folder.
+
   torch_loop_test.py --gdb-script S [--lldb-plugin P] [--dscope D] --program build/.../torch_loop
                      --scenario self|mutual|mm|matmul|alias|shared|boxed --workdir DIR
+  torch_loop_test.py --gdb-script S --lldb-plugin P --dscope D --suite trixie|sid --roots scripts/torch-roots.sh
+                     --cache DIR --scenario self|mutual|mm
 """
 
 import argparse
+import fcntl
+import filecmp
+import hashlib
 import os
 import pathlib
 import re
+import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,29 +55,34 @@ def matmul_registration():
     return row[len("CPU: "):row.rindex(" [")]
 
 
-def expected(scenario):
-    """What dispatch-trace must say about each scenario's core (from the source, not the tool). How
-    many repetitions fit in the 400 innermost frames depends on the frames above the loop where
-    the stack overflowed (198 or 199 of a 2-frame loop in 400)."""
-    registered = "registered at %s:%d" % (SOURCE, line_of("TORCH_LIBRARY_IMPL(myops, AutogradCPU, m)"))
+def program_tls(stdout):
+    """The thread's TLS sets as the program printed them (its "TLS: ..." line)."""
+    return next((l for l in stdout.splitlines() if l.startswith("TLS: ")), "TLS: (the program printed none)")
+
+
+def expected(scenario, tls, source=SOURCE):
+    """What dispatch-trace must say about each scenario's core (from the source, compiled as source,
+    and the TLS line the program printed, not the tool). How many repetitions fit in the 400
+    innermost frames depends on the frames above the loop where the stack overflowed (198 or 199
+    of a 2-frame loop in 400)."""
+    registered = "registered at %s:%d" % (source, line_of("TORCH_LIBRARY_IMPL(myops, AutogradCPU, m)"))
     common = [
         "dispatch chain rebuilt from the native stack (PyTorch keeps no dispatch records): 400 frames walked, the innermost",
-        "  TLS: included DispatchKeySet(BackendSelect, ADInplaceOrView), excluded DispatchKeySet(AutocastCPU, AutocastXPU, "
-        "AutocastCUDA)",
+        "  " + tls + "\n",
         "(autograd is not excluded on this thread)",
         "continue below autograd: op.redispatch(ks & c10::after_autograd_keyset, ...) with the kernel's DispatchKeySet argument",
     ]
     if scenario == "self":
         return common + [
-            "  loop: a cycle of 2 stack frames, at least 19",
+            "  loop: a cycle of 2 stack frames, at least ",
             "[kernel] op=[myops::loop], key=[AutogradCPU] loop_autograd(c10::DispatchKeySet, at::Tensor const&), " + registered,
             "  diagnosis: myops::loop's AutogradCPU kernel (loop_autograd(c10::DispatchKeySet, at::Tensor const&), %s) calls "
             "myops::loop again through the dispatcher: " % registered, "so the kernel re-enters itself",
             "  fix: in that kernel,"]
     if scenario == "alias":  # registered at the Autograd alias key: it fills AutogradCPU and every other autograd slot
-        alias = "registered at %s:%d" % (SOURCE, line_of("TORCH_LIBRARY_IMPL(myops, Autograd, m)"))
+        alias = "registered at %s:%d" % (source, line_of("TORCH_LIBRARY_IMPL(myops, Autograd, m)"))
         return common + [
-            "  loop: a cycle of 2 stack frames, at least 19",
+            "  loop: a cycle of 2 stack frames, at least ",
             "[kernel] op=[myops::aloop], key=[Autograd] aloop_autograd(c10::DispatchKeySet, at::Tensor const&), " + alias,
             "  diagnosis: myops::aloop's Autograd kernel (aloop_autograd(c10::DispatchKeySet, at::Tensor const&), %s) calls "
             "myops::aloop again through the dispatcher: " % alias,
@@ -98,7 +116,7 @@ def expected(scenario):
             "kernel's DispatchKeySet argument"]
     if scenario == "mutual":
         return common + [
-            "  loop: a cycle of 4 stack frames, at least 9",
+            "  loop: a cycle of 4 stack frames, at least ",
             "[kernel] op=[myops::ping], key=[AutogradCPU] ping_autograd(c10::DispatchKeySet, at::Tensor const&), " + registered,
             "[kernel] op=[myops::pong], key=[AutogradCPU] pong_autograd(c10::DispatchKeySet, at::Tensor const&), " + registered,
             "  diagnosis: myops::ping's AutogradCPU kernel (ping_autograd(c10::DispatchKeySet, at::Tensor const&), %s) calls "
@@ -106,7 +124,7 @@ def expected(scenario):
             "myops::ping again through the dispatcher: " % (registered, registered), "so the kernels re-enter each other",
             "  fix: in those kernels,"]
     if scenario == "matmul":  # the cycle runs through aten::matmul's own kernel, inside libtorch
-        cpu = "registered at %s:%d" % (SOURCE, line_of("c10::DispatchKey::CPU, __FILE__, __LINE__"))
+        cpu = "registered at %s:%d" % (source, line_of("c10::DispatchKey::CPU, __FILE__, __LINE__"))
         # Its math kernel has no symbol: found by the function start .eh_frame_hdr lists, named with
         # the registration torch itself prints for it and the function its functor's type names
         # (PyTorch 1.13's RegisterCompositeImplicitAutograd.cpp); registered at the alias key, it
@@ -123,9 +141,9 @@ def expected(scenario):
             "aten::matmul again through the dispatcher (at::_ops::matmul): " % (composite, cpu),
             "so the kernels re-enter each other",
             "  fix: break the cycle: one of those kernels must call neither operator again: compute the result there"]
-    mm = "registered at %s:%d" % (SOURCE, line_of("c10::DispatchKey::AutogradCPU, __FILE__, __LINE__"))
+    mm = "registered at %s:%d" % (source, line_of("c10::DispatchKey::AutogradCPU, __FILE__, __LINE__"))
     return common + [
-        "  loop: a cycle of 2 stack frames, at least 19",
+        "  loop: a cycle of 2 stack frames, at least ",
         "[call] at::_ops::mm (at::_ops::mm::call(at::Tensor const&, at::Tensor const&))",
         "[kernel] op=[aten::mm], key=[AutogradCPU] mm_autograd(c10::DispatchKeySet, at::Tensor const&, at::Tensor const&), " + mm,
         "  diagnosis: aten::mm's AutogradCPU kernel (mm_autograd(c10::DispatchKeySet, at::Tensor const&, at::Tensor const&), "
@@ -157,20 +175,154 @@ def signature(scenario):
             "matmul": "infinite-redispatch aten::matmul CompositeImplicitAutograd kernel=wrapper__matmul"}[scenario]
 
 
+# Where the program, its source and its runs live inside a root (the root's /tmp).
+IN_ROOT = "/tmp/dscope-tests"
+
+
+def cxx_standard(root):
+    """The C++ standard the root's torch needs: its TorchConfig.cmake's CXX_STANDARD (17 in 2.6, 20 in 2.14)."""
+    for config in sorted(root.glob("usr/lib/*/cmake/Torch/TorchConfig.cmake")):
+        found = re.search(r"CXX_STANDARD\s+(\d+)", config.read_text(errors="replace"))
+        if found:
+            return max(17, int(found.group(1)))
+    return 17
+
+
+def root_program(roots, suite, cache):
+    """torch_loop built inside the suite's root by its g++ against its libtorch-dev (flags as
+    libtorch_program.cmake's), once per source, flags and torch: (the root, the folder inside it
+    that holds the program, the build folder's copy of the program). The folder is named by that
+    hash, so tests of several checkouts share one root; a lock there makes one of them compile."""
+    subprocess.run([roots, "ensure", suite], check=True, timeout=1800, stdin=subprocess.DEVNULL)
+    root = pathlib.Path(subprocess.run([roots, "dir", suite], capture_output=True, text=True, check=True).stdout.strip())
+    flags = ["-std=c++%d" % cxx_standard(root), "-O2", "-g", "-D_GLIBCXX_USE_CXX11_ABI=1",
+             "-isystem", "/usr/include/torch/csrc/api/include"]
+    key = hashlib.sha256(SOURCE.read_bytes() + " ".join(flags).encode() + (root / ".dscope-root").read_bytes()).hexdigest()[:16]
+    inside = "%s/torch_loop-%s" % (IN_ROOT, key)
+    folder = root / inside.lstrip("/")
+    folder.mkdir(parents=True, exist_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    kept = cache / ("torch_loop-%s-%s" % (suite, key))
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not kept.is_file():
+            shutil.copyfile(SOURCE, folder / "torch_loop.cpp")
+            built = subprocess.run([roots, "run", suite, "g++"] + flags + [inside + "/torch_loop.cpp", "-o", inside + "/torch_loop",
+                                   "-ltorch", "-ltorch_cpu", "-lc10"], capture_output=True, text=True, timeout=900,
+                                   stdin=subprocess.DEVNULL)
+            if built.returncode != 0:
+                raise SystemExit("FAIL: torch_loop.cpp does not compile in the %s root:\n%s" % (suite, built.stderr[-3000:]))
+            shutil.copyfile(folder / "torch_loop", kept.with_suffix(".partial"))
+            os.chmod(kept.with_suffix(".partial"), 0o755)
+            os.replace(kept.with_suffix(".partial"), kept)
+        program = folder / "torch_loop"
+        if not program.is_file() or not filecmp.cmp(program, kept, shallow=False):  # a root made again
+            shutil.copyfile(kept, program)
+            os.chmod(program, 0o755)
+    return root, inside, kept
+
+
+def no_core_here():
+    """The runner (unshare) raises its child's SIGSEGV on itself: a soft limit of 0 keeps it from
+    writing a core of its own; the shell inside the root raises the limit for the program."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, resource.RLIM_INFINITY))
+
+
+def run_in_root(roots, suite, root, inside, scenario):
+    """Runs the scenario inside the root as a container does; the kernel writes its core (core_pattern
+    `core`: the crashing process's working folder, resolved inside its root). (its run, its cores)."""
+    workdir = "%s/%s-%d" % (inside, scenario, os.getpid())
+    shutil.rmtree(root / workdir.lstrip("/"), ignore_errors=True)
+    (root / workdir.lstrip("/")).mkdir(parents=True)
+    session.keep_file_pages_in_cores()
+    script = "ulimit -c unlimited && cd %s && exec %s/torch_loop %s" % (workdir, inside, scenario)
+    run = subprocess.run([roots, "run", suite, "sh", "-c", script], preexec_fn=no_core_here, stdin=subprocess.DEVNULL,
+                         capture_output=True, text=True, timeout=300)
+    return run, root / workdir.lstrip("/")
+
+
+def check_root_core(a):
+    """One core of a scenario run in a 2.x root, read once by each front end (the root as its
+    sysroot): GDB (dispatch-trace, dispatch-summary), lldb-16 (the same), dscope core (the trace,
+    and the summary of a batch of the core's folder); the trace's lines and the signature from
+    the source and the program's own output, and the same text in all three."""
+    pattern = pathlib.Path("/proc/sys/kernel/core_pattern").read_text().strip()
+    if pattern.startswith("|") or pattern.startswith("/"):
+        print("SKIP: kernel.core_pattern %r writes no core in the crashing process's folder" % pattern)
+        return 77
+    root, inside, program = root_program(a.roots, a.suite, a.cache)
+    run, workdir = run_in_root(a.roots, a.suite, root, inside, a.scenario)
+    cores = sorted(workdir.glob("core*"))
+    try:
+        if run.returncode != -signal.SIGSEGV or not cores:
+            print("FAIL: torch_loop %s in the %s root exited with %s (expected SIGSEGV and a core in %s):\n%s%s"
+                  % (a.scenario, a.suite, run.returncode, workdir, run.stdout, run.stderr))
+            return 1
+        core = cores[0]
+        want = expected(a.scenario, program_tls(run.stdout), source=inside + "/torch_loop.cpp")
+        want += ["\nsignature: %s\n" % signature(a.scenario)]
+        commands = ["dispatch-trace", "dispatch-summary"]
+        argvs = {"gdb": session.gdb_batch("-iex", "set sysroot %s" % root, "-iex", "set debuginfod enabled off", "-x",
+                                          a.gdb_script, *sum((["-ex", c] for c in commands), []), str(program), str(core)),
+                 "lldb": ["lldb-16", "--no-lldbinit", "-b", "-O", "platform select remote-linux --sysroot %s" % root,
+                          "-O", "plugin load " + a.lldb_plugin, "-c", str(core), str(program)] + sum((["-o", c] for c in commands), [])}
+        problems, traces, summaries = [], {}, {}
+        for debugger, argv in argvs.items():
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+            text = out.stdout + out.stderr
+            found = session.text_failures(text, expect=want, reject=oracle_test.REJECT)
+            if found:
+                problems.append("%s: %d of the expected lines missing, the first: %s\n%s" % (debugger, len(found), found[0], text[-3000:]))
+            start, summary_at = out.stdout.find("dispatch chain rebuilt"), out.stdout.find("dispatch summary (")
+            traces[debugger] = out.stdout[start:summary_at].replace("(lldb) dispatch-summary\n", "") if start >= 0 else ""
+            summary = out.stdout[summary_at:] if summary_at >= 0 else ""
+            summaries[debugger] = summary[:summary.find("\n", summary.find("\nsignature: ") + 1) + 1]
+        cli = subprocess.run([a.dscope, "core", "--sysroot", str(root), str(core), str(program), "dispatch-trace"],
+                             capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        traces["dscope core"] = cli.stdout
+        # The batch form (a folder of cores, each found its program under the sysroot): a record
+        # per core, its header line and then the summary.
+        batch = subprocess.run([a.dscope, "core", "--sysroot", str(root), str(workdir)], capture_output=True, text=True,
+                               timeout=300, stdin=subprocess.DEVNULL)
+        header = "core %s:\n" % core
+        summaries["dscope core batch"] = batch.stdout[len(header):] if batch.stdout.startswith(header) else batch.stdout + batch.stderr
+        for name, texts in [("traces", traces), ("summaries", summaries)]:
+            if not texts["gdb"].strip() or len(set(t.rstrip() for t in texts.values())) > 1:
+                problems.append("GDB, lldb-16 and dscope core print different %s:\n%s" % (
+                    name, "".join("--- %s\n%s" % (front, text) for front, text in texts.items())))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    print("torch_loop %s in the %s root (%s): %d problems" % (a.scenario, a.suite, (root / ".dscope-root").read_text().strip(),
+                                                               len(problems)))
+    for problem in problems[:6]:
+        print(problem)
+    return 1 if problems else 0
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
     p.add_argument("--lldb-plugin")
     p.add_argument("--dscope", help="also dscope core (no debugger) on the same core: GDB's text exactly")
-    p.add_argument("--program", required=True)
+    p.add_argument("--program", help="the host-built torch_loop (Debian 12's PyTorch 1.13)")
     p.add_argument("--scenario", choices=["self", "mutual", "mm", "matmul", "alias", "shared", "boxed"], default="self")
-    p.add_argument("--workdir", type=pathlib.Path, required=True)
+    p.add_argument("--workdir", type=pathlib.Path)
+    p.add_argument("--suite", help="a 2.x root instead (trixie, sid): torch_loop built and run inside it")
+    p.add_argument("--roots", help="scripts/torch-roots.sh, which makes and runs the roots")
+    p.add_argument("--cache", type=pathlib.Path, help="the build folder that keeps the program built in each root")
     a = p.parse_args()
+    if a.suite:
+        if not (a.roots and a.cache and a.lldb_plugin and a.dscope):
+            p.error("--suite needs --roots, --cache, --lldb-plugin and --dscope")
+        return check_root_core(a)
+    if not (a.program and a.workdir):
+        p.error("--program and --workdir are needed")
     run, program, cores = libtorch_core_test.run_for_core(a.program, [a.scenario], a.workdir)
     if run.returncode != -signal.SIGSEGV or not cores:
         print("FAIL: %s exited with %s (expected SIGSEGV and a core):\n%s%s" % (program, run.returncode, run.stdout, run.stderr))
         return 1
     core = cores[0]
+    tls = program_tls(run.stdout)
     problems, chains, summaries, every = [], {}, {}, {}
     try:
         debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
@@ -180,7 +332,7 @@ def main():
                                                     "dispatch-trace --all"])
             out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
             text = out.stdout + out.stderr
-            found = session.text_failures(text, expect=expected(a.scenario) + ["\nsignature: %s\n" % signature(a.scenario)],
+            found = session.text_failures(text, expect=expected(a.scenario, tls) + ["\nsignature: %s\n" % signature(a.scenario)],
                                           reject=oracle_test.REJECT)
             problems += ["%s: %s" % (debugger, f) for f in found]
             start = text.find("dispatch chain rebuilt")
@@ -225,7 +377,7 @@ def main():
                         "-k", "dispatch-trace", "-k", "process kill", "--", program, a.scenario]
             out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, cwd=a.workdir)
             text = out.stdout + out.stderr
-            found = session.text_failures(text, expect=expected(a.scenario), reject=oracle_test.REJECT)
+            found = session.text_failures(text, expect=expected(a.scenario, tls), reject=oracle_test.REJECT)
             problems += ["%s live: %s" % (debugger, f) for f in found]
             if found:
                 problems.append(text[-3000:])

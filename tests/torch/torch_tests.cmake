@@ -89,3 +89,24 @@ add_test(NAME torch_profile_roots
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_profile_roots trixie sid)
 set_tests_properties(torch_profile_roots PROPERTIES LABELS "torch" TIMEOUT 900 FIXTURES_SETUP torch_root_profiles)
 include(${TORCH_TESTS}/container_tests.cmake)  # PyTorch 2.x in the roots, read as containers from the host
+
+# The overflows of tests/torch/torch_loop.cpp on real PyTorch 2.x (issue 35 item 5): the program is
+# built inside each Debian root by the root's g++ against its libtorch-dev (once per source and
+# torch, kept in this build folder), runs there as a container, and its kernel core is read from the
+# host by GDB, lldb-16 and dscope core (the root as sysroot), each in one session
+# (torch_loop_test.py --suite): a kernel calling itself, two ops calling each other, an aten::mm
+# override. Release preset only; a missing root is made first (scripts/torch-roots.sh ensure).
+if(TARGET dscope_lldb AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo"
+   AND EXISTS ${DSCOPE_ROOTS_SCRIPT})
+  foreach(suite trixie sid)
+    foreach(scenario self mutual mm)
+      add_test(NAME torch_loop_${suite}_${scenario}_trace
+        COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_loop_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
+                --dscope $<TARGET_FILE:dscope> --suite ${suite} --roots ${DSCOPE_ROOTS_SCRIPT}
+                --cache ${CMAKE_CURRENT_BINARY_DIR}/torch_loop_roots --scenario ${scenario})
+      # Minutes only where the root is made or the program compiled (once per root); a run is under a minute.
+      set_tests_properties(torch_loop_${suite}_${scenario}_trace PROPERTIES LABELS "gdb;lldb;torch;roots" TIMEOUT 900
+                           SKIP_RETURN_CODE 77 FIXTURES_REQUIRED torch_root_profiles)
+    endforeach()
+  endforeach()
+endif()
