@@ -2,24 +2,17 @@
 # sid root against its libtorch, run there as a container, read from the host by dscope pid, GDB and
 # lldb-16 live; its kernel core by dscope core with and without --sysroot and with the trixie root;
 # its gcore core by GDB and lldb-16 with and without their sysroot settings. Release preset only, and
-# only where the roots are made (scripts/torch-roots.sh ensure; the README's test command makes them).
+# the roots made when missing (scripts/torch-roots.sh ensure, through the fixture torch_profile_roots).
 set(DSCOPE_ROOTS_SCRIPT ${PROJECT_SOURCE_DIR}/scripts/torch-roots.sh)
-if(DEFINED ENV{DSCOPE_ROOTS})
-  set(DSCOPE_ROOTS_DIR $ENV{DSCOPE_ROOTS})
-else()
-  set(DSCOPE_ROOTS_DIR $ENV{HOME}/.cache/dscope/roots)
-endif()
-if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo" AND EXISTS ${DSCOPE_ROOTS_SCRIPT})
-  if(EXISTS ${DSCOPE_ROOTS_DIR}/sid/.dscope-root AND EXISTS ${DSCOPE_ROOTS_DIR}/trixie/.dscope-root)
-    foreach(check live core gcore)
-      add_test(NAME torch_container_${check}
-        COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/container_test.py --check ${check}
-                --roots-script ${DSCOPE_ROOTS_SCRIPT} --dscope $<TARGET_FILE:dscope> --gdb-script ${GDB_SCRIPT}
-                ${TORCH_LLDB} --profiles ${PROJECT_SOURCE_DIR}/profiles
-                --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_container_${check})
-      set_tests_properties(torch_container_${check} PROPERTIES LABELS "gdb;lldb;torch;roots" TIMEOUT 120)
-    endforeach()
-  else()
-    message(STATUS "no trixie and sid roots in ${DSCOPE_ROOTS_DIR} (scripts/torch-roots.sh ensure): no torch_container tests")
-  endif()
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
+  foreach(check live core gcore)
+    add_test(NAME torch_container_${check}
+      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/container_test.py --check ${check}
+              --roots-script ${DSCOPE_ROOTS_SCRIPT} --dscope $<TARGET_FILE:dscope> --gdb-script ${GDB_SCRIPT}
+              ${TORCH_LLDB} --profiles ${PROJECT_SOURCE_DIR}/profiles
+              --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_container_${check})
+    # The roots are made (when missing) by the fixture torch_profile_roots sets up.
+    set_tests_properties(torch_container_${check} PROPERTIES LABELS "gdb;lldb;torch;roots" TIMEOUT 300
+                         FIXTURES_REQUIRED torch_root_profiles)
+  endforeach()
 endif()

@@ -62,7 +62,8 @@ foreach(suite trixie sid)
   add_test(NAME torch_dispatch_break_${suite}
     COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_break_test.py --gdb-script ${GDB_SCRIPT} --suite ${suite}
             --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_dispatch_break_${suite})
-  set_tests_properties(torch_dispatch_break_${suite} PROPERTIES LABELS "gdb;torch;torch2" TIMEOUT 300)
+  set_tests_properties(torch_dispatch_break_${suite} PROPERTIES LABELS "gdb;torch;torch2" TIMEOUT 300
+                       FIXTURES_REQUIRED torch_root_profiles)
 endforeach()
 # dispatch-break in a torch process no layout profile describes: refused in one line naming the
 # build-id, never "pending" (tests/torch/torch_break_noprofile_test.py).
