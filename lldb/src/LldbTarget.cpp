@@ -249,9 +249,13 @@ LldbTarget::LldbTarget(lldb::SBTarget target, lldb::SBFrame frame) : target_(tar
 }
 
 // The selected platform's sysroot (`platform select NAME --sysroot DIR`), "" when none: LLDB 16's
-// API has no getter, `platform status` prints it.
+// API has no getter, `platform status` prints it. The host platform ignores a sysroot, so it is
+// not asked: a target is made for every command and every breakpoint hit, and `platform status`
+// of the host costs milliseconds (without a controlling terminal, minutes over a dispatch-break run).
 std::string LldbTarget::platformSysroot() {
   if (!debugger_.IsValid()) return "";
+  lldb::SBPlatform platform = debugger_.GetSelectedPlatform();
+  if (!platform.IsValid() || std::string(platform.GetName() ? platform.GetName() : "") == "host") return "";
   lldb::SBCommandReturnObject result;
   debugger_.GetCommandInterpreter().HandleCommand("platform status", result, false);
   const std::string text = result.GetOutput() ? result.GetOutput() : "";
