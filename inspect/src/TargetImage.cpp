@@ -104,70 +104,65 @@ std::optional<std::pair<uint64_t, uint64_t>> programDynamic(std::vector<unsigned
 
 }  // namespace
 
-std::string libraryListLost(const Remote& mem) {
+namespace {
+
+// The address of the program's r_debug (its DT_DEBUG entry's value: ld.so writes &_r_debug there
+// at start-up, 0 before), or nullopt for a target with no dynamic program. InspectError where the
+// dynamic section's memory is missing.
+std::optional<uint64_t> programRDebug(const Remote& mem) {
   constexpr uint64_t kMaxDynamicEntries = 512;  // a program has a few dozen
   for (uint64_t start : mem.mappingStarts()) {
     std::vector<unsigned char> bytes = headPages(mem, start);
     const auto dynamic = programDynamic(bytes, start);
     if (!dynamic) continue;
     const auto [addr, size] = *dynamic;
-    try {
-      for (uint64_t i = 0; i < std::min(size / 16, kMaxDynamicEntries); ++i) {
-        const uint64_t tag = mem.read<uint64_t>(addr + 16 * i, "the program's dynamic section");
-        if (tag == DT_NULL) return "";
-        if (tag != DT_DEBUG) continue;
-        // ld.so writes &_r_debug here at start-up (0 before: a process stopped before it ran);
-        // r_debug's r_map, at 8, heads the list of loaded objects the debugger reads.
-        const uint64_t r_debug = mem.readPointer(addr + 16 * i + 8, "the program's DT_DEBUG entry");
-        if (!r_debug) return "";
-        const uint64_t r_map = mem.readPointer(r_debug + 8, "r_debug");
-        if (r_map) mem.readPointer(r_map + 24, "the first link_map entry");  // l_next
-        return "";
-      }
-    } catch (const InspectError&) {
-      // No address in the line: a debugger may read other bytes than the core's where it has none
-      // (GDB found r_debug and a wild link_map where dscope and LLDB found no r_debug).
-      return "the core lacks the memory of the process's shared-library list (r_debug and the link_map it heads), so "
-             "none of the libraries the process loaded is known, nor what they define (a truncated core: the part "
-             "cut off held it)";
+    for (uint64_t i = 0; i < std::min(size / 16, kMaxDynamicEntries); ++i) {
+      const uint64_t tag = mem.read<uint64_t>(addr + 16 * i, "the program's dynamic section");
+      if (tag == DT_NULL) break;
+      if (tag == DT_DEBUG) return mem.readPointer(addr + 16 * i + 8, "the program's DT_DEBUG entry");
     }
-    return "";
+    return std::nullopt;
   }
-  return "";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string libraryListLost(const Remote& mem) {
+  try {
+    // r_debug's r_map, at 8, heads the list of loaded objects the debugger reads.
+    const auto r_debug = programRDebug(mem);
+    if (!r_debug || !*r_debug) return "";
+    const uint64_t r_map = mem.readPointer(*r_debug + 8, "r_debug");
+    if (r_map) mem.readPointer(r_map + 24, "the first link_map entry");  // l_next
+    return "";
+  } catch (const InspectError&) {
+    // No address in the line: a debugger may read other bytes than the core's where it has none
+    // (GDB found r_debug and a wild link_map where dscope and LLDB found no r_debug).
+    return "the core lacks the memory of the process's shared-library list (r_debug and the link_map it heads), so "
+           "none of the libraries the process loaded is known, nor what they define (a truncated core: the part "
+           "cut off held it)";
+  }
 }
 
 std::vector<ModuleMapping> linkMapModules(const Remote& mem) {
-  constexpr uint64_t kMaxDynamicEntries = 512;  // a program has a few dozen
-  constexpr uint64_t kMaxLibraries = 4096;      // a Python process with torch has a few hundred
+  constexpr uint64_t kMaxLibraries = 4096;  // a Python process with torch has a few hundred
   std::vector<ModuleMapping> out;
-  for (uint64_t start : mem.mappingStarts()) {
-    std::vector<unsigned char> bytes = headPages(mem, start);
-    const auto dynamic = programDynamic(bytes, start);
-    if (!dynamic) continue;
-    const auto [addr, size] = *dynamic;
-    try {
-      for (uint64_t i = 0; i < std::min(size / 16, kMaxDynamicEntries); ++i) {
-        const uint64_t tag = mem.read<uint64_t>(addr + 16 * i, "the program's dynamic section");
-        if (tag == DT_NULL) break;
-        if (tag != DT_DEBUG) continue;
-        const uint64_t r_debug = mem.readPointer(addr + 16 * i + 8, "the program's DT_DEBUG entry");
-        // link_map: l_addr at 0, l_name at 8, l_next at 24.
-        uint64_t entry = r_debug ? mem.readPointer(r_debug + 8, "r_debug") : 0;
-        for (uint64_t n = 0; entry && n < kMaxLibraries; ++n, entry = mem.readPointer(entry + 24, "a link_map entry")) {
-          const uint64_t bias = mem.readPointer(entry, "a link_map entry");
-          const uint64_t name = mem.readPointer(entry + 8, "a link_map entry");
-          std::string path;
-          try {  // the vDSO's name lies in its image, which a core may leave out
-            path = name ? mem.readString(name, "a library's name") : "";
-          } catch (const InspectError&) {
-          }
-          if (bias && !path.empty() && path.front() == '/') out.push_back({bias, path});
-        }
-        break;
+  try {
+    const auto r_debug = programRDebug(mem);
+    // link_map: l_addr at 0, l_name at 8, l_next at 24.
+    uint64_t entry = r_debug && *r_debug ? mem.readPointer(*r_debug + 8, "r_debug") : 0;
+    for (uint64_t n = 0; entry && n < kMaxLibraries; ++n, entry = mem.readPointer(entry + 24, "a link_map entry")) {
+      const uint64_t bias = mem.readPointer(entry, "a link_map entry");
+      const uint64_t name = mem.readPointer(entry + 8, "a link_map entry");
+      std::string path;
+      try {  // the vDSO's name lies in its image, which a core may leave out
+        path = name ? mem.readString(name, "a library's name") : "";
+      } catch (const InspectError&) {
       }
-    } catch (const InspectError&) {  // the list is cut there: what was read stands
+      if (bias && !path.empty() && path.front() == '/') out.push_back({bias, path});
     }
-    return out;
+  } catch (const InspectError&) {  // the list is cut there: what was read stands
   }
   return out;
 }
