@@ -19,6 +19,8 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import roots as torch_roots
+
 
 def user_cache():
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -30,7 +32,7 @@ def profile_of_root(source, suite, out):
     made = subprocess.run([str(roots), "ensure", suite], capture_output=True, text=True)
     if made.returncode != 0:
         return None, "%s: the root could not be made:\n%s" % (suite, made.stdout + made.stderr)
-    root = subprocess.run([str(roots), "dir", suite], capture_output=True, text=True).stdout.strip()
+    root = str(torch_roots.root_dir(roots, suite))
     out.mkdir(parents=True, exist_ok=True)
     ran = subprocess.run([sys.executable, str(source / "profiles" / "probe" / "dscope-profile"), "--root", root,
                           "--output", str(out)], capture_output=True, text=True, timeout=900)

@@ -37,6 +37,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
 import session  # noqa: E402
+import roots  # noqa: E402
 
 PROGRAM = HERE / "break_program.py"
 ROOTS = HERE.parents[1] / "scripts" / "torch-roots.sh"
@@ -93,20 +94,6 @@ def debugger_argv(debugger, plugin, script, start, stops, launch=None, pid=None,
     return argv + ["-s", str(script)] + (["--"] + launch if launch else [])
 
 
-def child_of(pid, timeout=30):
-    """The one child of process pid (unshare's, which runs the program as the root's init)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            children = pathlib.Path("/proc/%d/task/%d/children" % (pid, pid)).read_text().split()
-        except OSError:
-            return None
-        if children:
-            return int(children[0])
-        time.sleep(0.05)
-    return None
-
-
 def run_host(debugger, plugin, workdir, total):
     """1.13: the program launched under the debugger, the breakpoints pending before torch loads."""
     oracle = workdir / ("oracle-%s.json" % debugger)
@@ -119,7 +106,7 @@ def run_host(debugger, plugin, workdir, total):
 def run_root(suite, debugger, plugin, workdir, total):
     """2.x: the program in the suite's root (its own mount and pid namespaces), the debugger
     attached from the host once the program has written its oracle."""
-    root = pathlib.Path(subprocess.run([str(ROOTS), "dir", suite], capture_output=True, text=True, check=True).stdout.strip())
+    root = roots.root_dir(ROOTS, suite)
     if not (root / ".dscope-root").exists():
         raise SystemExit("no %s root at %s: make it with scripts/torch-roots.sh ensure %s" % (suite, root, suite))
     inside = pathlib.PurePath("/tmp") / ("dscope-break-%s-%s" % (suite, debugger))
@@ -135,7 +122,7 @@ def run_root(suite, debugger, plugin, workdir, total):
         deadline = time.monotonic() + 120
         while not oracle.exists() and program.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
-        pid = child_of(program.pid)
+        pid = next(iter(roots.runner_children(program.pid)), None)
         if not oracle.exists() or pid is None:
             program.kill()
             return "the program in the %s root wrote no oracle:\n%s" % (suite, program.communicate()[0][-2500:]), oracle

@@ -38,6 +38,7 @@ sys.path.insert(0, str(HERE))
 import libtorch_core_test  # noqa: E402
 import torch_oracle_test as oracle_test  # noqa: E402
 import session  # noqa: E402
+import roots as torch_roots  # noqa: E402
 
 SOURCE = HERE / "torch_loop.cpp"
 
@@ -194,7 +195,7 @@ def root_program(roots, suite, cache):
     that holds the program, the build folder's copy of the program). The folder is named by that
     hash, so tests of several checkouts share one root; a lock there makes one of them compile."""
     subprocess.run([roots, "ensure", suite], check=True, timeout=1800, stdin=subprocess.DEVNULL)
-    root = pathlib.Path(subprocess.run([roots, "dir", suite], capture_output=True, text=True, check=True).stdout.strip())
+    root = torch_roots.root_dir(roots, suite)
     flags = ["-std=c++%d" % cxx_standard(root), "-O2", "-g", "-D_GLIBCXX_USE_CXX11_ABI=1",
              "-isystem", "/usr/include/torch/csrc/api/include"]
     key = hashlib.sha256(SOURCE.read_bytes() + " ".join(flags).encode() + (root / ".dscope-root").read_bytes()).hexdigest()[:16]

@@ -27,6 +27,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
 import session  # noqa: E402
 from profile_text import sealed  # noqa: E402
+import roots  # noqa: E402
 
 TORCH_PYTHON = "/usr/bin/python3"  # another python3 on PATH does not see python3-torch
 
@@ -58,20 +59,6 @@ class OracleProcess:
             shutil.rmtree(self.files, ignore_errors=True)
 
 
-def child_pids(pid):
-    """The host pids whose parent is pid (read from /proc, bounded by its size)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                status = pathlib.Path("/proc/%s/status" % entry).read_text()
-            except OSError:
-                continue
-            if "\nPPid:\t%d\n" % pid in status:
-                found.append(int(entry))
-    return found
-
-
 def start_oracle(workdir, preload=None, root=None):
     """oracle_program.py started and its oracle file written: an OracleProcess. With root=(script,
     suite) it runs inside that root as a container runs (own mount and pid namespaces, the root as
@@ -80,8 +67,7 @@ def start_oracle(workdir, preload=None, root=None):
     env = dict(os.environ, LD_PRELOAD=preload) if preload else None
     if root:
         script, suite = root
-        root_dir = pathlib.Path(subprocess.run([script, "dir", suite], capture_output=True, text=True,
-                                               check=True).stdout.strip())
+        root_dir = roots.root_dir(script, suite)
         files = root_dir / "tmp" / "dscope-tests" / ("%s-%d" % (workdir.name, os.getpid()))
         files.mkdir(parents=True, exist_ok=True)
         shutil.copy(HERE / "oracle_program.py", files)
@@ -100,7 +86,7 @@ def start_oracle(workdir, preload=None, root=None):
         sys.exit("the oracle program did not start: " + line + popen.stdout.read())
     pid = popen.pid
     if root:
-        children = child_pids(popen.pid)
+        children = roots.runner_children(popen.pid)
         if len(children) != 1:
             popen.kill()
             sys.exit("the oracle program in %s: the unshare %d has children %s, not one" % (root_dir, popen.pid, children))
