@@ -36,6 +36,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
 import session  # noqa: E402
+import roots  # noqa: E402
 
 READY_S = 60
 COMMAND = "op-table --list aten::mm"
@@ -70,8 +71,7 @@ class Container:
 
     def __init__(self, a):
         self.a = a
-        self.root = pathlib.Path(subprocess.run([a.roots_script, "dir", "sid"], capture_output=True, text=True,
-                                                check=True).stdout.strip())
+        self.root = roots.root_dir(a.roots_script, "sid")
         self.inside = "/tmp/dscope-container-%d" % os.getpid()  # the program's folder as the container sees it
         self.dir = self.root / self.inside.lstrip("/")
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -311,8 +311,7 @@ def main():
     a = p.parse_args()
     shutil.rmtree(a.workdir, ignore_errors=True)
     a.workdir.mkdir(parents=True)
-    trixie = pathlib.Path(subprocess.run([a.roots_script, "dir", "trixie"], capture_output=True, text=True,
-                                         check=True).stdout.strip())
+    trixie = roots.root_dir(a.roots_script, "trixie")
     started = time.monotonic()
     box = Container(a)
     try:
