@@ -5,7 +5,8 @@
 #
 #   cuda/device_check.sh prepare   # here: build/cuda-device (no LLDB plugin, no object files)
 #   cuda/device_check.sh run       # there: the CUDA tests and the samples' CUDA paths, the GDB
-#                                  # front end in cuda-gdb on them, cuda_bench, then the whole
+#                                  # front end in cuda-gdb on them, cuda_bench, the image's
+#                                  # PyTorch wheel against its own torch._C, then the whole
 #                                  # GDB suite in cuda-gdb
 #
 # `run` works on any machine: without a usable GPU the GPU tests are skipped with the reason and
@@ -100,7 +101,21 @@ run)
   step "CUDA tests, the samples' CUDA paths, the GDB front end on them" \
     ctest --test-dir "$src/$build" -R '^cuda|^trace_|^sample_autocast_missing$' --output-on-failure -j8 --timeout 120
   step "cuda_bench" "$src/$build/bench/cuda_bench"
-  # Not the real-PyTorch tests: they need Debian's python3-torch, which the image does not have.
+  # The image's pip wheel of PyTorch: its profile made there by the probe, then every operator,
+  # tensor and TLS set read live by the GDB front end against the process's own torch._C (the
+  # oracle test of the Debian builds). The profile comes back under $OUT for profiles/.
+  if python3 -c 'import torch' 2>/dev/null; then
+    wheel=${OUT:-$PWD/$build}/wheel
+    mkdir -p "$wheel/profiles"
+    step "the pip wheel's PyTorch: its layout profile" \
+      python3 profiles/probe/dscope-profile --python "$(command -v python3)" --output "$wheel/profiles"
+    step "the pip wheel's PyTorch: every operator against torch._C, live, in ${DSCOPE_GDB:-gdb}" \
+      env DSCOPE_PROFILE_PATH="$wheel/profiles:$PWD/profiles" DSCOPE_TORCH_PYTHON="$(command -v python3)" \
+      python3 tests/torch/torch_oracle_test.py --gdb-script "$src/$build/gdb/dscope-gdb.py" --mode live --workdir "$wheel/oracle"
+  else
+    echo "device_check: no PyTorch wheel in this image's python3"
+  fi
+  # Not the Debian PyTorch tests: they need Debian's python3-torch, which the image does not have.
   step "the whole GDB suite in ${DSCOPE_GDB:-gdb}" \
     ctest --test-dir "$src/$build" -L gdb -LE 'cuda|torch' --output-on-failure -j8 --timeout 120
   exit $status

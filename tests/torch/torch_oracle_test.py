@@ -29,7 +29,9 @@ import session  # noqa: E402
 from profile_text import sealed  # noqa: E402
 import roots  # noqa: E402
 
-TORCH_PYTHON = "/usr/bin/python3"  # another python3 on PATH does not see python3-torch
+# Debian's python3-torch; another python3 on PATH does not see it. DSCOPE_TORCH_PYTHON names another
+# torch's Python (a pip wheel's: cuda/device_check.sh).
+TORCH_PYTHON = os.environ.get("DSCOPE_TORCH_PYTHON", "/usr/bin/python3")
 
 
 class OracleProcess:
