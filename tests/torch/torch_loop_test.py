@@ -263,10 +263,8 @@ def check_root_core(a):
         want = expected(a.scenario, program_tls(run.stdout), source=inside + "/torch_loop.cpp")
         want += ["\nsignature: %s\n" % signature(a.scenario)]
         commands = ["dispatch-trace", "dispatch-summary"]
-        argvs = {"gdb": session.gdb_batch("-iex", "set sysroot %s" % root, "-iex", "set debuginfod enabled off", "-x",
-                                          a.gdb_script, *sum((["-ex", c] for c in commands), []), str(program), str(core)),
-                 "lldb": ["lldb-16", "--no-lldbinit", "-b", "-O", "platform select remote-linux --sysroot %s" % root,
-                          "-O", "plugin load " + a.lldb_plugin, "-c", str(core), str(program)] + sum((["-o", c] for c in commands), [])}
+        argvs = {debugger: torch_roots.debugger_argv(debugger, plugin, program, core=core, extra=commands, sysroot=root)
+                 for debugger, plugin in [("gdb", a.gdb_script), ("lldb", a.lldb_plugin)]}
         problems, traces, summaries = [], {}, {}
         for debugger, argv in argvs.items():
             out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)

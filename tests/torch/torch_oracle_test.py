@@ -28,6 +28,7 @@ sys.path.insert(0, str(HERE.parent / "e2e"))
 import session  # noqa: E402
 from profile_text import sealed  # noqa: E402
 import roots  # noqa: E402
+from roots import debugger_argv  # noqa: E402,F401 (other torch tests take it from here)
 
 TORCH_PYTHON = "/usr/bin/python3"  # another python3 on PATH does not see python3-torch
 
@@ -143,41 +144,6 @@ def command_file(workdir, oracle, debugger="gdb"):
     path = workdir / ("commands." + debugger)
     path.write_text("\n".join(lines) + "\n")
     return path
-
-
-def debugger_argv(debugger, plugin, program, core=None, pid=None, commands=None, extra=(), sysroot=None):
-    """A batch session of gdb or lldb-16 with DispatchScope loaded, on a core or attached to pid,
-    running the command file and then the extra commands. sysroot: where the process's files are
-    (a process in another root: /proc/PID/root; its core: the root's folder), given to the
-    debugger before it loads any module: gdb's `set sysroot`; lldb-16's host platform has no
-    sysroot, so a live process gets a target whose module search path maps / there before the
-    attach, and a core the remote-linux platform's --sysroot (the host platform ignores it)."""
-    if debugger == "gdb":
-        argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", plugin)
-        if sysroot:
-            argv += ["-iex", "set sysroot " + sysroot]
-        if commands:
-            argv += ["-x", str(commands)]
-        for c in extra:
-            argv += ["-ex", c]
-        if core:
-            return argv + [program, str(core)]
-        # /proc/PID/exe names the program on the host, which gdb would look for under the sysroot.
-        return argv + ([program] if sysroot else []) + ["-p", str(pid)]
-    argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin]
-    if not sysroot:
-        argv += ["-c", str(core), program] if core else ["-p", str(pid)]
-    elif core:
-        argv += ["-o", "platform select remote-linux --sysroot " + sysroot, "-o",
-                 "target create --core %s %s" % (core, program)]
-    else:
-        argv += ["-o", "target create " + program, "-o", "target modules search-paths add / %s/" % sysroot,
-                 "-o", "process attach -p %d" % pid]
-    if commands:
-        argv += ["-s", str(commands)]
-    for c in extra:
-        argv += ["-o", c]
-    return argv + ([] if core else ["-o", "detach"])
 
 
 REJECT = ["Traceback (most recent call last)", "Python Exception", "PLEASE submit a bug report", "Stack dump:",
