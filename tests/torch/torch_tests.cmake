@@ -111,8 +111,18 @@ if(TARGET dscope_lldb AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_T
                 --dscope $<TARGET_FILE:dscope> --suite ${suite} --roots ${DSCOPE_ROOTS_SCRIPT}
                 --cache ${CMAKE_CURRENT_BINARY_DIR}/torch_loop_roots --scenario ${scenario})
       # Minutes only where the root is made or the program compiled (once per root); a run is under a minute.
+      # Each leaves its core for the batch below (fixture torch_loop_${suite}_cores).
       set_tests_properties(torch_loop_${suite}_${scenario}_trace PROPERTIES LABELS "gdb;lldb;torch;roots" TIMEOUT 900
-                           SKIP_RETURN_CODE 77 FIXTURES_REQUIRED torch_root_profiles)
+                           SKIP_RETURN_CODE 77 FIXTURES_REQUIRED torch_root_profiles
+                           FIXTURES_SETUP torch_loop_${suite}_cores)
     endforeach()
+    # The three cores in one `dscope core --sysroot ROOT CORE...` batch: each record GDB's summary of
+    # that core, the signature from the source; the cores are removed after.
+    add_test(NAME torch_loop_${suite}_batch
+      COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_loop_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
+              --dscope $<TARGET_FILE:dscope> --suite ${suite} --roots ${DSCOPE_ROOTS_SCRIPT}
+              --cache ${CMAKE_CURRENT_BINARY_DIR}/torch_loop_roots --scenario batch)
+    set_tests_properties(torch_loop_${suite}_batch PROPERTIES LABELS "torch;roots" TIMEOUT 300 SKIP_RETURN_CODE 77
+                         FIXTURES_REQUIRED "torch_root_profiles;torch_loop_${suite}_cores")
   endforeach()
 endif()
