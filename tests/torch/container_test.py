@@ -182,26 +182,22 @@ def dscope(a, *args):
     return out.stdout + out.stderr
 
 
+def session_argv(debugger, plugin, target, sysroot):
+    """The debugger on a live pid or (program, core), its sysroot set before either is opened."""
+    if isinstance(target, int):
+        return roots.debugger_argv(debugger, plugin, pid=target, extra=[COMMAND], sysroot=sysroot)
+    return roots.debugger_argv(debugger, plugin, target[0], core=target[1], extra=[COMMAND], sysroot=sysroot)
+
+
 def gdb(a, target, sysroot=None):
-    """GDB on a live pid or (program, core), its sysroot set before either is opened."""
-    argv = session.gdb_batch("-iex", "set debuginfod enabled off")
-    if sysroot:
-        argv += ["-iex", "set sysroot %s" % sysroot]
-    argv += ["-x", a.gdb_script]
-    argv += ["-p", str(target)] if isinstance(target, int) else [str(target[0]), str(target[1])]
-    argv += ["-ex", COMMAND] + (["-ex", "detach"] if isinstance(target, int) else [])
-    out = session.run(argv, timeout=120, env=dict(os.environ, DSCOPE_PROFILE_PATH=a.profiles))
+    out = session.run(session_argv("gdb", a.gdb_script, target, sysroot), timeout=120,
+                      env=dict(os.environ, DSCOPE_PROFILE_PATH=a.profiles))
     return out.text + ("" if out.returncode is not None else "\n(GDB did not end)")
 
 
 def lldb(a, target, sysroot=None):
-    """lldb-16 on a live pid or (program, core), its platform's sysroot set before either is opened."""
-    argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + a.lldb_plugin]
-    if sysroot:
-        argv += ["-O", "platform select remote-linux --sysroot %s" % sysroot]
-    argv += ["-p", str(target)] if isinstance(target, int) else [str(target[0]), "--core", str(target[1])]
-    argv += ["-o", COMMAND] + (["-o", "detach"] if isinstance(target, int) else [])
-    out, _first = session.run_lldb_aware(argv, timeout=120, env=dict(os.environ, DSCOPE_PROFILE_PATH=a.profiles))
+    out, _first = session.run_lldb_aware(session_argv("lldb", a.lldb_plugin, target, sysroot), timeout=120,
+                                         env=dict(os.environ, DSCOPE_PROFILE_PATH=a.profiles))
     return out.text + ("" if out.returncode is not None else "\n(lldb-16 did not end)")
 
 

@@ -28,7 +28,8 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
 import session  # noqa: E402
-from torch_oracle_test import REJECT, TORCH_PYTHON, debugger_argv, marker, sections  # noqa: E402
+from torch_oracle_test import REJECT, TORCH_PYTHON, marker, sections  # noqa: E402
+from roots import debugger_argv  # noqa: E402
 
 
 def start_program(workdir, profile):

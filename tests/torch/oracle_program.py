@@ -4,7 +4,8 @@ Run with /usr/bin/python3 (Debian's python3-torch: 1.13 on the host, 2.x inside 
 scripts/torch-roots.sh; the same source works on each). It registers a custom operator (CPU and
 Meta kernels in Python), a fallthrough backend fallback for PrivateUse1, runs mm and add on
 tensors that require grad, then, inside no_grad and CPU autocast and holding an exclude guard,
-writes what torch._C says about every operator, a few tensors and the thread's TLS sets to
+writes what torch._C says about every operator (its name, registrations and computed table), a
+few tensors and the thread's TLS sets (with their raw words, on 2.x) to
 ORACLE_FILE, prints "ready" and waits there. The tests read the same things from memory and
 compare: the process is the oracle.
 """
@@ -51,6 +52,11 @@ def write_oracle(out):
     out.write("tls included %s\n" % included)
     out.write("tls excluded %s\n" % excluded)
     out.write("raw tls included%s\nraw tls excluded%s\n" % (raw(included), raw(excluded)))
+    # Every operator's name as the dispatcher lists them (_dispatch_get_all_op_names is 2.x only;
+    # 1.13's registrations for no key are every operator too).
+    names = getattr(torch._C, "_dispatch_get_all_op_names", None)
+    for name in names() if names else torch._C._dispatch_get_registrations_for_dispatch_key(""):
+        out.write("op-name %s\n" % name)
     ops = sorted(torch._C._dispatch_get_registrations_for_dispatch_key(""))
     out.write("operators %d\n" % len(ops))
     for op in ops:

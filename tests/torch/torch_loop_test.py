@@ -12,12 +12,13 @@ With --suite, the same on real PyTorch 2.x in a Debian root (scripts/torch-roots
 is built inside the root by its own g++ against its libtorch-dev (once per source and torch, kept
 in --cache), runs there as a container does, and its kernel core (written in its working folder
 inside the root) is read from the host: GDB with the root as sysroot, lldb-16 with it as its
-platform's sysroot, `dscope core --sysroot ROOT` on the core and as a batch of the folder.
+platform's sysroot, `dscope core --sysroot ROOT` on the core. The self, mutual and mm cores are
+left in --cache, and --scenario batch reads the three in one `dscope core --sysroot ROOT` batch.
 
   torch_loop_test.py --gdb-script S [--lldb-plugin P] [--dscope D] --program build/.../torch_loop
                      --scenario self|mutual|mm|matmul|alias|shared|boxed --workdir DIR
   torch_loop_test.py --gdb-script S --lldb-plugin P --dscope D --suite trixie|sid --roots scripts/torch-roots.sh
-                     --cache DIR --scenario self|mutual|mm
+                     --cache DIR --scenario self|mutual|mm|batch
 """
 
 import argparse
@@ -242,15 +243,35 @@ def run_in_root(roots, suite, root, inside, scenario):
     return run, root / workdir.lstrip("/")
 
 
-def check_root_core(a):
-    """One core of a scenario run in a 2.x root, read once by each front end (the root as its
-    sysroot): GDB (dispatch-trace, dispatch-summary), lldb-16 (the same), dscope core (the trace,
-    and the summary of a batch of the core's folder); the trace's lines and the signature from
-    the source and the program's own output, and the same text in all three."""
+def kernel_cores_here():
+    """Whether the kernel writes a crashing process's core in its working folder (core_pattern)."""
     pattern = pathlib.Path("/proc/sys/kernel/core_pattern").read_text().strip()
     if pattern.startswith("|") or pattern.startswith("/"):
         print("SKIP: kernel.core_pattern %r writes no core in the crashing process's folder" % pattern)
+        return False
+    return True
+
+
+# The scenarios whose cores (one root's) the batch test reads, and where their tests leave them.
+BATCH = ["self", "mutual", "mm"]
+
+
+def kept_core(cache, suite, scenario):
+    """Where a scenario's test leaves its core (and GDB's summary of it, .summary) for the batch."""
+    return cache / ("cores-" + suite) / (scenario + ".core")
+
+
+def check_root_core(a):
+    """One core of a scenario run in a 2.x root, read once by each front end (the root as its
+    sysroot): GDB (dispatch-trace, dispatch-summary), lldb-16 (the same), dscope core (the trace);
+    the trace's lines and the signature from the source and the program's own output, and the same
+    text in all three. The core of a BATCH scenario is then left, with GDB's summary, for the
+    batch test (check_root_batch)."""
+    if not kernel_cores_here():
         return 77
+    kept = kept_core(a.cache, a.suite, a.scenario)
+    for stale in (kept, kept.with_suffix(".summary")):
+        stale.unlink(missing_ok=True)
     root, inside, program = root_program(a.roots, a.suite, a.cache)
     run, workdir = run_in_root(a.roots, a.suite, root, inside, a.scenario)
     cores = sorted(workdir.glob("core*"))
@@ -263,10 +284,8 @@ def check_root_core(a):
         want = expected(a.scenario, program_tls(run.stdout), source=inside + "/torch_loop.cpp")
         want += ["\nsignature: %s\n" % signature(a.scenario)]
         commands = ["dispatch-trace", "dispatch-summary"]
-        argvs = {"gdb": session.gdb_batch("-iex", "set sysroot %s" % root, "-iex", "set debuginfod enabled off", "-x",
-                                          a.gdb_script, *sum((["-ex", c] for c in commands), []), str(program), str(core)),
-                 "lldb": ["lldb-16", "--no-lldbinit", "-b", "-O", "platform select remote-linux --sysroot %s" % root,
-                          "-O", "plugin load " + a.lldb_plugin, "-c", str(core), str(program)] + sum((["-o", c] for c in commands), [])}
+        argvs = {debugger: torch_roots.debugger_argv(debugger, plugin, program, core=core, extra=commands, sysroot=root)
+                 for debugger, plugin in [("gdb", a.gdb_script), ("lldb", a.lldb_plugin)]}
         problems, traces, summaries = [], {}, {}
         for debugger, argv in argvs.items():
             out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
@@ -281,21 +300,57 @@ def check_root_core(a):
         cli = subprocess.run([a.dscope, "core", "--sysroot", str(root), str(core), str(program), "dispatch-trace"],
                              capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         traces["dscope core"] = cli.stdout
-        # The batch form (a folder of cores, each found its program under the sysroot): a record
-        # per core, its header line and then the summary.
-        batch = subprocess.run([a.dscope, "core", "--sysroot", str(root), str(workdir)], capture_output=True, text=True,
-                               timeout=300, stdin=subprocess.DEVNULL)
-        header = "core %s:\n" % core
-        summaries["dscope core batch"] = batch.stdout[len(header):] if batch.stdout.startswith(header) else batch.stdout + batch.stderr
         for name, texts in [("traces", traces), ("summaries", summaries)]:
             if not texts["gdb"].strip() or len(set(t.rstrip() for t in texts.values())) > 1:
                 problems.append("GDB, lldb-16 and dscope core print different %s:\n%s" % (
                     name, "".join("--- %s\n%s" % (front, text) for front, text in texts.items())))
+        if not problems and a.scenario in BATCH:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(core, kept)
+            kept.with_suffix(".summary").write_text(summaries["gdb"])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print("torch_loop %s in the %s root (%s): %d problems" % (a.scenario, a.suite, (root / ".dscope-root").read_text().strip(),
                                                                len(problems)))
     for problem in problems[:6]:
+        print(problem)
+    return 1 if problems else 0
+
+
+def check_root_batch(a):
+    """The cores the BATCH scenarios' tests left (one root's), in ONE `dscope core --sysroot ROOT
+    CORE...` batch (two workers): a `core PATH:` record per core in the order given, each GDB's
+    summary of that core, with the signature from the source. The cores are removed after."""
+    if not kernel_cores_here():
+        return 77
+    root = torch_roots.root_dir(a.roots, a.suite)
+    cores = [kept_core(a.cache, a.suite, scenario) for scenario in BATCH]
+    problems = []
+    try:
+        if not all(core.is_file() for core in cores):
+            print("FAIL: the cores of %s (left by torch_loop_%s_{%s}_trace, the fixture) are not all in %s" % (
+                ", ".join(BATCH), a.suite, ",".join(BATCH), cores[0].parent))
+            return 1
+        batch = subprocess.run([a.dscope, "core", "--sysroot", str(root), "-j", "2"] + [str(c) for c in cores],
+                               capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+        records = re.split(r"^(?=core /.*:$)", batch.stdout, flags=re.M)[1:]
+        if batch.returncode != 0 or len(records) != len(cores):
+            problems.append("dscope core batch: exit %d, %d records for %d cores:\n%s%s" % (
+                batch.returncode, len(records), len(cores), batch.stdout[-3000:], batch.stderr[-2000:]))
+        for scenario, core, record in zip(BATCH, cores, records):
+            gdb = core.with_suffix(".summary").read_text()
+            header = "core %s:\n" % core
+            if not record.startswith(header) or record[len(header):].rstrip() != gdb.rstrip() or \
+                    "\nsignature: %s\n" % signature(scenario) not in gdb:
+                problems.append("dscope core batch, %s: not GDB's summary with 'signature: %s':\n--- batch\n%s--- gdb\n%s" % (
+                    scenario, signature(scenario), record, gdb))
+    finally:
+        for core in cores:
+            core.unlink(missing_ok=True)
+            core.with_suffix(".summary").unlink(missing_ok=True)
+    print("torch_loop cores of %s in the %s root, one dscope core batch: %d problems" % (", ".join(BATCH), a.suite,
+                                                                                         len(problems)))
+    for problem in problems[:3]:
         print(problem)
     return 1 if problems else 0
 
@@ -306,7 +361,8 @@ def main():
     p.add_argument("--lldb-plugin")
     p.add_argument("--dscope", help="also dscope core (no debugger) on the same core: GDB's text exactly")
     p.add_argument("--program", help="the host-built torch_loop (Debian 12's PyTorch 1.13)")
-    p.add_argument("--scenario", choices=["self", "mutual", "mm", "matmul", "alias", "shared", "boxed"], default="self")
+    p.add_argument("--scenario", choices=["self", "mutual", "mm", "matmul", "alias", "shared", "boxed", "batch"], default="self",
+                   help="batch (with --suite): the cores the self, mutual and mm tests left, in one dscope core batch")
     p.add_argument("--workdir", type=pathlib.Path)
     p.add_argument("--suite", help="a 2.x root instead (trixie, sid): torch_loop built and run inside it")
     p.add_argument("--roots", help="scripts/torch-roots.sh, which makes and runs the roots")
@@ -315,7 +371,7 @@ def main():
     if a.suite:
         if not (a.roots and a.cache and a.lldb_plugin and a.dscope):
             p.error("--suite needs --roots, --cache, --lldb-plugin and --dscope")
-        return check_root_core(a)
+        return check_root_batch(a) if a.scenario == "batch" else check_root_core(a)
     if not (a.program and a.workdir):
         p.error("--program and --workdir are needed")
     run, program, cores = libtorch_core_test.run_for_core(a.program, [a.scenario], a.workdir)

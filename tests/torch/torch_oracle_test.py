@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
 """Real PyTorch, read from memory, against the process's own account of itself.
 
-  torch_oracle_test.py --gdb-script build/gdb/dscope-gdb.py --mode live|core --workdir DIR
+  torch_oracle_test.py --gdb-script build/gdb/dscope-gdb.py [--lldb-plugin P] [--dscope D]
+                       --mode live+core|refusals|both [--root trixie|sid] --workdir DIR
 
-Starts oracle_program.py under /usr/bin/python3 (Debian's python3-torch), which writes what
-torch._C says about every operator's registrations and computed dispatch table, a few tensors'
-key sets and its TLS sets, then waits. GDB (and lldb-16 with --lldb-plugin) then read the same
-from the process (attached, or from a gcore core of it) with DispatchScope's commands, and every
-answer must equal PyTorch's: `op-table OP --registered` and `--computed` line for line for every
-operator, `keyset` of each tensor (its Python object's
-address as hex(id(t)) prints it, and its TensorImpl) equal to torch._C._dispatch_keys, and
-`keyset --tls` equal to the TLS sets. Exits 1 naming the first differences."""
+Starts oracle_program.py under /usr/bin/python3 (Debian's python3-torch; with --root, inside that
+Debian root as a container), which writes what torch._C says about every operator's
+registrations and computed dispatch table, every operator's name, a few tensors' key sets (with
+their raw words on 2.x) and its TLS sets, then waits. GDB (and lldb-16 with --lldb-plugin) then
+read the same from the process, attached and then from a gcore core of it, with DispatchScope's
+commands, and every answer must equal PyTorch's: `op-table OP --registered` and `--computed` line
+for line for every operator (each operator live and on the core; with both debuggers, GDB reads
+half of them live and lldb-16 the other half, and the other way round on the core), `keyset` of
+each tensor (its Python object's address as hex(id(t)) prints it, its TensorImpl, and its raw
+word) equal to torch._C._dispatch_keys, `keyset --tls` and the raw TLS words equal to the TLS
+sets, `op-table OP --key K` the dump's line for K, `op-table --missing K` the operators whose dump
+has no line for K, and `op-table --list` every name. dscope pid and dscope core answer a sample
+(dscope_sample). --mode refusals: bad profiles and bad input on a gcore core, each one dscope:
+line. Exits 1 naming the first differences."""
 
 import argparse
 import os
@@ -28,6 +35,7 @@ sys.path.insert(0, str(HERE.parent / "e2e"))
 import session  # noqa: E402
 from profile_text import sealed  # noqa: E402
 import roots  # noqa: E402
+from roots import debugger_argv  # noqa: E402,F401 (other torch tests take it from here)
 
 # Debian's python3-torch; another python3 on PATH does not see it. DSCOPE_TORCH_PYTHON names another
 # torch's Python (a pip wheel's: cuda/device_check.sh).
@@ -98,11 +106,14 @@ def start_oracle(workdir, preload=None, root=None):
 
 def parse_oracle(path):
     """{'computed': {op: text}, 'registered': {op: text}, 'tensors': [(name, id, impl, keys)],
-    'tls': {'included': s, 'excluded': s}, 'raw': {'tensor NAME' or 'tls included/excluded': 0x...}}
-    ('raw' holds what torch could say: DispatchKeySet.raw_repr() is 2.x only)."""
-    dumps, tensors, tls, raw, section = {"computed": {}, "registered": {}}, [], {}, {}, None
+    'tls': {'included': s, 'excluded': s}, 'raw': {'tensor NAME' or 'tls included/excluded': 0x...},
+    'names': [every operator's name, in the dispatcher's order]} ('raw' holds what torch could say:
+    DispatchKeySet.raw_repr() is 2.x only), with what follows from them (with_table_cases)."""
+    dumps, tensors, tls, raw, names, section = {"computed": {}, "registered": {}}, [], {}, {}, [], None
     for line in path.read_text().splitlines(keepends=True):
-        if line.startswith("tensor "):
+        if line.startswith("op-name "):
+            names.append(line.split()[1])
+        elif line.startswith("tensor "):
             name, ident, impl, keys = line.split(" ", 4)[1:]
             tensors.append((name, ident[3:], impl[5:], keys.strip()))
         elif line.startswith("tls "):
@@ -118,8 +129,49 @@ def parse_oracle(path):
             section[op] = ""
         elif section is not None:
             section[op] += line
-    return {"computed": dumps["computed"], "registered": dumps["registered"], "tensors": tensors, "tls": tls,
-            "raw": raw}
+    return with_table_cases({"computed": dumps["computed"], "registered": dumps["registered"], "tensors": tensors,
+                             "tls": tls, "raw": raw, "names": names})
+
+
+# Runtime keys that some operators have no kernel, alias kernel or fallback for, in 1.13 and 2.x.
+MISSING_KEYS = ("Meta", "SparseCPU")
+
+
+def table_line(table, key):
+    """The line of a _dispatch_dump_table text for key, or None: no kernel there (a missing entry)."""
+    return next((line for line in table.splitlines() if line.startswith(key + ": ")), None)
+
+
+def with_table_cases(oracle):
+    """The oracle with what `op-table --missing K` and `op-table OP --key K` must answer, from the
+    dumps: 'missing' {key: operators whose _dispatch_dump_table has no line for it}, and
+    'key_entries' [(op, key, the dump's line for key, or 'KEY: (missing)')] for aten::mm, the
+    program's own operator and a batched kernel's (2.x): for each label ([kernel], [backend
+    fallback], ...) of the operator's table its first key, and one key it has no kernel for.
+    ("Undefined" names more than one entry on 2.x.)"""
+    computed = oracle["computed"]
+    keys = [k for k in MISSING_KEYS if any(table_line(t, k) for t in computed.values())]
+    oracle["missing"] = {k: sorted(op for op, t in computed.items() if not table_line(t, k)) for k in keys}
+    oracle["operators"] = len(computed)
+    entries = []
+    ops = [op for op in ("aten::mm", "dscope_test::scale") if op in computed]
+    for op in ops + [op for op, text in computed.items() if "[batched kernel]" in text][:1]:
+        labels = {}
+        for line in computed[op].splitlines():
+            key = line.split(": ", 1)[0]
+            if key != "Undefined":
+                labels.setdefault(line[line.rfind(" ["):], (key, line))
+        entries += [(op, key, line) for key, line in labels.values()]
+        entries += [(op, k, k + ": (missing)") for k in keys if not table_line(computed[op], k)][:1]
+    oracle["key_entries"] = entries
+    return oracle
+
+
+def operators_half(oracle, which):
+    """The oracle with every other operator (which: 0 or 1) of its dumps, the rest unchanged."""
+    mine = set(list(oracle["computed"])[which::2])
+    return dict(oracle, computed={op: t for op, t in oracle["computed"].items() if op in mine},
+                registered={op: t for op, t in oracle["registered"].items() if op in mine})
 
 
 def marker(debugger, text):
@@ -133,6 +185,10 @@ def oracle_commands(oracle):
     commands += [("registered " + op, "op-table %s --registered" % op) for op in oracle["registered"]]
     for name, ident, impl, _keys in oracle["tensors"]:
         commands += [("tensor-id " + name, "keyset " + ident), ("tensor-impl " + name, "keyset " + impl)]
+    commands += [("raw " + name, "keyset " + word) for name, word in oracle["raw"].items()]
+    commands += [("key %s %s" % (op, key), "op-table %s --key %s" % (op, key)) for op, key, _ in oracle["key_entries"]]
+    commands += [("missing " + key, "op-table --missing " + key) for key in oracle["missing"]]
+    commands += [("list", "op-table --list")] if oracle["names"] else []
     return commands + [("tls", "keyset --tls")]
 
 
@@ -145,41 +201,6 @@ def command_file(workdir, oracle, debugger="gdb"):
     path = workdir / ("commands." + debugger)
     path.write_text("\n".join(lines) + "\n")
     return path
-
-
-def debugger_argv(debugger, plugin, program, core=None, pid=None, commands=None, extra=(), sysroot=None):
-    """A batch session of gdb or lldb-16 with DispatchScope loaded, on a core or attached to pid,
-    running the command file and then the extra commands. sysroot: where the process's files are
-    (a process in another root: /proc/PID/root; its core: the root's folder), given to the
-    debugger before it loads any module: gdb's `set sysroot`; lldb-16's host platform has no
-    sysroot, so a live process gets a target whose module search path maps / there before the
-    attach, and a core the remote-linux platform's --sysroot (the host platform ignores it)."""
-    if debugger == "gdb":
-        argv = session.gdb_batch("-ex", "set debuginfod enabled off", "-x", plugin)
-        if sysroot:
-            argv += ["-iex", "set sysroot " + sysroot]
-        if commands:
-            argv += ["-x", str(commands)]
-        for c in extra:
-            argv += ["-ex", c]
-        if core:
-            return argv + [program, str(core)]
-        # /proc/PID/exe names the program on the host, which gdb would look for under the sysroot.
-        return argv + ([program] if sysroot else []) + ["-p", str(pid)]
-    argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin]
-    if not sysroot:
-        argv += ["-c", str(core), program] if core else ["-p", str(pid)]
-    elif core:
-        argv += ["-o", "platform select remote-linux --sysroot " + sysroot, "-o",
-                 "target create --core %s %s" % (core, program)]
-    else:
-        argv += ["-o", "target create " + program, "-o", "target modules search-paths add / %s/" % sysroot,
-                 "-o", "process attach -p %d" % pid]
-    if commands:
-        argv += ["-s", str(commands)]
-    for c in extra:
-        argv += ["-o", c]
-    return argv + ([] if core else ["-o", "detach"])
 
 
 REJECT = ["Traceback (most recent call last)", "Python Exception", "PLEASE submit a bug report", "Stack dump:",
@@ -242,6 +263,7 @@ def compare(oracle, answers, main_tid=None):
             elif "tensor " + name in raw and got[1] != "raw: " + raw["tensor " + name]:
                 problems.append("keyset of tensor %s (%s): %r, torch says raw_repr() %s"
                                 % (name, how, got[1], raw["tensor " + name]))
+    problems += compare_table_cases(oracle, answers)
     tls = answers.get("tls", "")
     if main_tid is not None:
         tls = thread_answer(tls, main_tid)
@@ -256,20 +278,53 @@ def compare(oracle, answers, main_tid=None):
     return problems
 
 
+def compare_table_cases(oracle, answers):
+    """The differences in `keyset RAW` (the raw words torch printed, decoded as its own sets),
+    `op-table OP --key K`, `--missing K` and `--list` (every name, in any order)."""
+    problems = []
+    expected = dict([("tensor " + t[0], t[3]) for t in oracle["tensors"]] +
+                    [("tls " + which, keys) for which, keys in oracle["tls"].items()])
+    for name, word in oracle["raw"].items():
+        got = (answers.get("raw " + name) or "").splitlines() + ["", ""]
+        if got[:2] != [expected[name], "raw: " + word]:
+            problems.append("keyset %s (the raw word of %s): %r, torch says %r" % (word, name, got[:2], expected[name]))
+    for op, key, entry in oracle["key_entries"]:
+        got = (answers.get("key %s %s" % (op, key)) or "").splitlines() + ["", ""]
+        if not got[0].startswith("%s at %s (dispatch-table slot " % (op, key)) or got[1] != "  entry:  " + entry:
+            problems.append("op-table %s --key %s: %r, _dispatch_dump_table says %r" % (op, key, got[:2], entry))
+    for key, ops in oracle["missing"].items():
+        got = (answers.get("missing " + key) or "").splitlines() or [""]
+        last = "%d of %d operators have no kernel for %s (no kernel, alias kernel or fallback: a dispatch there fails)" % (
+            len(ops), oracle["operators"], key)
+        if got[-1] != last or sorted(got[:-1]) != ops:
+            problems.append("op-table --missing %s: %d names then %r; _dispatch_dump_table has no %s line for %d of %d "
+                            "(first differences: %s)" % (key, len(got) - 1, got[-1], key, len(ops), oracle["operators"],
+                                                         sorted(set(got[:-1]) ^ set(ops))[:5]))
+    if oracle["names"]:
+        got = (answers.get("list") or "").splitlines() or [""]
+        names = oracle["names"]
+        if got[-1] != "%d operators registered" % len(names) or sorted(got[:-1]) != sorted(names):
+            problems.append("op-table --list: %d names then %r; torch lists %d (first differences: %s)"
+                            % (len(got) - 1, got[-1], len(names), sorted(set(got[:-1]) ^ set(names))[:5]))
+    return problems
+
+
 def dscope_sample(oracle):
-    """The operators dscope (one command a run) is asked about: the first few, and those whose
-    answers take the rules that differ between versions, where the oracle has them: aten::mm, the
-    program's own operator, a batched kernel (2.x), an optional and a SymBool in the schema."""
-    computed, registered = list(oracle["computed"])[:4], list(oracle["registered"])[:2]
-    for op in ("aten::mm", "dscope_test::scale"):
-        if op in oracle["computed"]:
-            computed.append(op)
-            registered.append(op)
+    """What dscope (one command a run, each run loading the whole process or core) is asked about:
+    the operators whose answers take the rules that differ between versions, where the oracle has
+    them (aten::mm, the program's own operator, a batched kernel (2.x), an optional and a SymBool in
+    the schema), with --key for aten::mm's entries and a missing one, two tensors (a raw word of one) and the TLS
+    (the excluded set's raw word), --missing and --list. GDB and lldb-16 are asked everything."""
+    computed = [op for op in ("aten::mm", "dscope_test::scale") if op in oracle["computed"]]
+    registered = list(computed)
     computed += [op for op, text in oracle["computed"].items() if "[batched kernel]" in text][:1]
     for marks in ("? ", "SymBool"):
         registered += [op for op, text in oracle["registered"].items() if marks in text.split("\n")[1]][:1]
+    tensors = oracle["tensors"][:2]
+    raw = {name: word for name, word in oracle["raw"].items() if name in ("tensor " + tensors[0][0], "tls excluded")}
     return dict(oracle, computed={op: oracle["computed"][op] for op in computed},
-                registered={op: oracle["registered"][op] for op in registered})
+                registered={op: oracle["registered"][op] for op in registered}, tensors=tensors, raw=raw,
+                key_entries=[e for e in oracle["key_entries"] if e[0] == "aten::mm" or e[2].endswith(": (missing)")])
 
 
 def check_dscope(dscope, target, oracle, main_tid=None):
@@ -295,8 +350,8 @@ def shifted_profile(workdir, profile, name, by):
     return directory
 
 
-def refusals(debugger, plugin, core, workdir, profile, tensor_impl):
-    """Bad profiles and bad input, on the core: each answer is one dscope: line."""
+def refusal_cases(workdir, profile, tensor_impl):
+    """(profile folder or None for the shipped ones, command, the text its one dscope: line holds)."""
     cases = []
     empty = workdir / "no-profiles"
     empty.mkdir(exist_ok=True)
@@ -319,17 +374,31 @@ def refusals(debugger, plugin, core, workdir, profile, tensor_impl):
     cases.append((None, "dispatch-break aten::mm", "dscope: cannot arm a dispatch breakpoint: the target is not writable"))
     cases.append((None, "dispatch-break --why", "dscope: no dispatch-break stop to explain"))
     cases.append((None, "dispatch-trace --json", "dscope: on PyTorch, dispatch-trace answers in text"))
+    return cases
+
+
+def refusals(debugger, plugin, core, workdir, cases):
+    """Bad profiles and bad input (refusal_cases), on the core: each answer is one dscope: line.
+    A session for each profile folder; the cases with the shipped profiles share one, each answer
+    after its marker (one stream, so that an error line stays under its command's marker)."""
     problems = []
-    for directory, command, expected in cases:
-        env = dict(os.environ)
-        if directory:
-            env["DSCOPE_PROFILE_PATH"] = str(directory)
-        argv = debugger_argv(debugger, plugin, os.path.realpath(TORCH_PYTHON), core=core, extra=[command])
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
-        lines = [l for l in (out.stdout + out.stderr).splitlines() if l.startswith("dscope:")]
-        if len(lines) != 1 or expected not in lines[0] or session.text_failures(out.stdout + out.stderr, reject=REJECT):
-            problems.append("%s: %s with profiles from %s: expected one line with %r, got:\n%s"
-                            % (debugger, command, directory, expected, out.stdout + out.stderr))
+    for directory in dict.fromkeys(d for d, _, _ in cases):
+        mine = [(command, expected) for d, command, expected in cases if d == directory]
+        commands = workdir / ("refusals." + debugger)
+        commands.write_text("".join("%s\n%s\n" % (marker(debugger, str(i)), c) for i, (c, _) in enumerate(mine)) +
+                            marker(debugger, "end") + "\n")
+        env = dict(os.environ, **({"DSCOPE_PROFILE_PATH": str(directory)} if directory else {}))
+        argv = debugger_argv(debugger, plugin, os.path.realpath(TORCH_PYTHON), core=core, commands=commands)
+        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300, env=env,
+                             stdin=subprocess.DEVNULL)
+        answers = sections(out.stdout)
+        for i, (command, expected) in enumerate(mine):
+            answer = answers.get(str(i), "")
+            lines = [l for l in answer.splitlines() if l.startswith("dscope:")]
+            if len(lines) != 1 or expected not in lines[0] or "end" not in answers or \
+                    session.text_failures(answer, reject=REJECT):
+                problems.append("%s: %s with profiles from %s: expected one line with %r, got:\n%s"
+                                % (debugger, command, directory, expected, answer or out.stdout[-3000:]))
     return problems
 
 
@@ -381,21 +450,25 @@ def gcore(target, core):
                                      "gcore " + str(core)), capture_output=True, timeout=300, check=True)
 
 
-def read_everything(a, debuggers, target, oracle, times, core=None):
+def read_everything(a, debuggers, target, oracle, times, core=None, halves=False):
     """Every front end on the live target (core None) or on its core: the problems; their times
-    are added to times."""
+    are added to times. With halves (live, then core, with two debuggers), each debugger reads every
+    other operator's dumps live and the rest on the core (GDB the first half live, lldb-16 the
+    second), so that every operator is read live and on the core, and by each debugger, once."""
     problems = []
     sysroot = target.core_sysroot if core else target.live_sysroot
 
-    def session_on(debugger, plugin):
-        commands = command_file(a.workdir, oracle, debugger)
+    def session_on(debugger, plugin, part):
+        asked = operators_half(oracle, part) if halves else oracle
+        commands = command_file(a.workdir, asked, debugger)
         argv = debugger_argv(debugger, plugin, target.program, core=core, pid=target.pid, commands=commands,
                              sysroot=sysroot)
-        return check_session(debugger, argv, oracle, main_tid=target.pid)
+        return check_session(debugger, argv, asked, main_tid=target.pid)
 
     # A core is read by every debugger at once; a live process takes one tracer at a time.
     with ThreadPoolExecutor(max_workers=len(debuggers) if core else 1) as pool:
-        sessions = [(debugger, pool.submit(session_on, debugger, plugin)) for debugger, plugin in debuggers]
+        sessions = [(debugger, pool.submit(session_on, debugger, plugin, (i + bool(core)) % 2))
+                    for i, (debugger, plugin) in enumerate(debuggers)]
     for debugger, session_result in sessions:
         found, elapsed, _answers = session_result.result()
         problems += [p.replace(debugger, "%s %s" % (debugger, "core" if core else "live"), 1) for p in found]
@@ -414,11 +487,12 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--gdb-script", required=True)
     p.add_argument("--lldb-plugin", help="also lldb-16 with this plugin, on the same process or core")
-    p.add_argument("--mode", choices=["live", "core", "live+core", "both"], required=True,
-                   help="live+core: the live process, then its gcore core; both: both runtimes in one process")
+    p.add_argument("--mode", choices=["live+core", "refusals", "both"], required=True,
+                   help="live+core: the live process, then its gcore core; refusals: bad profiles and input on "
+                        "a gcore core (needs --profile); both: both runtimes in one process")
     p.add_argument("--runtime-library", help="both: DispatchScope's runtime, preloaded into the torch process")
     p.add_argument("--workdir", type=pathlib.Path, required=True)
-    p.add_argument("--profile", help="the shipped profile of this torch (core mode: made foreign for the refusals)")
+    p.add_argument("--profile", help="refusals: the shipped profile of this torch, made foreign")
     p.add_argument("--dscope", help="also dscope pid / dscope core (no debugger) on the same process or core")
     p.add_argument("--root", help="run the program inside this Debian root of scripts/torch-roots.sh (trixie, sid)")
     p.add_argument("--roots-script", default=str(HERE.parent.parent / "scripts" / "torch-roots.sh"))
@@ -427,26 +501,34 @@ def main():
     debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
     if a.mode == "both":
         return both_runtimes(a, debuggers)
+    if a.mode == "refusals" and not a.profile:
+        p.error("--mode refusals needs --profile")
     session.keep_file_pages_in_cores()
     target = start_oracle(a.workdir, root=(a.roots_script, a.root) if a.root else None)
     problems, times, core = [], [], None
     try:
         oracle = parse_oracle(target.oracle_path)
-        if a.mode in ("live", "live+core"):
-            problems += read_everything(a, debuggers, target, oracle, times)
-        if a.mode in ("core", "live+core"):
-            core = a.workdir / "python.core"
+        halves = len(debuggers) == 2
+        if a.mode == "live+core":
+            problems += read_everything(a, debuggers, target, oracle, times, halves=halves)
+        core = a.workdir / "python.core"
+        started = time.monotonic()
+        gcore(target, core)
+        times.append("gcore %.1f s (%.0f MB)" % (time.monotonic() - started, core.stat().st_size / 1e6))
+        target.kill()
+        if a.mode == "live+core":
+            problems += read_everything(a, debuggers, target, oracle, times, core, halves=halves)
+        else:  # a core is read by both debuggers at once
             started = time.monotonic()
-            gcore(target, core)
-            times.append("gcore %.1f s (%.0f MB)" % (time.monotonic() - started, core.stat().st_size / 1e6))
-            target.kill()
-            problems += read_everything(a, debuggers, target, oracle, times, core)
-            if a.profile:
-                for debugger, plugin in debuggers:
-                    problems += refusals(debugger, plugin, core, a.workdir, pathlib.Path(a.profile),
-                                         oracle["tensors"][0][2])
-        if a.mode == "live" and not a.root:
+            cases = refusal_cases(a.workdir, pathlib.Path(a.profile), oracle["tensors"][0][2])
+            with ThreadPoolExecutor(max_workers=len(debuggers)) as pool:
+                found = [pool.submit(refusals, debugger, plugin, core, a.workdir, cases) for debugger, plugin in debuggers]
+            problems += sum((f.result() for f in found), [])
+            times.append("refusals %.1f s" % (time.monotonic() - started))
+        if a.mode == "live+core" and not a.root:
+            started = time.monotonic()
             problems += before_initializers(a.gdb_script)
+            times.append("gdb before the initializers %.1f s" % (time.monotonic() - started))
     finally:
         target.kill()
         if core and core.exists():

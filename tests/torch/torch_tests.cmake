@@ -1,26 +1,31 @@
 # Real PyTorch (Debian's python3-torch 1.13, installed by scripts/ensure-packages.sh): GDB and lldb-16 read
 # the dispatcher of a live Python process and of its gcore core through the shipped layout
 # profile, and every answer must equal what that process's torch._C printed for itself
-# (tests/torch/torch_oracle_test.py). The core run also checks the refusals: no profile, a
-# profile of another build, a profile whose offsets do not fit, and bad input.
+# (tests/torch/torch_oracle_test.py): every operator's dumps (each read live and on the core, half
+# of them live by GDB and on the core by lldb-16, the other half the other way round), every
+# tensor's key set (also from its raw word, where torch prints it), the TLS, op-table --key,
+# --missing and --list; dscope pid and dscope core on a sample of the same.
 set(TORCH_TESTS ${PROJECT_SOURCE_DIR}/tests/torch)
 if(TARGET dscope_lldb)
   set(TORCH_LLDB --lldb-plugin $<TARGET_FILE:dscope_lldb>)
 endif()
-# dscope pid / dscope core on the same process and core, against the same oracle.
-foreach(mode live core)
-  add_test(NAME torch_oracle_${mode}
-    COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_oracle_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --mode ${mode}
-            --dscope $<TARGET_FILE:dscope>
-            --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_oracle_${mode}
-            --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
-  set_tests_properties(torch_oracle_${mode} PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
-endforeach()
+add_test(NAME torch_oracle
+  COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_oracle_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --mode live+core
+          --dscope $<TARGET_FILE:dscope> --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_oracle)
+set_tests_properties(torch_oracle PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
+# The refusals on a gcore core of the same program: no profile, a profile of another build, a
+# profile whose offsets do not fit, and bad input.
+add_test(NAME torch_oracle_refusals
+  COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_oracle_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --mode refusals
+          --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_oracle_refusals
+          --profile ${PROJECT_SOURCE_DIR}/profiles/feaefbc559e74298c67a4aca95dd5e2c49a4c739.profile)
+set_tests_properties(torch_oracle_refusals PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
 # The same oracle for real PyTorch 2.x (issue 35): oracle_program.py runs inside a Debian root of
 # scripts/torch-roots.sh (trixie: 2.6; sid: whatever torch sid has, so nothing here names a
 # version) as a container runs it, and GDB, lldb-16 and dscope read it from the host: the live
-# process (through /proc/PID/root), then one gcore core of it. The fixture torch_root_profiles
-# (torch_profile_roots, below) makes a missing root and the profile of a torch none ships.
+# process (through /proc/PID/root), then one gcore core of it, as torch_oracle does. The fixture
+# torch_root_profiles (torch_profile_roots, below) makes a missing root and the profile of a torch
+# none ships.
 foreach(suite trixie sid)
   add_test(NAME torch_oracle_${suite}
     COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_oracle_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
@@ -106,8 +111,18 @@ if(TARGET dscope_lldb AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_T
                 --dscope $<TARGET_FILE:dscope> --suite ${suite} --roots ${DSCOPE_ROOTS_SCRIPT}
                 --cache ${CMAKE_CURRENT_BINARY_DIR}/torch_loop_roots --scenario ${scenario})
       # Minutes only where the root is made or the program compiled (once per root); a run is under a minute.
+      # Each leaves its core for the batch below (fixture torch_loop_${suite}_cores).
       set_tests_properties(torch_loop_${suite}_${scenario}_trace PROPERTIES LABELS "gdb;lldb;torch;roots" TIMEOUT 900
-                           SKIP_RETURN_CODE 77 FIXTURES_REQUIRED torch_root_profiles)
+                           SKIP_RETURN_CODE 77 FIXTURES_REQUIRED torch_root_profiles
+                           FIXTURES_SETUP torch_loop_${suite}_cores)
     endforeach()
+    # The three cores in one `dscope core --sysroot ROOT CORE...` batch: each record GDB's summary of
+    # that core, the signature from the source; the cores are removed after.
+    add_test(NAME torch_loop_${suite}_batch
+      COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_loop_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
+              --dscope $<TARGET_FILE:dscope> --suite ${suite} --roots ${DSCOPE_ROOTS_SCRIPT}
+              --cache ${CMAKE_CURRENT_BINARY_DIR}/torch_loop_roots --scenario batch)
+    set_tests_properties(torch_loop_${suite}_batch PROPERTIES LABELS "torch;roots" TIMEOUT 300 SKIP_RETURN_CODE 77
+                         FIXTURES_REQUIRED "torch_root_profiles;torch_loop_${suite}_cores")
   endforeach()
 endif()
