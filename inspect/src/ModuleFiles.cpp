@@ -7,10 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
+#include <string_view>
 
 #include "TargetImage.h"
 
@@ -73,19 +75,40 @@ std::string missingFileLine(const MissingModuleFile& missing, const FileRoots& r
 
 namespace {
 
-// A module file's defined global symbols by name (as a debugger's global lookup finds them), and
-// the address its file offset 0 is linked at.
+// A module file's defined global symbols (as a debugger's global lookup finds them), and the
+// address its file offset 0 is linked at. The file stays mapped while the symbols are kept, so
+// their names are read in place: a libtorch defines some 250 000, and copying each name into a
+// map cost more than everything else `dscope core` does on a container core.
 struct FileSymbols {
-  std::unordered_map<std::string, uint64_t> values;
+  int fd = -1;
+  Elf* elf = nullptr;
+  std::vector<const char*> names;  // in the mapped string tables
+  std::vector<size_t> hashes;      // of names, in the same order: a lookup scans these
+  std::vector<uint64_t> values;
   uint64_t offset_zero_vaddr = 0;
+
+  FileSymbols() = default;
+  FileSymbols(const FileSymbols&) = delete;
+  FileSymbols& operator=(const FileSymbols&) = delete;
+  ~FileSymbols() {
+    if (elf) elf_end(elf);
+    if (fd >= 0) ::close(fd);
+  }
+
+  std::optional<uint64_t> find(std::string_view name) const {
+    const size_t h = std::hash<std::string_view>{}(name);
+    for (auto it = std::find(hashes.begin(), hashes.end(), h); it != hashes.end(); it = std::find(it + 1, hashes.end(), h))
+      if (const auto i = static_cast<size_t>(it - hashes.begin()); names[i] == name) return values[i];  // the first definition
+    return std::nullopt;
+  }
 };
 
 std::unique_ptr<FileSymbols> readSymbols(const std::string& file) {
   auto out = std::make_unique<FileSymbols>();
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
+  out->fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (out->fd < 0) return out;
   elf_version(EV_CURRENT);
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  Elf* elf = out->elf = elf_begin(out->fd, ELF_C_READ_MMAP, nullptr);
   size_t phnum = 0;
   if (elf && elf_getphdrnum(elf, &phnum) == 0)
     for (size_t i = 0; i < phnum; ++i)
@@ -93,6 +116,7 @@ std::unique_ptr<FileSymbols> readSymbols(const std::string& file) {
         out->offset_zero_vaddr = ph.p_vaddr - ph.p_offset;  // the first PT_LOAD maps the file's start
         break;
       }
+  const std::hash<std::string_view> hash;
   for (Elf_Scn* scn = elf ? elf_nextscn(elf, nullptr) : nullptr; scn; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize) continue;
@@ -102,11 +126,13 @@ std::unique_ptr<FileSymbols> readSymbols(const std::string& file) {
       if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF ||
           GELF_ST_TYPE(sym.st_info) == STT_TLS || GELF_ST_BIND(sym.st_info) == STB_LOCAL)
         continue;
-      if (const char* name = elf_strptr(elf, sh.sh_link, sym.st_name); name && *name) out->values.emplace(name, sym.st_value);
+      if (const char* name = elf_strptr(elf, sh.sh_link, sym.st_name); name && *name) {
+        out->names.push_back(name);
+        out->hashes.push_back(hash(name));
+        out->values.push_back(sym.st_value);
+      }
     }
   }
-  if (elf) elf_end(elf);
-  ::close(fd);
   return out;
 }
 
@@ -118,9 +144,9 @@ std::optional<uint64_t> symbolInFile(const std::string& file, uint64_t start, co
   std::lock_guard lock(mutex);
   auto& symbols = files[file];
   if (!symbols) symbols = readSymbols(file);
-  auto it = symbols->values.find(name);
-  if (it == symbols->values.end()) return std::nullopt;
-  return start + it->second - symbols->offset_zero_vaddr;
+  const auto value = symbols->find(name);
+  if (!value) return std::nullopt;
+  return start + *value - symbols->offset_zero_vaddr;
 }
 
 }  // namespace dscope::inspect
