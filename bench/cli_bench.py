@@ -4,10 +4,13 @@ DispatchScope running the same command on the same core, alternating, medians; w
 memory (ru_maxrss of the child).
 
   python3 bench/cli_bench.py [--build build/release] [--repeats 5]
+  python3 bench/cli_bench.py --core CORE --executable EXE [--sysroot ROOT]   # 2. on a given core only
 
 1. samples/infinite_redispatch's overflow core with an 8 MiB stack (goal: dscope >= 3x faster);
    the same with --frames (20 000 stack frames unwound by libdwfl against GDB's unwinder).
-2. tests/torch/torch_loop.cpp's real-PyTorch overflow core (the same comparison, no goal set).
+2. tests/torch/torch_loop.cpp's real-PyTorch overflow core (the same comparison, no goal set);
+   with --core, that core (one written in a 2.x root: --sysroot gives the root to both, as
+   `dscope core --sysroot ROOT` and GDB's `set sysroot ROOT`).
 3. A batch of 100 cores of the samples (their five crashes, 20 copies each) through one
    `dscope core --json -j 2 DIR`: cores per second and the peak memory of a worker (goal >= 10/s).
 Prints one summary line per measurement; the numbers go to docs/PERFORMANCE.md."""
@@ -37,10 +40,11 @@ def timed(argv):
     return seconds, usage.ru_maxrss / 1024
 
 
-def compare(args, label, program, core, goal, command="dispatch-trace"):
+def compare(args, label, program, core, goal, command="dispatch-trace", sysroot=None):
     dscope = os.path.join(args.build, "cli", "dscope")
-    variants = {"dscope": [dscope, "core", core, program] + command.split(),
-                "gdb": gdb_argv(args.build, "-ex", command, program, core)}
+    roots = (["--sysroot", sysroot], ["-iex", "set sysroot " + sysroot, "-iex", "set debuginfod enabled off"]) if sysroot else ([], [])
+    variants = {"dscope": [dscope, "core"] + roots[0] + [core, program] + command.split(),
+                "gdb": gdb_argv(args.build, *roots[1], "-ex", command, program, core)}
     runs = {v: [] for v in variants}
     for _ in range(args.repeats):
         for name, argv in variants.items():
@@ -91,8 +95,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build/release")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--core", help="only 2. on this overflow core of torch_loop")
+    parser.add_argument("--executable", help="the program of --core")
+    parser.add_argument("--sysroot", help="the root --core was written in")
     args = parser.parse_args()
     args.build = os.path.abspath(args.build)
+    if bool(args.core) != bool(args.executable) or (args.sysroot and not args.core):
+        parser.error("--core and --executable go together; --sysroot needs them")
+    if args.core:
+        compare(args, "real-PyTorch overflow core", os.path.abspath(args.executable), os.path.abspath(args.core), None,
+                sysroot=args.sysroot)
+        return
     with tempfile.TemporaryDirectory(prefix="cli_bench_") as workdir:
         program = os.path.join(args.build, "samples", "infinite_redispatch")
         overflow = make_core(workdir, [program], 8192, "redispatch")

@@ -2,7 +2,7 @@
 """dscope core against elfutils' eu-stack (issue 35): the tool a user reaches for first on a core.
 
   python3 bench/core_vs_eustack.py [--build build/release] [--repeats 5]
-  python3 bench/core_vs_eustack.py --core CORE --executable EXE [--sysroot DIR]   # any core
+  python3 bench/core_vs_eustack.py --core CORE --executable EXE [--sysroot DIR]   # any core (DIR: as root)
   python3 bench/core_vs_eustack.py --baseline OTHER_BUILD                         # before/after
 
 On an overflow core (by default tests/torch/torch_loop.cpp's `self` scenario, made here with an
@@ -13,10 +13,19 @@ innermost frames, symbolized): goal dscope <= 2x eu-stack's wall time. The two r
 with median wall and CPU seconds and the largest peak RSS (ru_maxrss) of each. With --baseline, a
 second dscope build runs in the same rotation (the same core, the same arguments): its own ratio
 to eu-stack and the new build's to it. Prints one summary line per figure; the numbers go to
-docs/PERFORMANCE.md."""
+docs/PERFORMANCE.md.
+
+eu-stack (elfutils 0.188) has no sysroot option: it opens the files a core names at their own
+paths. With --sysroot DIR (a core written in a container whose root is DIR, a merged-/usr Debian
+root), eu-stack runs in a private mount namespace with DIR/usr bound over /usr, so each path the
+core names is DIR's file; eu-stack itself is this machine's binary with this machine's libraries,
+copied beforehand with its dynamic loader and started through it (/usr is the root's inside). That
+needs root (unshare -m); the copy's start-up costs what the installed binary's does."""
 
 import argparse
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,6 +50,26 @@ def timed(argv, accept=(0,)):
     if code not in accept:
         fail("%s exited with %d" % (" ".join(argv[:4]), code))
     return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.decode(errors="replace")
+
+
+def eu_stack_in_root(workdir, sysroot):
+    """The argv prefix that runs this machine's eu-stack with sysroot's /usr in place of /usr."""
+    if os.geteuid() != 0:
+        fail("--sysroot runs eu-stack in a private mount namespace (unshare -m, mount --bind): run as root")
+    binary = shutil.which(EU_STACK) or fail("eu-stack missing (apt-get install elfutils)")
+    copy = os.path.join(workdir, "eu-stack-host")
+    os.mkdir(copy)
+    ldd = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+    loader = None
+    for library in re.findall(r"(/\S+) \(0x", ldd):
+        shutil.copy(os.path.realpath(library), os.path.join(copy, os.path.basename(library)))
+        if "ld-linux" in library:
+            loader = os.path.join(copy, os.path.basename(library))
+    shutil.copy(binary, copy)
+    if not loader:
+        fail("no dynamic loader in ldd %s:\n%s" % (binary, ldd))
+    return ["unshare", "-m", "--propagation", "private", "sh", "-c", 'mount --bind "$0/usr" /usr && exec "$@"',
+            os.path.abspath(sysroot), loader, "--library-path", copy, os.path.join(copy, os.path.basename(binary))]
 
 
 def check_summary(text):
@@ -80,7 +109,8 @@ def main():
         variants = {name: ([os.path.join(build, "cli", "dscope"), "core"] + sysroot + [core, program], (0,))
                     for name, build in builds.items()}
         # eu-stack exits 1 when a thread has more frames than -n shows.
-        variants["eu-stack"] = ([EU_STACK, "-n", str(args.frames), "--core", core, "--executable", program], (0, 1))
+        eu_stack = eu_stack_in_root(workdir, args.sysroot) if args.sysroot else [EU_STACK]
+        variants["eu-stack"] = (eu_stack + ["-n", str(args.frames), "--core", core, "--executable", program], (0, 1))
         for argv, accept in variants.values():  # a warm-up each: the core and the libraries in the page cache
             timed(argv, accept)
         runs = {v: [] for v in variants}

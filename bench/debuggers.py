@@ -108,17 +108,22 @@ class Debugger:
     """How to run commands in one debugger on one core, bare or with DispatchScope, and time one
     from inside (start-up and core load excluded)."""
 
-    def __init__(self, name, build, prog, core):
-        self.name, self.build, self.prog, self.core = name, build, prog, core
+    def __init__(self, name, build, prog, core, sysroot=None):
+        """sysroot: the root a core was written in (a container's), given to the debugger as its
+        sysroot before the core is loaded (None: the files are this machine's)."""
+        self.name, self.build, self.prog, self.core, self.sysroot = name, build, prog, core, sysroot
 
     def argv(self, commands, plugin):
         if self.name == "gdb":
             argv = gdb_argv(self.build) if plugin else [GDB, "-batch", "-nx"]
+            if self.sysroot:
+                argv[1:1] = ["-iex", "set sysroot " + self.sysroot, "-iex", "set debuginfod enabled off"]
             for c in commands:
                 argv += ["-ex", c]
             return argv + [self.prog, self.core]
         so = os.path.join(self.build, "lldb", "libdscope_lldb.so")
-        return lldb_argv(self.core, self.prog, *commands, plugin=so if plugin else None)
+        pre = ["platform select remote-linux --sysroot " + self.sysroot] if self.sysroot else []
+        return lldb_argv(self.core, self.prog, *commands, plugin=so if plugin else None, pre=pre)
 
     def python(self, code):
         """One debugger command that runs a line of Python."""

@@ -2,6 +2,7 @@
 """Real PyTorch (Debian's 1.13, issue 23): DispatchScope reading a Python process with torch.
 
   python3 bench/torch_bench.py [--build build/release] [--repeats 5] [--only trace|break]
+  python3 bench/torch_bench.py --only trace --core CORE --executable EXE --sysroot ROOT   # a 2.x root's core
 
 1. op-table for every operator of tests/torch/oracle_program.py's gcore core, in one session,
    timed inside the debugger (start-up and core load excluded), GDB and lldb-16 alternating:
@@ -10,7 +11,9 @@
    walked, the profile found and checked) against the same debugger's bare attach and detach,
    side by side: goal <= 1.5x.
 3. dispatch-trace on tests/torch/torch_loop.cpp's overflow core against the bare core load
-   (goal <= 1.3x) and against a backtrace that unwinds every frame (goal >= 4x faster).
+   (goal <= 1.3x) and against a backtrace that unwinds every frame (goal >= 4x faster). With
+   --core/--executable/--sysroot, on a given core (torch_loop's, written in a 2.x root: the
+   debuggers get the root as their sysroot, as tests/torch/torch_loop_test.py gives it).
 4. dispatch-break on tests/torch/break_program.py: `dispatch-break aten::mm --key CPU` stops once
    per torch.mm call and on nothing else; with a breakpoint armed on an operator the program never
    calls (aten::bmm, every key), the program's own loop time against the same loop without a
@@ -89,10 +92,13 @@ def bench_trace(args, workdir):
     """dispatch-trace on the overflow core of tests/torch/torch_loop.cpp (issue 24): wall time
     against the debugger's bare loading of the same core and against a backtrace that must unwind
     every frame (GDB `bt -30`, LLDB `bt`), alternating, median."""
-    prog = os.path.abspath(os.path.join(args.build, "tests", "torch_loop"))
-    if not os.path.exists(prog):
-        fail("%s missing: cmake --build %s" % (prog, args.build))
-    core = make_core(workdir, [prog], 8192, "torch_loop")
+    if args.core:
+        prog, core = os.path.abspath(args.executable), os.path.abspath(args.core)
+    else:
+        prog = os.path.abspath(os.path.join(args.build, "tests", "torch_loop"))
+        if not os.path.exists(prog):
+            fail("%s missing: cmake --build %s" % (prog, args.build))
+        core = make_core(workdir, [prog], 8192, "torch_loop")
     variants = {
         "gdb": {"bare": [], "dispatch-trace": ["dispatch-trace"], "bt -30": ["bt -30"]},
         "lldb": {"bare": [], "dispatch-trace": ["dispatch-trace"], "bt": ["bt"]},
@@ -102,10 +108,12 @@ def bench_trace(args, workdir):
         for _ in range(args.repeats):
             for variant, cmds in commands.items():
                 plugin = variant == "dispatch-trace"
-                argv = Debugger(name, args.build, prog, core).argv(cmds, plugin)
-                seconds, rc, _ = run_timed(argv, timeout=600)
+                argv = Debugger(name, args.build, prog, core, args.sysroot).argv(cmds, plugin)
+                seconds, rc, out = run_timed(argv, timeout=600, stdout=subprocess.PIPE if plugin else subprocess.DEVNULL)
                 if rc is None:
                     fail("%s %s: killed at 600 s" % (name, variant))
+                if plugin and "loop: a cycle of" not in out:  # a trace that failed fast is no figure
+                    fail("%s dispatch-trace found no loop:\n%s" % (name, out[-2000:]))
                 times[variant].append(seconds)
         med = {v: statistics.median(t) for v, t in times.items()}
         slow = [v for v in commands if v not in ("bare", "dispatch-trace")][0]
@@ -115,7 +123,8 @@ def bench_trace(args, workdir):
                    "met" if med["dispatch-trace"] / med["bare"] <= 1.3 else "missed", slow, med[slow],
                    med[slow] / med["dispatch-trace"], "met" if med[slow] / med["dispatch-trace"] >= 4 else "missed",
                    args.repeats))
-    os.unlink(core)
+    if not args.core:
+        os.unlink(core)
 
 
 def break_run(args, debugger, commands, program_args, workdir):
@@ -175,7 +184,14 @@ def main():
     parser.add_argument("--build", default="build/release")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", choices=["trace", "break"], help="run one part (3. or 4.)")
+    parser.add_argument("--core", help="trace: an overflow core of torch_loop (default: made here from the build's)")
+    parser.add_argument("--executable", help="trace: the program of --core")
+    parser.add_argument("--sysroot", help="trace: the root --core was written in, the debuggers' sysroot")
     args = parser.parse_args()
+    if bool(args.core) != bool(args.executable) or (args.sysroot and not args.core):
+        parser.error("--core and --executable go together; --sysroot needs them")
+    if args.core and args.only != "trace":
+        parser.error("--core is for --only trace")
     if args.only:
         with tempfile.TemporaryDirectory(prefix="torch_bench_") as workdir:
             (bench_trace if args.only == "trace" else bench_break)(args, workdir)

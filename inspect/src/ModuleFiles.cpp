@@ -7,10 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
+#include <string_view>
 
 #include "TargetImage.h"
 
@@ -73,19 +75,106 @@ std::string missingFileLine(const MissingModuleFile& missing, const FileRoots& r
 
 namespace {
 
-// A module file's defined global symbols by name (as a debugger's global lookup finds them), and
-// the address its file offset 0 is linked at.
+// A module's .dynsym as the dynamic linker looks names up in it: through its .gnu.hash table,
+// so that a lookup reads one bucket's chain and no other symbol.
+struct GnuHashIndex {
+  Elf_Data* symbols = nullptr;  // .dynsym
+  size_t strings = 0;           // its string table's section index
+  size_t count = 0;             // .dynsym's entries
+  uint32_t symoffset = 0;       // the first symbol in the table
+  const uint32_t* buckets = nullptr;
+  uint32_t nbuckets = 0;
+  const uint32_t* chain = nullptr;  // chain[i - symoffset]: symbol i's hash, bit 0 set at a chain's end
+  size_t chain_len = 0;
+
+  static uint32_t hash(std::string_view name) {
+    uint32_t h = 5381;
+    for (unsigned char c : name) h = h * 33 + c;
+    return h;
+  }
+
+  // Every index bounded by the sections' sizes: the file may be corrupt.
+  template <typename Accept>
+  std::optional<uint64_t> find(Elf* elf, std::string_view name, Accept accept) const {
+    if (!nbuckets) return std::nullopt;
+    const uint32_t h = hash(name);
+    for (uint64_t i = buckets[h % nbuckets]; i >= symoffset && i < count && i - symoffset < chain_len; ++i) {
+      const uint32_t c = chain[i - symoffset];
+      if ((c | 1) == (h | 1)) {
+        GElf_Sym sym;
+        const char* s = gelf_getsym(symbols, static_cast<int>(i), &sym) ? elf_strptr(elf, strings, sym.st_name) : nullptr;
+        if (s && name == s && accept(sym)) return sym.st_value;
+      }
+      if (c & 1) break;
+    }
+    return std::nullopt;
+  }
+};
+
+// The index of `table` (.dynsym, `header` its section header) from the .gnu.hash section `scn`;
+// an index of no buckets where the section does not have the layout it must.
+GnuHashIndex gnuHashIndex(Elf* elf, Elf_Scn* scn, Elf_Data* table, const GElf_Shdr& header) {
+  GnuHashIndex index;
+  Elf_Data* data = elf_getdata(scn, nullptr);
+  const size_t word = gelf_getclass(elf) == ELFCLASS64 ? 8 : 4;  // a bloom filter word
+  if (!data || !data->d_buf || data->d_size < 16 || !header.sh_entsize) return index;
+  const auto* words = static_cast<const uint32_t*>(data->d_buf);
+  const uint64_t nbuckets = words[0], bloom_words = words[2], size = data->d_size / 4;
+  const uint64_t buckets_at = 4 + bloom_words * word / 4;
+  if (nbuckets == 0 || buckets_at > size || nbuckets > size - buckets_at) return index;
+  index.symbols = table;
+  index.strings = header.sh_link;
+  index.count = header.sh_size / header.sh_entsize;
+  index.symoffset = words[1];
+  index.buckets = words + buckets_at;
+  index.nbuckets = static_cast<uint32_t>(nbuckets);
+  index.chain = index.buckets + nbuckets;
+  index.chain_len = size - buckets_at - nbuckets;
+  return index;
+}
+
+// A module file's defined global symbols (as a debugger's global lookup finds them), and the
+// address its file offset 0 is linked at. The file stays mapped while the symbols are kept, so
+// their names are read in place: a libtorch defines some 250 000, and copying each name into a
+// map cost more than everything else `dscope core` does on a container core. .dynsym is looked
+// up through its .gnu.hash table where it has one; other tables are listed with each name's hash.
 struct FileSymbols {
-  std::unordered_map<std::string, uint64_t> values;
+  int fd = -1;
+  Elf* elf = nullptr;
+  GnuHashIndex dynamic;
+  std::vector<const char*> names;  // in the mapped string tables
+  std::vector<size_t> hashes;      // of names, in the same order: a lookup scans these
+  std::vector<uint64_t> values;
   uint64_t offset_zero_vaddr = 0;
+
+  FileSymbols() = default;
+  FileSymbols(const FileSymbols&) = delete;
+  FileSymbols& operator=(const FileSymbols&) = delete;
+  ~FileSymbols() {
+    if (elf) elf_end(elf);
+    if (fd >= 0) ::close(fd);
+  }
+
+  // A symbol a global lookup finds: defined, not thread-local, not local to its file.
+  static bool global(const GElf_Sym& sym) {
+    return sym.st_shndx != SHN_UNDEF && GELF_ST_TYPE(sym.st_info) != STT_TLS && GELF_ST_BIND(sym.st_info) != STB_LOCAL;
+  }
+
+  std::optional<uint64_t> find(std::string_view name) const {
+    if (auto value = dynamic.find(elf, name, global)) return value;  // .dynsym comes first, as it did when listed
+    const size_t h = std::hash<std::string_view>{}(name);
+    for (auto it = std::find(hashes.begin(), hashes.end(), h); it != hashes.end(); it = std::find(it + 1, hashes.end(), h))
+      if (const auto i = static_cast<size_t>(it - hashes.begin()); names[i] == name) return values[i];  // the first definition
+    return std::nullopt;
+  }
 };
 
 std::unique_ptr<FileSymbols> readSymbols(const std::string& file) {
   auto out = std::make_unique<FileSymbols>();
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
+  out->fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (out->fd < 0) return out;
   elf_version(EV_CURRENT);
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  Elf* elf = out->elf = elf_begin(out->fd, ELF_C_READ_MMAP, nullptr);
   size_t phnum = 0;
   if (elf && elf_getphdrnum(elf, &phnum) == 0)
     for (size_t i = 0; i < phnum; ++i)
@@ -93,20 +182,33 @@ std::unique_ptr<FileSymbols> readSymbols(const std::string& file) {
         out->offset_zero_vaddr = ph.p_vaddr - ph.p_offset;  // the first PT_LOAD maps the file's start
         break;
       }
+  // .dynsym through its .gnu.hash where the file has one.
+  for (Elf_Scn* scn = elf ? elf_nextscn(elf, nullptr) : nullptr; scn; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr sh, table_header;
+    Elf_Scn* table = nullptr;
+    if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_HASH && (table = elf_getscn(elf, sh.sh_link)) &&
+        gelf_getshdr(table, &table_header) && table_header.sh_type == SHT_DYNSYM)
+      if (Elf_Data* data = elf_getdata(table, nullptr)) {
+        out->dynamic = gnuHashIndex(elf, scn, data, table_header);
+        break;
+      }
+  }
+  const std::hash<std::string_view> hash;
   for (Elf_Scn* scn = elf ? elf_nextscn(elf, nullptr) : nullptr; scn; scn = elf_nextscn(elf, scn)) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) || !sh.sh_entsize) continue;
+    if (sh.sh_type == SHT_DYNSYM && out->dynamic.nbuckets) continue;  // looked up through its .gnu.hash
     Elf_Data* data = elf_getdata(scn, nullptr);
     for (size_t i = 1; data && i < sh.sh_size / sh.sh_entsize; ++i) {
       GElf_Sym sym;
-      if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF ||
-          GELF_ST_TYPE(sym.st_info) == STT_TLS || GELF_ST_BIND(sym.st_info) == STB_LOCAL)
-        continue;
-      if (const char* name = elf_strptr(elf, sh.sh_link, sym.st_name); name && *name) out->values.emplace(name, sym.st_value);
+      if (!gelf_getsym(data, static_cast<int>(i), &sym) || !FileSymbols::global(sym)) continue;
+      if (const char* name = elf_strptr(elf, sh.sh_link, sym.st_name); name && *name) {
+        out->names.push_back(name);
+        out->hashes.push_back(hash(name));
+        out->values.push_back(sym.st_value);
+      }
     }
   }
-  if (elf) elf_end(elf);
-  ::close(fd);
   return out;
 }
 
@@ -118,9 +220,9 @@ std::optional<uint64_t> symbolInFile(const std::string& file, uint64_t start, co
   std::lock_guard lock(mutex);
   auto& symbols = files[file];
   if (!symbols) symbols = readSymbols(file);
-  auto it = symbols->values.find(name);
-  if (it == symbols->values.end()) return std::nullopt;
-  return start + it->second - symbols->offset_zero_vaddr;
+  const auto value = symbols->find(name);
+  if (!value) return std::nullopt;
+  return start + *value - symbols->offset_zero_vaddr;
 }
 
 }  // namespace dscope::inspect

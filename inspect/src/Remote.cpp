@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -50,6 +51,8 @@ std::string counted(uint64_t n, const std::string& noun) { return groupThousands
 
 std::string shown(const std::string& text) { return text.size() > 64 ? text.substr(0, 61) + "..." : text; }
 
+// Made with make_unique_for_overwrite: bytes are written by the read before anything reads them
+// (zeroing them first was 8 % of `dscope core`'s summary on a PyTorch core).
 struct Remote::Page {
   bool readable = false;  // false: this page cannot be read whole; reads touching it go direct
   unsigned char bytes[kPageSize];
@@ -128,7 +131,7 @@ bool Remote::readThroughPages(uint64_t addr, void* out, uint64_t size) const {
 const Remote::Page* Remote::page(uint64_t number) const {
   if (auto it = pages_.find(number); it != pages_.end()) return it->second.get();
   if (pages_.size() >= kMaxCachedPages) pages_.clear();
-  auto p = std::make_unique<Page>();
+  auto p = std::make_unique_for_overwrite<Page>();
   p->readable = number != 0 && target_->read_memory(target_->ctx, number * kPageSize, p->bytes, kPageSize) == 0;
   return pages_.emplace(number, std::move(p)).first->second.get();
 }
@@ -138,14 +141,15 @@ bool Remote::prefetch(uint64_t addr, uint64_t size) const {
   if (!target_ || !target_->read_memory || size == 0 || size > kMaxPrefetch || addr + size < addr) return false;
   const uint64_t first = addr / kPageSize, last = (addr + size - 1) / kPageSize;
   if (pages_.size() + (last - first + 1) > kMaxCachedPages) pages_.clear();
-  std::vector<unsigned char> bytes((last - first + 1) * kPageSize);
-  if (first == 0 || target_->read_memory(target_->ctx, first * kPageSize, bytes.data(), bytes.size()) != 0) return false;
+  const uint64_t size_read = (last - first + 1) * kPageSize;
+  const auto bytes = std::make_unique_for_overwrite<unsigned char[]>(size_read);
+  if (first == 0 || target_->read_memory(target_->ctx, first * kPageSize, bytes.get(), size_read) != 0) return false;
   for (uint64_t n = first; n <= last; ++n) {
     auto& page = pages_[n];
     if (page) continue;  // kept: the same bytes
-    page = std::make_unique<Page>();
+    page = std::make_unique_for_overwrite<Page>();
     page->readable = true;
-    std::memcpy(page->bytes, bytes.data() + (n - first) * kPageSize, kPageSize);
+    std::memcpy(page->bytes, bytes.get() + (n - first) * kPageSize, kPageSize);
   }
   return true;
 }
