@@ -113,7 +113,9 @@ def run_root(suite, debugger, plugin, workdir, total):
     root = roots.root_dir(ROOTS, suite)
     if not (root / ".dscope-root").exists():
         raise SystemExit("no %s root at %s: make it with scripts/torch-roots.sh ensure %s" % (suite, root, suite))
-    inside = pathlib.PurePath("/tmp") / ("dscope-break-%s-%s" % (suite, debugger))
+    # One folder for both debuggers' runs (one after the other): a Python kernel's "registered at"
+    # names the program's path, which both must print alike.
+    inside = pathlib.PurePath("/tmp") / ("dscope-break-%s" % suite)
     host_dir = root / inside.relative_to("/")
     shutil.rmtree(host_dir, ignore_errors=True)
     host_dir.mkdir(parents=True)
