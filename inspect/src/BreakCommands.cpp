@@ -223,6 +223,7 @@ std::string BreakTable::remove(Session& s, int64_t number) {
   auto it = std::find_if(breaks_.begin(), breaks_.end(), [&](const auto& b) { return b.number == number; });
   if (it == breaks_.end()) fail("no dispatch breakpoint " + std::to_string(number));
   breaks_.erase(it);
+  kernel_sites_ = {};  // until locations() runs again
   try {
     arm(s);  // the rest, without the deleted one; nothing to say when no runtime is there
   } catch (const InspectError&) {
@@ -239,6 +240,7 @@ std::string BreakTable::add(Session& s, const std::string& op, const std::string
   auto kept = [&](std::optional<bool> registered) {
     breaks_.push_back(b);
     ++next_;
+    kernel_sites_ = {};  // until locations() runs again
     std::string out = "Dispatch breakpoint " + std::to_string(b.number) + ": " + described(b) + "\n";
     if (registered == false)
       out += "dispatch-break: no operator named " + op + " is registered yet; the entry matches once one is\n";
@@ -248,6 +250,7 @@ std::string BreakTable::add(Session& s, const std::string& op, const std::string
     if (!key.empty()) runtimeKey(key);  // checked against the runtime's key names until one is loaded
     breaks_.push_back(b);
     ++next_;
+    kernel_sites_ = {};  // until locations() runs again
     return "Dispatch breakpoint " + std::to_string(b.number) + " (" + op + ") pending: it arms when the runtime is loaded.\n";
   };
   if (s.readsTorch(std::nullopt)) {
@@ -316,10 +319,13 @@ void BreakTable::armIfNew(Session& s) {
 }
 
 std::vector<uint64_t> BreakTable::locations(Session& s) {
+  kernel_sites_ = {};
+  registrations_ = {};
   if (breaks_.empty() || s.mem().isCore() || !s.readsTorch(std::nullopt)) return {};
   const TorchView* tv = torchToArm(s);
   if (!tv) return {};  // not initialized yet: pending
-  std::vector<uint64_t> out = torchBreakLocations(*tv, breaks_);
+  kernel_sites_ = torchKernelSites(*tv, breaks_);
+  std::vector<uint64_t> out = kernel_sites_.locations();
   registrations_ = torchRegistrations(*tv);
   for (uint64_t a : {registrations_.impl, registrations_.fallback})
     if (a) out.push_back(a);
@@ -327,13 +333,17 @@ std::vector<uint64_t> BreakTable::locations(Session& s) {
 }
 
 dscope_hit_action BreakTable::hit(Session& s, const dscope_stop_registers& r, std::string* text) {
+  // The stops that are not ours first, and from the registers alone where they can tell: a kernel
+  // breakpoint is hit thousands of times, and the first symbol lookup or profile read of a stop
+  // costs a walk of the process's mappings (in LLDB a packet per mapping).
+  if (r.pc && (r.pc == registrations_.impl || r.pc == registrations_.fallback))
+    return torchRegistrationConcerns(s.mem(), registrations_, breaks_, r) ? DSCOPE_HIT_SYNC_ON_RETURN : DSCOPE_HIT_CONTINUE;
+  if (torchCallRuledOut(kernel_sites_, r)) return DSCOPE_HIT_CONTINUE;
   const auto hook = s.mem().findSymbol("dscope_debug_break_hook");
   if (hook && *hook == r.pc) {
     *text = stopped(ourExplanation(s, r));
     return DSCOPE_HIT_STOP;
   }
-  if (r.pc && (r.pc == registrations_.impl || r.pc == registrations_.fallback))
-    return torchRegistrationConcerns(s.mem(), registrations_, breaks_, r) ? DSCOPE_HIT_SYNC_ON_RETURN : DSCOPE_HIT_CONTINUE;
   if (!s.readsTorch(std::nullopt)) return DSCOPE_HIT_CONTINUE;
   auto e = torchBreakHit(s.torch(), breaks_, r);
   if (!e) return DSCOPE_HIT_CONTINUE;

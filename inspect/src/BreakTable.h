@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "Commands.h"
+#include "TorchProfile.h"
 #include "dscope/inspect.h"
 
 namespace dscope::inspect {
@@ -61,6 +62,21 @@ struct TorchRegistrations {
   uint64_t name = 0, overload = 0;  // where an OperatorName keeps its two strings
 };
 
+// The kernel entries the breakpoints are on, each with what its call looks like in the registers
+// at its first instruction, and the build's key table: enough to let most stops there run on
+// without reading the process (a shared trampoline running another kernel, the kernel called for
+// another of its keys). Every other stop is torchBreakHit's.
+struct TorchKernelSites {
+  struct Site {
+    uint64_t location, functor;
+    int slot;
+    bool called_unboxed;
+  };
+  std::vector<Site> sites;
+  KeyTable keys;
+  std::vector<uint64_t> locations() const;
+};
+
 class BreakTable {
  public:
   // The user's `dispatch-break ARGS`: list, delete N, --why [--json], or a new breakpoint (armed at
@@ -94,12 +110,18 @@ class BreakTable {
   uint64_t armed_instance_ = 0;
   std::optional<DispatchExplanation> last_;  // the last stop's, for --why
   TorchRegistrations registrations_;          // as the last locations() found them
+  // The kernel breakpoints' sites as the last locations() found them: they change only where a
+  // registration for a breakpoint's operator returns, and locations() runs again there.
+  TorchKernelSites kernel_sites_;
 };
 
 // Real PyTorch (TorchBreak.cpp): the kernel entries the breakpoints need, and the dispatch a stop
 // at one of them is when a breakpoint asks for it. A key is checked against the build's table.
 int torchBreakKey(const TorchView& tv, const std::string& name);
-std::vector<uint64_t> torchBreakLocations(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks);
+TorchKernelSites torchKernelSites(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks);
+// A stop at one of `at`'s locations whose registers show no site's call (what torchBreakHit would
+// answer without a stop, from the same rules); false elsewhere, or when memory must tell.
+bool torchCallRuledOut(const TorchKernelSites& at, const dscope_stop_registers& r);
 // Where c10 registers kernels (Dispatcher::registerImpl, registerFallback), and whether a stop at
 // one of them registers a kernel for a breakpoint's operator (their kernels then change).
 TorchRegistrations torchRegistrations(const TorchView& tv);

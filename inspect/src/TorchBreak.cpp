@@ -17,6 +17,7 @@
 //   boxed    void fn(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack)
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -72,6 +73,30 @@ std::vector<Site> sites(const TorchView& tv, const std::vector<DispatchBreakpoin
     }
   }
   return out;
+}
+
+// The key set a call at a site's entry was given and the register of its first argument after it,
+// by the site's calling convention; nullopt when the functor says it is another kernel's call (a
+// trampoline several kernels share). Boxed: the operator handle (rsi) must be checked too.
+struct EntryCall {
+  uint64_t ks;
+  int first;
+};
+std::optional<EntryCall> entryCall(uint64_t functor, bool called_unboxed, const dscope_stop_registers& r) {
+  if (called_unboxed) {
+    if (r.args[0] == functor) return EntryCall{r.args[1], 2};
+    if (r.args[1] == functor) return EntryCall{r.args[2], 3};  // a return value in memory
+    return std::nullopt;
+  }
+  if (r.args[0] != functor) return std::nullopt;
+  return EntryCall{r.args[2], 3};  // then the Stack*
+}
+
+// Whether the key set selects the entry at `slot` (the dispatcher passes the set it looked the
+// kernel up with): else this kernel runs for another of its keys.
+bool selectsSlot(const KeyTable& keys, uint64_t ks, int slot) {
+  const KeyInfo* chosen = keys.byValue(keys.highestKey(ks));
+  return chosen && chosen->slot == slot;
 }
 
 // How a kernel's unboxed signature passes an argument of a schema type, in integer registers and
@@ -226,10 +251,28 @@ int torchBreakKey(const TorchView& tv, const std::string& name) {
   return info->value;
 }
 
-std::vector<uint64_t> torchBreakLocations(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks) {
+TorchKernelSites torchKernelSites(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks) {
+  TorchKernelSites out;
+  for (const Site& site : sites(tv, breaks)) out.sites.push_back({site.location(), site.functor, site.slot, site.calledUnboxed()});
+  out.keys = tv.keys();
+  return out;
+}
+
+std::vector<uint64_t> TorchKernelSites::locations() const {
   std::set<uint64_t> out;
-  for (const Site& site : sites(tv, breaks)) out.insert(site.location());
+  for (const Site& site : sites) out.insert(site.location);
   return {out.begin(), out.end()};
+}
+
+bool torchCallRuledOut(const TorchKernelSites& at, const dscope_stop_registers& r) {
+  bool located = false;
+  for (const auto& site : at.sites) {
+    if (site.location != r.pc) continue;
+    located = true;
+    const auto call = entryCall(site.functor, site.called_unboxed, r);
+    if (call && selectsSlot(at.keys, call->ks, site.slot)) return false;  // it may be this site's
+  }
+  return located;
 }
 
 TorchRegistrations torchRegistrations(const TorchView& tv) {
@@ -258,14 +301,10 @@ std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std:
   const TorchProfile& p = tv.profile();
   for (const Site& site : sites(tv, breaks)) {
     if (site.location() != r.pc) continue;
-    uint64_t ks = 0, stack = 0;
-    int first = 0;  // the first argument register after the functor and key set
-    if (site.calledUnboxed()) {
-      if (r.args[0] == site.functor) ks = r.args[1], first = 2;
-      else if (r.args[1] == site.functor) ks = r.args[2], first = 3;  // a return value in memory
-      else continue;  // the trampoline runs another kernel
-    } else {
-      if (r.args[0] != site.functor) continue;
+    const auto call = entryCall(site.functor, site.calledUnboxed(), r);
+    if (!call || !selectsSlot(tv.keys(), call->ks, site.slot)) continue;
+    const uint64_t ks = call->ks;
+    if (!site.calledUnboxed()) {
       uint64_t def = 0;
       try {
         def = tv.mem().readPointer(r.args[1] + p.at("OperatorHandle_operatorDef"), "an operator handle");
@@ -273,10 +312,7 @@ std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std:
         continue;
       }
       if (def + p.at("OperatorDef_op") != site.op->entry) continue;  // another operator's
-      ks = r.args[2], stack = r.args[3];
     }
-    const KeyInfo* chosen = tv.keys().byValue(tv.keys().highestKey(ks));
-    if (!chosen || chosen->slot != site.slot) continue;  // this kernel, for another of its keys
 
     DispatchExplanation e;
     e.op = site.op->name;
@@ -285,8 +321,8 @@ std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std:
     e.dispatched = tv.keys().keySetString(ks);
     e.tid = r.tid, e.pc = r.pc, e.sp = r.sp;
     if (auto params = schemaArguments(tv, *site.op)) {
-      const uint64_t arguments =
-          site.calledUnboxed() ? unboxedArguments(tv, *params, r, first, site.symInt(), e) : boxedArguments(tv, *params, stack, e);
+      const uint64_t arguments = site.calledUnboxed() ? unboxedArguments(tv, *params, r, call->first, site.symInt(), e)
+                                                      : boxedArguments(tv, *params, r.args[call->first], e);
       if (e.arguments_note.empty()) computedSet(tv, site, arguments, r.tid, e);
     } else {
       e.arguments_note = "the operator has no schema: its arguments cannot be told apart";

@@ -20,7 +20,9 @@ print the same stops.
 
 On Debian 12's 1.13 (the default) the program is launched under the debugger, the breakpoints set
 before torch loads (pending). With --suite trixie|sid it runs inside that PyTorch 2.x root as a
-container runs it (scripts/torch-roots.sh run), and the debuggers attach to it from the host.
+container runs it (scripts/torch-roots.sh run), and the debuggers attach to it from the host, each
+given the process's root before the attach (GDB's sysroot; lldb-16 a module search path, without
+which it unwinds nothing above a stop in libtorch: dispatch-trace would see only frame 0).
 
   torch_break_test.py --gdb-script S [--lldb-plugin P] [--suite SUITE] --workdir DIR
 """
@@ -88,9 +90,11 @@ def debugger_argv(debugger, plugin, script, start, stops, launch=None, pid=None,
         return argv + (["--args"] + launch if launch else [])
     script.write_text("\n".join(lines) + "\n")
     argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin]
-    if sysroot:
-        argv += ["-O", "platform select --sysroot %s host" % sysroot]
-    argv += ["-p", str(pid)] if pid else []
+    if sysroot:  # lldb-16's host platform ignores --sysroot: / maps into the root before the attach
+        argv += ["-o", "target create /proc/%d/exe" % pid, "-o", "target modules search-paths add / %s/" % sysroot,
+                 "-o", "process attach -p %d" % pid]
+    elif pid:
+        argv += ["-p", str(pid)]
     return argv + ["-s", str(script)] + (["--"] + launch if launch else [])
 
 
@@ -109,7 +113,9 @@ def run_root(suite, debugger, plugin, workdir, total):
     root = roots.root_dir(ROOTS, suite)
     if not (root / ".dscope-root").exists():
         raise SystemExit("no %s root at %s: make it with scripts/torch-roots.sh ensure %s" % (suite, root, suite))
-    inside = pathlib.PurePath("/tmp") / ("dscope-break-%s-%s" % (suite, debugger))
+    # One folder for both debuggers' runs (one after the other): a Python kernel's "registered at"
+    # names the program's path, which both must print alike.
+    inside = pathlib.PurePath("/tmp") / ("dscope-break-%s" % suite)
     host_dir = root / inside.relative_to("/")
     shutil.rmtree(host_dir, ignore_errors=True)
     host_dir.mkdir(parents=True)

@@ -61,13 +61,12 @@ add_test(NAME torch_dispatch_break
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_dispatch_break)
 set_tests_properties(torch_dispatch_break PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
 # The same on PyTorch 2.6 and 2.14, the program in its Debian root (scripts/torch-roots.sh), GDB
-# attached from the host. (lldb-16 does not list a process's libraries from its root yet: the
-# test takes ${TORCH_LLDB} once it does.)
+# and lldb-16 attached from the host.
 foreach(suite trixie sid)
   add_test(NAME torch_dispatch_break_${suite}
-    COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_break_test.py --gdb-script ${GDB_SCRIPT} --suite ${suite}
+    COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_break_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --suite ${suite}
             --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_dispatch_break_${suite})
-  set_tests_properties(torch_dispatch_break_${suite} PROPERTIES LABELS "gdb;torch;torch2" TIMEOUT 300
+  set_tests_properties(torch_dispatch_break_${suite} PROPERTIES LABELS "gdb;lldb;torch;torch2" TIMEOUT 300
                        FIXTURES_REQUIRED torch_root_profiles)
 endforeach()
 # dispatch-break in a torch process no layout profile describes: refused in one line naming the
