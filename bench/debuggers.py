@@ -92,13 +92,18 @@ def gdb_argv(build, *extra):
     return [GDB, "-batch", "-nx", "-x", os.path.join(build, "gdb", "dscope-gdb.py")] + list(extra)
 
 
-def lldb_argv(core, prog, *commands, plugin=None, pre=()):
+def lldb_argv(core, prog, *commands, plugin=None, pre=(), sysroot=None):
+    """sysroot: where the core's files are (a container's root); lldb-16's host platform ignores
+    --sysroot, so the core is loaded under the remote-linux platform's."""
     argv = [LLDB, "-b"]
     if plugin:
         argv += ["-O", "plugin load " + plugin]
     for p in pre:
         argv += ["-O", p]
-    argv += ["-c", core, prog]
+    if sysroot:
+        argv += ["-o", "platform select remote-linux --sysroot " + sysroot, "-o", "target create --core %s %s" % (core, prog)]
+    else:
+        argv += ["-c", core, prog]
     for c in commands:
         argv += ["-o", c]
     return argv
@@ -108,17 +113,19 @@ class Debugger:
     """How to run commands in one debugger on one core, bare or with DispatchScope, and time one
     from inside (start-up and core load excluded)."""
 
-    def __init__(self, name, build, prog, core):
-        self.name, self.build, self.prog, self.core = name, build, prog, core
+    def __init__(self, name, build, prog, core, sysroot=None):
+        self.name, self.build, self.prog, self.core, self.sysroot = name, build, prog, core, sysroot
 
     def argv(self, commands, plugin):
         if self.name == "gdb":
             argv = gdb_argv(self.build) if plugin else [GDB, "-batch", "-nx"]
+            if self.sysroot:
+                argv += ["-iex", "set sysroot " + self.sysroot]
             for c in commands:
                 argv += ["-ex", c]
             return argv + [self.prog, self.core]
         so = os.path.join(self.build, "lldb", "libdscope_lldb.so")
-        return lldb_argv(self.core, self.prog, *commands, plugin=so if plugin else None)
+        return lldb_argv(self.core, self.prog, *commands, plugin=so if plugin else None, sysroot=self.sysroot)
 
     def python(self, code):
         """One debugger command that runs a line of Python."""
@@ -160,9 +167,9 @@ OPTABLE_RUNNERS = {
 }
 
 
-def optable_session(name, build, prog, core, workdir, minimum_ops):
+def optable_session(name, build, prog, core, workdir, minimum_ops, sysroot=None):
     """One debugger session running OPTABLE_SCRIPT on core: (operators, seconds inside the debugger)."""
-    debugger = Debugger(name, build, prog, core)
+    debugger = Debugger(name, build, prog, core, sysroot)
     command = debugger.script_command(OPTABLE_RUNNERS[name] + OPTABLE_SCRIPT, workdir)
     _, rc, out = run_timed(debugger.argv([command], plugin=True), stdout=subprocess.PIPE, timeout=600)
     m = re.search(r"OPTABLE ops=(\d+) failed=(\d+) total_s=([\d.]+)", out or "")
