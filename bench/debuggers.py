@@ -92,13 +92,18 @@ def gdb_argv(build, *extra):
     return [GDB, "-batch", "-nx", "-x", os.path.join(build, "gdb", "dscope-gdb.py")] + list(extra)
 
 
-def lldb_argv(core, prog, *commands, plugin=None, pre=()):
+def lldb_argv(core, prog, *commands, plugin=None, pre=(), sysroot=None):
+    """sysroot: where the core's files are (a container's root); lldb-16's host platform ignores
+    --sysroot, so the core is loaded under the remote-linux platform's."""
     argv = [LLDB, "-b"]
     if plugin:
         argv += ["-O", "plugin load " + plugin]
     for p in pre:
         argv += ["-O", p]
-    argv += ["-c", core, prog]
+    if sysroot:
+        argv += ["-o", "platform select remote-linux --sysroot " + sysroot, "-o", "target create --core %s %s" % (core, prog)]
+    else:
+        argv += ["-c", core, prog]
     for c in commands:
         argv += ["-o", c]
     return argv
@@ -122,8 +127,7 @@ class Debugger:
                 argv += ["-ex", c]
             return argv + [self.prog, self.core]
         so = os.path.join(self.build, "lldb", "libdscope_lldb.so")
-        pre = ["platform select remote-linux --sysroot " + self.sysroot] if self.sysroot else []
-        return lldb_argv(self.core, self.prog, *commands, plugin=so if plugin else None, pre=pre)
+        return lldb_argv(self.core, self.prog, *commands, plugin=so if plugin else None, sysroot=self.sysroot)
 
     def python(self, code):
         """One debugger command that runs a line of Python."""
@@ -165,9 +169,9 @@ OPTABLE_RUNNERS = {
 }
 
 
-def optable_session(name, build, prog, core, workdir, minimum_ops):
+def optable_session(name, build, prog, core, workdir, minimum_ops, sysroot=None):
     """One debugger session running OPTABLE_SCRIPT on core: (operators, seconds inside the debugger)."""
-    debugger = Debugger(name, build, prog, core)
+    debugger = Debugger(name, build, prog, core, sysroot)
     command = debugger.script_command(OPTABLE_RUNNERS[name] + OPTABLE_SCRIPT, workdir)
     _, rc, out = run_timed(debugger.argv([command], plugin=True), stdout=subprocess.PIPE, timeout=600)
     m = re.search(r"OPTABLE ops=(\d+) failed=(\d+) total_s=([\d.]+)", out or "")

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Real PyTorch (Debian's 1.13, issue 23): DispatchScope reading a Python process with torch.
 
-  python3 bench/torch_bench.py [--build build/release] [--repeats 5] [--only trace|break]
-  python3 bench/torch_bench.py --only trace --core CORE --executable EXE --sysroot ROOT   # a 2.x root's core
+  python3 bench/torch_bench.py [--build build/release] [--repeats 5] [--only optable|trace|break]
+  python3 bench/torch_bench.py --only optable --root sid     # PyTorch 2.x in a root of scripts/torch-roots.sh
+  python3 bench/torch_bench.py --only optable|trace --core CORE --executable EXE [--sysroot ROOT]   # a core made before
 
 1. op-table for every operator of tests/torch/oracle_program.py's gcore core, in one session,
    timed inside the debugger (start-up and core load excluded), GDB and lldb-16 alternating:
-   goal <= 2 s in each.
+   goal <= 2 s in each. `dscope core` runs one command per process: its `op-table --list` and a
+   sample of single op-tables are timed per process (wall, start-up and core load included).
+   --root runs the program in that Debian root (a container) and reads its core with the root
+   as sysroot; --core reads a core made before.
 2. Attaching to the live process and answering the first `op-table aten::mm` (the operator list
    walked, the profile found and checked) against the same debugger's bare attach and detach,
    side by side: goal <= 1.5x.
@@ -45,13 +49,22 @@ def start_process(workdir):
     return proc
 
 
-def bench_optable(args, workdir, core):
-    prog = os.path.realpath(TORCH_PYTHON)
+def gcore_of(pid, workdir):
+    core = os.path.join(workdir, "python.core")
+    with open("/proc/self/coredump_filter", "w") as f:
+        f.write("0x37")
+    subprocess.run([GDB, "-batch", "-nx", "-p", str(pid), "-ex", "gcore " + core], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return core
+
+
+def bench_optable(args, workdir, core, prog=None, sysroot=None):
+    prog = prog or os.path.realpath(TORCH_PYTHON)
     totals = {"gdb": [], "lldb": []}
     ops = 0
     for _ in range(args.repeats):
         for name in ("gdb", "lldb"):  # alternating, so that the machine's load falls on both alike
-            ops, seconds = optable_session(name, args.build, prog, core, workdir, 3000)
+            ops, seconds = optable_session(name, args.build, prog, core, workdir, 3000, sysroot)
             totals[name].append(seconds)
     for name in ("gdb", "lldb"):
         best = min(totals[name])
@@ -59,6 +72,44 @@ def bench_optable(args, workdir, core):
                 "%.2f s (%s; goal <= 2 s: %s)" % (name, ops, best, statistics.median(totals[name]),
                                                  " ".join("%.2f" % t for t in totals[name]),
                                                  "met" if best <= 2 else "missed"))
+    bench_optable_cli(args, core, prog, sysroot)
+
+
+def bench_optable_cli(args, core, prog, sysroot):
+    """dscope core: one command per process, so no session; --list and a sample of op-tables."""
+    dscope = [os.path.join(args.build, "cli", "dscope"), "core"] + (["--sysroot", sysroot] if sysroot else []) + [core, prog]
+    seconds, rc, out = run_timed(dscope + ["op-table", "--list"], timeout=600, stdout=subprocess.PIPE)
+    names = [l.strip() for l in (out or "").splitlines() if "::" in l and " " not in l.strip()]
+    if rc != 0 or not names:
+        fail("dscope core op-table --list failed:\n%s" % (out or "")[-2000:])
+    sample = names[::max(1, len(names) // 20)][:20]
+    times = []
+    for name in sample:
+        t, rc, out = run_timed(dscope + ["op-table", name], timeout=600, stdout=subprocess.PIPE)
+        if rc != 0 or "_dispatch_dump_table" not in (out or ""):
+            fail("dscope core op-table %s failed:\n%s" % (name, (out or "")[-2000:]))
+        times.append(t)
+    median = statistics.median(times)
+    summary("optable dscope core: one command per process (no session): --list %.2f s; op-table OP median %.2f s "
+            "(min %.2f, max %.2f, %d operators of %d), every operator one by one about %.0f s"
+            % (seconds, median, min(times), max(times), len(sample), len(names), median * len(names)))
+
+
+def oracle_core_in_root(args, workdir):
+    """A gcore core of tests/torch/oracle_program.py run in the root args.root: (core, program, sysroot)."""
+    sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+    sys.path.insert(0, os.path.join(HERE, "..", "tests", "torch"))
+    import pathlib
+    import torch_oracle_test  # noqa: E402 (the tests' own way to run the program in a root and gcore it)
+    target = torch_oracle_test.start_oracle(pathlib.Path(workdir),
+                                            root=(pathlib.Path(HERE, "..", "scripts", "torch-roots.sh").resolve(), args.root))
+    core = os.path.join(workdir, "python.core")
+    try:
+        torch_oracle_test.gcore(target, core)
+    finally:
+        target.kill()
+    log("core: %d MB (%s root, %s)" % (os.path.getsize(core) >> 20, args.root, target.program))
+    return core, target.program, target.core_sysroot
 
 
 def attach_argv(debugger, build, pid, command):
@@ -183,15 +234,32 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default="build/release")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--only", choices=["trace", "break"], help="run one part (3. or 4.)")
-    parser.add_argument("--core", help="trace: an overflow core of torch_loop (default: made here from the build's)")
-    parser.add_argument("--executable", help="trace: the program of --core")
-    parser.add_argument("--sysroot", help="trace: the root --core was written in, the debuggers' sysroot")
+    parser.add_argument("--only", choices=["optable", "trace", "break"], help="run one part (1., 3. or 4.)")
+    parser.add_argument("--root", help="optable: run the program in this root of scripts/torch-roots.sh (trixie, sid)")
+    parser.add_argument("--core", help="optable: a gcore core of tests/torch/oracle_program.py; trace: an overflow "
+                        "core of torch_loop (default: made here)")
+    parser.add_argument("--executable", help="the program of --core (optable: its python3)")
+    parser.add_argument("--sysroot", help="the root --core was written in, the debuggers' sysroot")
     args = parser.parse_args()
     if bool(args.core) != bool(args.executable) or (args.sysroot and not args.core):
         parser.error("--core and --executable go together; --sysroot needs them")
-    if args.core and args.only != "trace":
-        parser.error("--core is for --only trace")
+    if args.core and args.only not in ("optable", "trace"):
+        parser.error("--core is for --only optable or trace")
+    if args.only == "optable":
+        with tempfile.TemporaryDirectory(prefix="torch_bench_") as workdir:
+            if args.core:
+                bench_optable(args, workdir, args.core, args.executable, args.sysroot)
+            elif args.root:
+                bench_optable(args, workdir, *oracle_core_in_root(args, workdir))
+            else:
+                proc = start_process(workdir)
+                try:
+                    core = gcore_of(proc.pid, workdir)
+                finally:
+                    proc.kill()
+                    proc.wait()
+                bench_optable(args, workdir, core)
+        return
     if args.only:
         with tempfile.TemporaryDirectory(prefix="torch_bench_") as workdir:
             (bench_trace if args.only == "trace" else bench_break)(args, workdir)
@@ -200,11 +268,7 @@ def main():
         proc = start_process(workdir)
         try:
             bench_attach(args, proc.pid)
-            core = os.path.join(workdir, "python.core")
-            with open("/proc/self/coredump_filter", "w") as f:
-                f.write("0x37")
-            subprocess.run([GDB, "-batch", "-nx", "-p", str(proc.pid), "-ex", "gcore " + core], check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            core = gcore_of(proc.pid, workdir)
         finally:
             proc.kill()
             proc.wait()

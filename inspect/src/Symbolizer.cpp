@@ -85,6 +85,22 @@ struct FunctionRange {
   Dwarf_Off die;
 };
 
+// A module's ELF symbols that dwfl_module_addrinfo may answer with (named, defined, neither a
+// section, a file nor a TLS symbol), indexed by address so that symbolAt finds an address's
+// candidates without libdwfl's walk of the whole table.
+struct SymbolIndex {
+  struct Sized {
+    uint64_t low, high;  // [st_value, st_value + st_size)
+    int ndx;             // index in the module's symbol table: libdwfl prefers the first of equals
+    int binding;         // libdwfl's preference: global 3, weak 2, local 1, other 0
+    bool global;         // searched in libdwfl's first pass (dwfl_module_getsymtab_first_global)
+  };
+  std::vector<Sized> sized;              // sorted by low
+  std::vector<uint64_t> reach;           // reach[i]: the largest high of sized[0..i]
+  std::vector<uint64_t> sizeless;        // the values of symbols without a size, sorted
+  std::vector<uint64_t> sizeless_global; // the same, global ones only
+};
+
 // One module file, opened once: its ELF symbols and DWARF at the file's own addresses.
 struct ModuleFile {
   Dwfl* dwfl = nullptr;
@@ -102,6 +118,8 @@ struct ModuleFile {
   // The function starts .eh_frame_hdr's search table lists (every FDE's initial location), sorted:
   // where a function without a symbol or DWARF begins (libtorch's anonymous kernels).
   mutable std::optional<std::vector<uint64_t>> fde_starts;
+  // The ELF symbols symbolAt looks among, made on its first use (SymbolIndex).
+  mutable std::optional<SymbolIndex> symbols;
   ~ModuleFile() {
     if (dwfl) dwfl_end(dwfl);
   }
@@ -154,6 +172,101 @@ const ModuleFile* moduleFile(const std::string& path) {
   auto it = files.find(key);
   if (it == files.end()) it = files.emplace(key, openModule(path)).first;
   return it->second.get();
+}
+
+int bindingRank(const GElf_Sym& sym) {
+  switch (GELF_ST_BIND(sym.st_info)) {
+    case STB_GLOBAL: return 3;
+    case STB_WEAK: return 2;
+    case STB_LOCAL: return 1;
+    default: return 0;
+  }
+}
+
+SymbolIndex indexSymbols(const ModuleFile& m) {
+  SymbolIndex index;
+  const int count = dwfl_module_getsymtab(m.module);
+  const int first_global = dwfl_module_getsymtab_first_global(m.module);
+  for (int i = 1; i < count; ++i) {  // entry 0 is the null symbol; libdwfl skips it too
+    GElf_Sym sym;
+    GElf_Addr value = 0;
+    const char* name = dwfl_module_getsym_info(m.module, i, &sym, &value, nullptr, nullptr, nullptr);
+    const int type = GELF_ST_TYPE(sym.st_info);
+    if (!name || !*name || sym.st_shndx == SHN_UNDEF || type == STT_SECTION || type == STT_FILE || type == STT_TLS)
+      continue;
+    const bool global = first_global <= 0 || i >= first_global;  // 0: a .dynsym from the phdrs, one pass
+    if (sym.st_size) {
+      index.sized.push_back({value, value + sym.st_size, i, bindingRank(sym), global});
+    } else {
+      index.sizeless.push_back(value);
+      if (global) index.sizeless_global.push_back(value);
+    }
+  }
+  std::sort(index.sized.begin(), index.sized.end(),
+            [](const SymbolIndex::Sized& a, const SymbolIndex::Sized& b) { return a.low < b.low; });
+  uint64_t reach = 0;
+  for (const auto& s : index.sized) index.reach.push_back(reach = std::max(reach, s.high));
+  std::sort(index.sizeless.begin(), index.sizeless.end());
+  std::sort(index.sizeless_global.begin(), index.sizeless_global.end());
+  return index;
+}
+
+// The ELF symbol dwfl_module_addrinfo names at the module address addr, with addr's offset in it;
+// null when it names none. libdwfl finds it by a walk of the whole symbol table for every address
+// (35 000 symbols in libtorch_cpu: most of an op-table's time); this looks only among the symbols
+// whose range holds addr, by libdwfl's own rules (elfutils' __libdwfl_addrsym): global symbols
+// first, then local ones; the range starting closest below addr, or a better binding; at one start
+// the smaller size at no worse binding; else the first in the table. Symbols without a size (assembly
+// labels) follow rules of their own (their section, the end of every symbol below addr): where one
+// could be the answer, libdwfl is asked.
+const char* symbolAt(const ModuleFile& m, uint64_t addr, GElf_Off* offset) {
+  if (!m.symbols) m.symbols = indexSymbols(m);
+  const SymbolIndex& index = *m.symbols;
+  auto ask_libdwfl = [&] {
+    GElf_Sym sym;
+    return dwfl_module_addrinfo(m.module, addr, offset, &sym, nullptr, nullptr, nullptr);
+  };
+  // Every sized symbol holding addr, in table order; bounded (a pathological table is left to libdwfl).
+  std::vector<const SymbolIndex::Sized*> holding;
+  auto end = std::upper_bound(index.sized.begin(), index.sized.end(), addr,
+                              [](uint64_t a, const SymbolIndex::Sized& s) { return a < s.low; });
+  uint64_t below_end = 0;  // the largest end of a symbol starting at or below addr
+  for (auto i = end - index.sized.begin(); i-- > 0 && index.reach[i] > addr;) {
+    if (end - index.sized.begin() - i > 4096) return ask_libdwfl();
+    if (index.sized[i].high > addr) holding.push_back(&index.sized[i]);
+  }
+  if (end != index.sized.begin()) below_end = index.reach[end - index.sized.begin() - 1];
+  std::sort(holding.begin(), holding.end(), [](auto* a, auto* b) { return a->ndx < b->ndx; });
+  auto best_of = [&](bool global) -> const SymbolIndex::Sized* {
+    const SymbolIndex::Sized* best = nullptr;
+    for (const auto* s : holding) {
+      if (s->global != global) continue;
+      if (!best || best->low < s->low || best->binding < s->binding)
+        best = s;
+      else if (best->low == s->low && best->high - best->low > s->high - s->low && best->binding <= s->binding)
+        best = s;
+    }
+    return best;
+  };
+  auto any_in = [](const std::vector<uint64_t>& values, uint64_t low, uint64_t high) {  // one in [low, high]
+    auto it = std::lower_bound(values.begin(), values.end(), low);
+    return it != values.end() && *it <= high;
+  };
+  const SymbolIndex::Sized* best = best_of(true);
+  if (!best) {
+    if (any_in(index.sizeless_global, addr, addr)) return ask_libdwfl();  // libdwfl then skips the locals
+    best = best_of(false);
+  }
+  if (!best) {
+    // A sizeless symbol is the answer only at or above the end of every symbol below addr.
+    if (any_in(index.sizeless, below_end, addr)) return ask_libdwfl();
+    return nullptr;
+  }
+  GElf_Sym sym;
+  GElf_Addr value = 0;
+  const char* name = dwfl_module_getsym_info(m.module, best->ndx, &sym, &value, nullptr, nullptr, nullptr);
+  *offset = addr - best->low;
+  return name;
 }
 
 std::string attributeString(Dwarf_Die* die, unsigned name) {
@@ -284,9 +397,8 @@ std::string nameOf(const ModuleFile& m, Dwarf_Die* function) {
   // ("main::{lambda(int)#1}::operator()(int) const").
   if (scope.find("<unnamed>") != std::string::npos)
     if (Dwarf_Addr entry = 0; dwarf_entrypc(function, &entry) == 0) {
-      GElf_Sym sym;
       GElf_Off offset = 0;
-      const char* symbol = dwfl_module_addrinfo(m.module, entry, &offset, &sym, nullptr, nullptr, nullptr);
+      const char* symbol = symbolAt(m, entry, &offset);
       if (symbol && offset == 0 && std::strncmp(symbol, "_Z", 2) == 0) return demangledFunctionName(symbol);
     }
   return scope + name + parameterList(function);
@@ -418,9 +530,8 @@ std::optional<uint64_t> entryOf(const ModuleFile& m, Dwarf_Die* function) {
   Dwarf_Addr base = 0, start = 0, end = 0;
   ptrdiff_t offset = 0;
   for (int n = 0; n < 64 && (offset = dwarf_ranges(function, offset, &base, &start, &end)) > 0; ++n) {
-    GElf_Sym sym;
     GElf_Off at = 0;
-    const char* symbol = dwfl_module_addrinfo(m.module, start, &at, &sym, nullptr, nullptr, nullptr);
+    const char* symbol = symbolAt(m, start, &at);
     if (symbol && at == 0 && !std::strstr(symbol, ".cold")) return start;
   }
   return std::nullopt;
@@ -481,9 +592,8 @@ FramePc functionsIn(const ModuleFile& m, uint64_t addr, bool return_address) {
     if (return_address) out.called = calledIn(m, &function, addr - bias + 1);
     return out;
   }
-  GElf_Sym sym;
   GElf_Off offset = 0;
-  const char* symbol = dwfl_module_addrinfo(m.module, addr, &offset, &sym, nullptr, nullptr, nullptr);
+  const char* symbol = symbolAt(m, addr, &offset);
   if (!symbol || !*symbol) {
     if (auto start = fdeStart(m, addr)) out.entry = *start;  // a function with no name: where it begins
     return out;
@@ -495,9 +605,8 @@ FramePc functionsIn(const ModuleFile& m, uint64_t addr, bool return_address) {
 
 // The ELF symbol holding the file address, as GDB's `info symbol` names it ("name + offset").
 std::string describeSymbol(const ModuleFile& m, uint64_t addr) {
-  GElf_Sym sym;
   GElf_Off offset = 0;
-  const char* symbol = dwfl_module_addrinfo(m.module, addr, &offset, &sym, nullptr, nullptr, nullptr);
+  const char* symbol = symbolAt(m, addr, &offset);
   if (!symbol || !*symbol) return "";
   std::string text = demangled(symbol);
   if (offset) text += " + " + std::to_string(offset);

@@ -490,9 +490,10 @@ int KeyTable::highestKey(uint64_t raw) const {
   return best;
 }
 
-uint64_t TorchProfile::at(const std::string& name) const {
+uint64_t TorchProfile::at(std::string_view name) const {
+  // A reader asks for a value by a literal name for every entry it reads: no string is made.
   auto it = values.find(name);
-  if (it == values.end()) badProfile(path, "it has no '" + name + "'");
+  if (it == values.end()) badProfile(path, "it has no '" + std::string(name) + "'");
   return it->second;
 }
 
@@ -585,10 +586,9 @@ std::vector<std::string> profileDirectories() {
   return dirs;
 }
 
-std::optional<TorchProfile> findTorchProfile(const std::string& build_id) {
-  // Parsed once per file version: every command looks its profile up again.
+std::shared_ptr<const TorchProfile> findTorchProfile(const std::string& build_id) {
   static std::mutex mutex;
-  static std::map<std::string, std::pair<std::pair<int64_t, int64_t>, TorchProfile>> parsed;  // by path
+  static std::map<std::string, std::pair<std::pair<int64_t, int64_t>, std::shared_ptr<const TorchProfile>>> parsed;  // by path
   for (const auto& dir : profileDirectories()) {
     const std::string path = dir + "/" + build_id + ".profile";
     struct stat st {};
@@ -599,11 +599,11 @@ std::optional<TorchProfile> findTorchProfile(const std::string& build_id) {
     const std::pair<int64_t, int64_t> version{st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, st.st_size};
     std::lock_guard lock(mutex);
     if (auto it = parsed.find(path); it != parsed.end() && it->second.first == version) return it->second.second;
-    TorchProfile profile = readTorchProfile(path);
+    auto profile = std::make_shared<const TorchProfile>(readTorchProfile(path));
     parsed[path] = {version, profile};
     return profile;
   }
-  return std::nullopt;
+  return nullptr;
 }
 
 }  // namespace dscope::inspect

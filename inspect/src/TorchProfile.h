@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dscope::inspect {
@@ -76,7 +78,7 @@ struct TorchProfile {
   std::string version;
   std::map<std::string, std::string> build_ids;  // "libtorch_cpu" -> hex
   std::map<std::string, std::string> symbols;    // role -> mangled name
-  std::map<std::string, uint64_t> values;        // offsets, sizes, counts, sets
+  std::map<std::string, uint64_t, std::less<>> values;  // offsets, sizes, counts, sets (looked up by any string)
   // Name tables, "name TABLE VALUE TEXT" lines: an enum's names as the build spells them
   // ("TypeKind", "IValueTag", "AliasAnalysisKind") and the fixed str() of types ("TypeStr").
   std::map<std::string, std::map<uint64_t, std::string>> names;
@@ -85,7 +87,7 @@ struct TorchProfile {
 
   // A named value (readTorchProfile checked that every value a reader needs is there);
   // InspectError naming the profile when it lacks one.
-  uint64_t at(const std::string& name) const;
+  uint64_t at(std::string_view name) const;
   const std::string& symbol(const std::string& role) const;
   // A name table's text for value, or nullptr; the value of a name in a table, or InspectError.
   const std::string* nameOf(const std::string& table, uint64_t value) const;
@@ -103,7 +105,8 @@ TorchProfile readTorchProfile(const std::string& path);
 // source tree's (a build used in place), the per-user cache ($XDG_CACHE_HOME/dscope/profiles,
 // where dscope-profile writes); or only those of $DSCOPE_PROFILE_PATH (colon-separated) when set.
 std::vector<std::string> profileDirectories();
-// The profile of a libtorch_cpu build-id, or nullopt when no directory has one.
-std::optional<TorchProfile> findTorchProfile(const std::string& build_id);
+// The profile of a libtorch_cpu build-id, or null when no directory has one. Read once per file
+// version and shared: every command looks its profile up again.
+std::shared_ptr<const TorchProfile> findTorchProfile(const std::string& build_id);
 
 }  // namespace dscope::inspect

@@ -107,19 +107,21 @@ TorchView::TorchView(const Remote& mem) : mem_(mem) {
     fail("no layout profile for this PyTorch (" + libtorch_.path + ", build-id " + id +
          "); run dscope-profile where this torch is installed, or copy its " + id + ".profile into " +
          (profileDirectories().empty() ? std::string("a profile directory") : profileDirectories().back()));
-  profile_ = std::move(*profile);
-  if (profile_.build_ids["libtorch_cpu"] != id)
-    fail("the layout profile " + profile_.path + " is for libtorch_cpu build-id " + profile_.build_ids["libtorch_cpu"] +
+  profile_ = std::move(profile);
+  const auto stated = profile_->build_ids.find("libtorch_cpu");
+  const std::string profile_id = stated == profile_->build_ids.end() ? "" : stated->second;
+  if (profile_id != id)
+    fail("the layout profile " + profile_->path + " is for libtorch_cpu build-id " + profile_id +
          ", not " + id);
-  auto singleton = mem.findSymbol(profile_.symbol("realSingleton").c_str());
+  auto singleton = mem.findSymbol(profile_->symbol("realSingleton").c_str());
   if (!singleton || !*singleton) fail("libtorch_cpu exports no c10::Dispatcher::realSingleton()");
   dispatcher_ = *singleton + value("Dispatcher_from_realSingleton");
-  auto fallthrough = mem.findSymbol(profile_.symbol("fallthrough_kernel").c_str());
+  auto fallthrough = mem.findSymbol(profile_->symbol("fallthrough_kernel").c_str());
   fallthrough_ = fallthrough ? *fallthrough : 0;
   validate();
 }
 
-std::string TorchView::refusal() const { return "the layout profile " + profile_.path + " does not fit this process: "; }
+std::string TorchView::refusal() const { return "the layout profile " + profile_->path + " does not fit this process: "; }
 
 // The checks of docs/DEBUG-INTERFACE.md §9 for a c10 profile, before any answer is given: the
 // operator list (checkOperators, once per list) and the fallthrough sentinel.
@@ -386,7 +388,7 @@ TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::ve
     if (const TorchKernel* k = aliasKernel(kNested)) return chosen(k, Source::NestedKernel, kNested);
   if (undefined || inAlias(kMath)) {
     if (const TorchKernel* k = aliasKernel(kMath)) {
-      if (info && info->name == "AutogradOther" && hasKernelIn(profile_.at("set_autogradother_backends"))) {
+      if (info && info->name == "AutogradOther" && hasKernelIn(profile_->at("set_autogradother_backends"))) {
         TorchKernel ambiguous;  // c10's ambiguousAutogradOtherKernel(): its debug string is this
         ambiguous.debug = "ambiguous_autogradother";
         return chosen(&ambiguous, Source::AmbiguousAutogradOther);
@@ -599,7 +601,7 @@ std::pair<uint64_t, uint64_t> TorchView::threadTls(int64_t tid) const {
   if (!c10) fail("libc10 is not loaded in this process");
   // Both words are zero until the thread first changes its sets (a block not allocated yet).
   uint64_t included = 0, excluded = 0;
-  if (auto tls = threadLocalAddress(mem_, tid, *c10, profile_.symbol("tls_dispatch_key_set"))) {
+  if (auto tls = threadLocalAddress(mem_, tid, *c10, profile_->symbol("tls_dispatch_key_set"))) {
     included = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_included"), "the thread's TLS key sets");
     excluded = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_excluded"), "the thread's TLS key sets");
   }
@@ -654,7 +656,7 @@ uint64_t TorchView::pythonTypeOf(uint64_t addr) const {
 // libtorch_python exports THPVariableClass, the word that holds torch.Tensor (every build does;
 // 2.14 no longer exports the type object of torch._C.TensorBase itself).
 bool TorchView::isTensorType(uint64_t type) const {
-  const auto tensor_class = mem_.findSymbol(profile_.symbol("THPVariableClass").c_str());
+  const auto tensor_class = mem_.findSymbol(profile_->symbol("THPVariableClass").c_str());
   if (!tensor_class) return false;  // no libtorch_python: no Python tensors
   const uint64_t tensor = mem_.readPointer(*tensor_class, "torch.Tensor's type");
   for (int depth = 0; tensor && type && depth < kMaxTypeBases; ++depth) {

@@ -75,8 +75,8 @@ class TorchView {
   explicit TorchView(const Remote& mem);
 
   const Remote& mem() const { return mem_; }
-  const TorchProfile& profile() const { return profile_; }
-  const KeyTable& keys() const { return profile_.keys; }
+  const TorchProfile& profile() const { return *profile_; }
+  const KeyTable& keys() const { return profile_->keys; }
 
   const std::vector<TorchOperator>& operators() const;
   // By full name, else by base name when that names one operator; InspectError otherwise.
@@ -117,7 +117,7 @@ class TorchView {
   uint64_t tensorImplAt(uint64_t addr) const;
 
  private:
-  uint64_t value(const char* name) const { return profile_.at(name); }
+  uint64_t value(const char* name) const { return profile_->at(name); }
   std::string readStdString(uint64_t addr, const char* what) const { return readCppString(mem_, addr, what); }
   TorchKernel readKernel(uint64_t addr) const;
   TorchTableEntry computeEntry(const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels, int key) const;
@@ -137,7 +137,7 @@ class TorchView {
 
   const Remote& mem_;
   ModuleMapping libtorch_;
-  TorchProfile profile_;
+  std::shared_ptr<const TorchProfile> profile_;  // never null
   uint64_t dispatcher_ = 0;
   uint64_t fallthrough_ = 0;
   mutable std::shared_ptr<const std::vector<TorchOperator>> operators_;
