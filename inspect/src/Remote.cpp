@@ -63,6 +63,8 @@ struct Remote::Kept {
   uint64_t generation = 0;
   std::unordered_map<uint64_t, std::unique_ptr<Page>> pages;
   std::unordered_map<uint64_t, std::string> symbols;
+  std::unordered_map<std::string, std::optional<uint64_t>> addresses;
+  std::map<std::array<uint64_t, 4>, std::string> names_by_addresses;
   std::shared_ptr<const ModuleFiles> modules;
 };
 
@@ -91,6 +93,8 @@ Remote::Remote(const dscope_target* target) : target_(target) {
   if (generation && k.generation == generation) {
     pages_ = std::move(k.pages);
     symbols_ = std::move(k.symbols);
+    addresses_ = std::move(k.addresses);
+    names_by_addresses_ = std::move(k.names_by_addresses);
     modules_ = std::move(k.modules);
   }
   k = Kept{};
@@ -100,7 +104,8 @@ Remote::~Remote() {
   const uint64_t generation = target_ ? target_->memory_generation : 0;
   if (!generation) return;
   std::lock_guard lock(kept_mutex);
-  kept() = Kept{generation, std::move(pages_), std::move(symbols_), std::move(modules_)};
+  kept() = Kept{generation, std::move(pages_), std::move(symbols_), std::move(addresses_), std::move(names_by_addresses_),
+                std::move(modules_)};
 }
 
 void Remote::read(uint64_t addr, void* out, uint64_t size, const char* what) const {
@@ -156,6 +161,7 @@ bool Remote::prefetch(uint64_t addr, uint64_t size) const {
 
 void Remote::forgetPages(uint64_t addr, uint64_t size) const {
   if (size == 0) return;
+  names_by_addresses_.clear();  // worked out from memory that may be among these bytes
   if (addr + size < addr || size > kMaxCachedPages * kPageSize) return pages_.clear();
   for (uint64_t n = addr / kPageSize; n <= (addr + size - 1) / kPageSize; ++n) pages_.erase(n);
 }
@@ -192,6 +198,13 @@ void Remote::placeBreakHook() const {
 
 std::optional<uint64_t> Remote::findSymbol(const char* name) const {
   if (!target_ || !target_->find_symbol) return std::nullopt;
+  // Every command asks the same few (the runtimes' anchors), and a name no module defines costs a
+  // look into every module file: each is asked once per memory generation.
+  if (auto it = addresses_.find(name); it != addresses_.end()) return it->second;
+  return addresses_[name] = lookUpSymbol(name);
+}
+
+std::optional<uint64_t> Remote::lookUpSymbol(const char* name) const {
   // A debugger that looked for a container's libraries on this machine's paths has no symbols of
   // theirs, or another build's (the host's libc at the path of the container's): the files found
   // in the process's root (or under the sysroot), checked by build-id, are asked first.

@@ -2,7 +2,9 @@
 // failure becomes an InspectError whose message is the one line the user sees.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -106,6 +108,10 @@ class Remote {
   void placeBreakHook() const;
 
   std::optional<uint64_t> findSymbol(const char* name) const;
+  // Names worked out from memory at up to four addresses (a kernel's, from its functor and its
+  // functions: TorchView::kernelName), by those addresses: the asker's memo, kept across commands
+  // with the pages, since the same memory gives the same name.
+  std::map<std::array<uint64_t, 4>, std::string>& namesByAddresses() const { return names_by_addresses_; }
   // What is at a code address (describeCodeAddress, Symbolizer.h), or "" when no module file
   // the target maps says.
   std::string symbolize(uint64_t addr) const;
@@ -151,11 +157,14 @@ class Remote {
   // reads exactly what was asked.
   bool readThroughPages(uint64_t addr, void* out, uint64_t size) const;
   const Page* page(uint64_t number) const;
+  std::optional<uint64_t> lookUpSymbol(const char* name) const;
   void forgetPages(uint64_t addr, uint64_t size) const;
 
   const dscope_target* target_;
   mutable std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;  // by page number
   mutable std::unordered_map<uint64_t, std::string> symbols_;          // symbolize() answers
+  mutable std::unordered_map<std::string, std::optional<uint64_t>> addresses_;  // findSymbol() answers
+  mutable std::map<std::array<uint64_t, 4>, std::string> names_by_addresses_;
   mutable std::unordered_map<uint64_t, FramePc> functions_[2];         // functionsAt() answers
   struct ModuleFiles;
   mutable std::shared_ptr<const ModuleFiles> modules_;  // asked once per command

@@ -553,10 +553,12 @@ std::string functorTypeName(const std::string& mangled) {
 
 std::string TorchView::kernelName(const TorchKernel& k) const {
   // A computed table names the same few kernels many times (a default backend kernel fills a
-  // dozen slots): each is named once per view.
-  const auto key = std::make_tuple(k.functor, k.boxed, k.unboxed, k.sym_unboxed);
-  if (auto it = kernel_names_.find(key); it != kernel_names_.end()) return it->second;
-  return kernel_names_[key] = nameKernel(k);
+  // dozen slots), and op-table of every operator names the same kernels again: each is named
+  // once per memory generation.
+  auto& names = mem_.namesByAddresses();
+  const std::array<uint64_t, 4> key{k.functor, k.boxed, k.unboxed, k.sym_unboxed};
+  if (auto it = names.find(key); it != names.end()) return it->second;
+  return names[key] = nameKernel(k);
 }
 
 uint64_t TorchView::runtimeFunction(uint64_t functor) const {

@@ -142,7 +142,6 @@ class TorchView {
   uint64_t fallthrough_ = 0;
   mutable std::shared_ptr<const std::vector<TorchOperator>> operators_;
   mutable std::shared_ptr<const std::vector<TorchKernel>> fallbacks_;
-  mutable std::map<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>, std::string> kernel_names_;  // kernelName's
 };
 
 }  // namespace dscope::inspect
