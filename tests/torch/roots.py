@@ -31,6 +31,13 @@ def runner_children(runner_pid, timeout=30):
         time.sleep(0.05)
 
 
+def lldb_attach_in_root(pid, sysroot, program):
+    """lldb-16's commands that attach to pid with the process's files read under sysroot: its host
+    platform has no sysroot, so the target's module search path maps / there before the attach."""
+    return ["-o", "target create %s" % program, "-o", "target modules search-paths add / %s/" % sysroot,
+            "-o", "process attach -p %d" % pid]
+
+
 def debugger_argv(debugger, plugin, program=None, core=None, pid=None, commands=None, extra=(), sysroot=None):
     """A batch session of gdb or lldb-16 with DispatchScope loaded, on a core of program or attached
     to pid, running the command file and then the extra commands. sysroot: where the process's files
@@ -38,7 +45,7 @@ def debugger_argv(debugger, plugin, program=None, core=None, pid=None, commands=
     before it loads any module: gdb's `set sysroot`, and the program by the name the host has for it
     (/proc/PID/exe; without it gdb 13 reads no symbols of an attached process's libraries). lldb-16's
     host platform has no sysroot: a core gets the remote-linux platform's --sysroot, a live process
-    a target whose module search path maps / there before the attach."""
+    lldb_attach_in_root."""
     if debugger == "gdb":
         argv = session.gdb_batch("-iex", "set debuginfod enabled off")
         if sysroot:
@@ -53,8 +60,7 @@ def debugger_argv(debugger, plugin, program=None, core=None, pid=None, commands=
         argv += (["-O", "platform select remote-linux --sysroot %s" % sysroot] if sysroot else []) + [
             "-c", str(core), str(program)]
     elif sysroot:
-        argv += ["-o", "target create %s" % program, "-o", "target modules search-paths add / %s/" % sysroot,
-                 "-o", "process attach -p %d" % pid]
+        argv += lldb_attach_in_root(pid, sysroot, program)
     else:
         argv += ["-p", str(pid)]
     argv += (["-s", str(commands)] if commands else []) + sum((["-o", c] for c in extra), [])

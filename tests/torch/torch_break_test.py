@@ -90,9 +90,8 @@ def debugger_argv(debugger, plugin, script, start, stops, launch=None, pid=None,
         return argv + (["--args"] + launch if launch else [])
     script.write_text("\n".join(lines) + "\n")
     argv = ["lldb-16", "--no-lldbinit", "-b", "-O", "plugin load " + plugin]
-    if sysroot:  # lldb-16's host platform ignores --sysroot: / maps into the root before the attach
-        argv += ["-o", "target create /proc/%d/exe" % pid, "-o", "target modules search-paths add / %s/" % sysroot,
-                 "-o", "process attach -p %d" % pid]
+    if sysroot:
+        argv += roots.lldb_attach_in_root(pid, sysroot, "/proc/%d/exe" % pid)
     elif pid:
         argv += ["-p", str(pid)]
     return argv + ["-s", str(script)] + (["--"] + launch if launch else [])
