@@ -2,6 +2,7 @@
 //   dscope core [--json] CORE [EXE] [COMMAND ...]     one core: a command's text (or JSON)
 //   dscope core [--json] [-j N] CORE|DIR ...          many cores: one summary (or JSON line) each
 //   dscope pid [--json] PID [COMMAND ...]             a running process, stopped while it is read
+//   ... --commands FILE in place of COMMAND: FILE's commands, one session (the target read once)
 // (core --sysroot DIR: the cores' processes ran in the root DIR holds a copy of, e.g. a container
 // image; a live process's files are found in its own root, /proc/PID/root)
 // opens core files (and processes) with elfutils and runs the inspect library's commands on them (dispatch-summary
@@ -43,8 +44,8 @@ namespace {
 using dscope::inspect::Json;
 
 const char* const kUsage =
-    "usage: dscope core [--json] [--sysroot DIR] CORE [EXE] [COMMAND ...] | dscope core [--json] [--sysroot DIR] [-j N] CORE|DIR ... | "
-    "dscope pid [--json] PID [COMMAND ...]";
+    "usage: dscope core [--json] [--sysroot DIR] CORE [EXE] [COMMAND ... | --commands FILE] | "
+    "dscope core [--json] [--sysroot DIR] [-j N] CORE|DIR ... | dscope pid [--json] PID [COMMAND ... | --commands FILE]";
 const char* const kDefaultCommand = "dispatch-summary";
 // The version of a JSON record of `dscope core --json` (docs/JSON-SCHEMA.md): a minor step adds
 // fields, a major one changes or removes any.
@@ -149,25 +150,40 @@ struct Answer {
   std::vector<std::string> notes;  // what the target lacks (DwflTarget::notes)
 };
 
-// Opens a target (open(): a core, a process) and runs one command on it: its text or the one
-// "dscope:" line, and the target's notes.
-template <class Open>
-Answer runOn(Open open, const std::string& command) {
+// Opens a target (open(): a core, a process) and runs each command on it in turn, one session as in
+// a debugger: the pages, symbols and dispatcher indexes the first command reads serve the rest.
+// each(command, answer) gets each command's text or its one "dscope:" line as it is answered, the
+// target's notes with the first; a target that cannot be opened, or is lost, ends the session with
+// its line (command null).
+template <class Open, class Each>
+void runOn(Open open, const std::vector<std::string>& commands, Each each) {
   try {
     const auto target = open();
-    int is_error = 0;
-    char* text = dscope_inspect_run(target->target(), command.c_str(), &is_error);
-    if (!text) return {"dscope: out of memory\n", true, {}};
-    Answer answer{text, is_error != 0, target->notes()};
-    dscope_inspect_free(text);
-    if (auto lost = target->lost()) return {"dscope: " + *lost + "\n", true, {}};
-    return answer;
+    bool first = true;
+    for (const auto& command : commands) {
+      int is_error = 0;
+      char* text = dscope_inspect_run(target->target(), command.c_str(), &is_error);
+      if (!text) return each(nullptr, Answer{"dscope: out of memory\n", true, {}});
+      Answer answer{text, is_error != 0, first ? target->notes() : std::vector<std::string>{}};
+      dscope_inspect_free(text);
+      if (auto lost = target->lost()) return each(nullptr, Answer{"dscope: " + *lost + "\n", true, {}});
+      each(&command, std::move(answer));
+      first = false;
+    }
   } catch (const std::bad_alloc&) {  // the target, ended while this unwound, gave its memory back
     const std::string limit = dscope::cli::underAddressSpaceLimit("the core and the module files it maps do not fit");
-    return {"dscope: out of memory" + (limit.empty() ? std::string(" reading the target") : limit) + "\n", true, {}};
+    each(nullptr, Answer{"dscope: out of memory" + (limit.empty() ? std::string(" reading the target") : limit) + "\n", true, {}});
   } catch (const std::exception& e) {  // its message names files: one printable line
-    return {"dscope: " + printable(e.what()) + "\n", true, {}};
+    each(nullptr, Answer{"dscope: " + printable(e.what()) + "\n", true, {}});
   }
+}
+
+// One command: its answer.
+template <class Open>
+Answer runOn(Open open, const std::string& command) {
+  Answer out;
+  runOn(open, {command}, [&](const std::string*, Answer a) { out = std::move(a); });
+  return out;
 }
 
 // --sysroot DIR: where the files of every core's process are (a copy of the root it ran in).
@@ -377,6 +393,67 @@ int runBatch(const std::vector<Input>& cores, bool json, int jobs) {
   return any_error ? 1 : 0;
 }
 
+// --commands FILE ('-': standard input): a session's commands, one a line; blank lines and '#'
+// comments are skipped. Empty with *why set when the file cannot be read or holds none.
+std::vector<std::string> readCommands(const std::string& path, std::string* why) {
+  FILE* in = path == "-" ? stdin : std::fopen(path.c_str(), "r");
+  if (!in) return *why = "cannot read the commands file " + printable(path) + ": " + std::strerror(errno), std::vector<std::string>{};
+  std::vector<std::string> commands;
+  std::string line;
+  for (int c = 0; c != EOF;) {
+    c = std::fgetc(in);
+    if (c != '\n' && c != EOF) {
+      line += static_cast<char>(c);
+      continue;
+    }
+    const size_t start = line.find_first_not_of(" \t\r");
+    if (start != std::string::npos && line[start] != '#') commands.push_back(line.substr(start));
+    line.clear();
+  }
+  const bool failed = std::ferror(in);
+  if (in != stdin) std::fclose(in);
+  if (failed) return *why = "cannot read the commands file " + printable(path), std::vector<std::string>{};
+  if (commands.empty()) *why = "the commands file " + printable(path) + " holds no command";
+  return commands;
+}
+
+// A session's transcript on standard output, in order: each command after a "(dscope) COMMAND"
+// line (text only: --json answers are JSON documents, one after another), then its answer or its
+// one "dscope:" line; the target's notes on standard error. A target that cannot be read is its one
+// line on standard error. 1 when any command or the target failed.
+template <class Open>
+int printSession(Open open, std::vector<std::string> commands, bool json) {
+  if (json)
+    for (auto& command : commands)
+      if (command.find("--json") == std::string::npos) command += " --json";
+  int status = 0;
+  runOn(open, commands, [&](const std::string* command, const Answer& a) {
+    std::fputs(noteLines(a).c_str(), stderr);
+    if (command && !json) std::printf("(dscope) %s\n", command->c_str());
+    std::fputs(a.text.c_str(), command ? stdout : stderr);
+    status = status || a.is_error;
+  });
+  return status;
+}
+
+// Whether args[next] is "--commands FILE" (or "--commands=FILE"), in the place of a command.
+bool isCommandsOption(const std::vector<std::string>& args, size_t next) {
+  return next < args.size() && (args[next] == "--commands" || args[next].rfind("--commands=", 0) == 0);
+}
+
+// --commands FILE, nothing after it: the session's exit status.
+template <class Open>
+int runSession(const std::vector<std::string>& args, size_t next, Open open, bool json) {
+  const bool separate = args[next] == "--commands";
+  const std::string file = separate ? (next + 1 < args.size() ? args[next + 1] : "") : args[next].substr(11);
+  if (file.empty()) return usage("--commands takes a file of commands, one a line ('-': standard input)");
+  if (next + (separate ? 2 : 1) < args.size()) return usage("--commands FILE takes the place of COMMAND: give one or the other");
+  std::string why;
+  const auto commands = readCommands(file, &why);
+  if (commands.empty()) return usage(why);
+  return printSession(open, commands, json);
+}
+
 // dscope pid [--json] PID [COMMAND ...]: one command on a live process, its threads stopped while
 // it is read.
 int runOnProcess(const std::vector<std::string>& args) {
@@ -388,16 +465,16 @@ int runOnProcess(const std::vector<std::string>& args) {
   char* end = nullptr;
   const long pid = std::strtol(id.c_str(), &end, 10);
   if (id.empty() || *end) return usage("'" + id + "' is no process id");
+  auto open = [&] {
+    if (pid <= 0 || pid > INT32_MAX) throw std::runtime_error("no process with pid " + id);
+    return std::make_unique<dscope::cli::LiveTarget>(static_cast<pid_t>(pid));
+  };
+  if (isCommandsOption(args, next)) return runSession(args, next, open, json);
   std::string command;
   for (; next < args.size(); ++next) command += (command.empty() ? "" : " ") + args[next];
   if (command.empty()) command = kDefaultCommand;
   if (json && command.find("--json") == std::string::npos) command += " --json";
-  return print(runOn(
-      [&] {
-        if (pid <= 0 || pid > INT32_MAX) throw std::runtime_error("no process with pid " + id);
-        return std::make_unique<dscope::cli::LiveTarget>(static_cast<pid_t>(pid));
-      },
-      command));
+  return print(runOn(open, command));
 }
 
 // dscope core ... and dscope pid ...: the exit status.
@@ -430,7 +507,7 @@ int run(const std::vector<std::string>& args) {
       return usage("unknown option '" + args[next] + "'");
     }
   }
-  if (next >= args.size() || isCommand(args[next])) return usage("no core file");
+  if (next >= args.size() || isCommand(args[next]) || isCommandsOption(args, next)) return usage("no core file");
   // The cores (and a directory's files), a program for a single core, then the command's words
   // from the first word that names one of the library's commands, or that names no file and looks
   // like no file name either, without '/' or '.' (a mistyped command: the library answers "unknown
@@ -438,7 +515,7 @@ int run(const std::vector<std::string>& args) {
   std::vector<Input> cores;
   std::string executable;
   bool several = false;
-  for (; next < args.size() && !isCommand(args[next]); ++next) {
+  for (; next < args.size() && !isCommand(args[next]) && !isCommandsOption(args, next); ++next) {
     const PathKind kind = kindOf(args[next]);
     if (!cores.empty() && kind == PathKind::None && args[next].find_first_of("/.") == std::string::npos) break;
     if (kind == PathKind::Directory) {
@@ -450,6 +527,11 @@ int run(const std::vector<std::string>& args) {
       cores.push_back({args[next], ""});  // what is no core says so when opened
       several = several || cores.size() > 1 || !executable.empty();
     }
+  }
+  if (isCommandsOption(args, next)) {
+    if (several) return usage("--commands goes with one core");
+    return runSession(args, next, [&] { return std::make_unique<dscope::cli::CoreTarget>(cores[0].path, executable, sysroot); },
+                      json);
   }
   std::string command;
   for (; next < args.size(); ++next) command += (command.empty() ? "" : " ") + args[next];

@@ -25,14 +25,66 @@ bool exists(const std::string& file) {
   return ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
+// The components of a path, in order ("/usr//lib/" -> usr, lib).
+std::vector<std::string> components(const std::string& path) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at < path.size();) {
+    const size_t end = std::min(path.find('/', at), path.size());
+    if (end > at) out.push_back(path.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+// The absolute `path` of a process whose root is `root`, as a path of this machine: each symbolic
+// link on the way is followed inside root, an absolute target starting again at root, as the
+// process's own lookups went. root + path alone would leave the root at its first absolute link
+// (Debian's /usr/lib/x86_64-linux-gnu/libblas.so.3 -> /etc/alternatives/...) for this machine's
+// files. Bounded as the kernel bounds it (40 links); what does not exist is left as it is.
+std::string underRoot(const std::string& root, const std::string& path) {
+  constexpr int kMaxLinks = 40;
+  std::vector<std::string> rest = components(path);
+  std::reverse(rest.begin(), rest.end());  // the next component last
+  std::string resolved;                    // below root: "" or "/usr/lib"
+  for (int links = 0; !rest.empty();) {
+    const std::string c = std::move(rest.back());
+    rest.pop_back();
+    if (c == ".") continue;
+    if (c == "..") {
+      resolved.erase(std::min(resolved.rfind('/'), resolved.size()));
+      continue;
+    }
+    const std::string next = resolved + "/" + c;
+    struct stat st {};
+    if (::lstat((root + next).c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) {
+      resolved = next;
+      continue;
+    }
+    char target[4096];
+    const ssize_t n = ::readlink((root + next).c_str(), target, sizeof target);
+    if (++links > kMaxLinks || n <= 0 || n == static_cast<ssize_t>(sizeof target)) return root + path;
+    const std::string link(target, static_cast<size_t>(n));
+    if (link.front() == '/') resolved.clear();
+    const auto parts = components(link);
+    rest.insert(rest.end(), parts.rbegin(), parts.rend());
+  }
+  return root + resolved;
+}
+
 // The places a module's file may be, most specific first: the sysroot the user gave names the
 // process's files even where this machine has files of the same name; a live process's own root
-// holds exactly its files.
+// holds exactly its files. In each root, the path with its links followed inside the root, then as
+// this machine follows them (as GDB opens a sysroot's files: a sysroot made of links to files
+// elsewhere on this machine).
 std::vector<std::string> candidates(const std::string& path, const FileRoots& roots) {
   std::vector<std::string> out;
   if (path.empty() || path.front() != '/') return {path};
-  if (!roots.sysroot.empty()) out.push_back((roots.sysroot.back() == '/' ? roots.sysroot.substr(0, roots.sysroot.size() - 1) : roots.sysroot) + path);
-  if (roots.pid > 0) out.push_back("/proc/" + std::to_string(roots.pid) + "/root" + path);
+  auto inRoot = [&](const std::string& root) {
+    out.push_back(underRoot(root, path));
+    if (out.back() != root + path) out.push_back(root + path);
+  };
+  if (!roots.sysroot.empty()) inRoot(roots.sysroot.back() == '/' ? roots.sysroot.substr(0, roots.sysroot.size() - 1) : roots.sysroot);
+  if (roots.pid > 0) inRoot("/proc/" + std::to_string(roots.pid) + "/root");
   out.push_back(path);
   return out;
 }

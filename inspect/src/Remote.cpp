@@ -1,5 +1,7 @@
 #include "Remote.h"
 
+#include <sys/mman.h>
+
 #include "ModuleFiles.h"
 #include "TargetImage.h"
 #include "ThreadLocal.h"
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <unordered_set>
 #include <vector>
 
 namespace dscope::inspect {
@@ -51,20 +54,77 @@ std::string counted(uint64_t n, const std::string& noun) { return groupThousands
 
 std::string shown(const std::string& text) { return text.size() > 64 ? text.substr(0, 61) + "..." : text; }
 
-// Made with make_unique_for_overwrite: bytes are written by the read before anything reads them
-// (zeroing them first was 8 % of `dscope core`'s summary on a PyTorch core).
-struct Remote::Page {
-  bool readable = false;  // false: this page cannot be read whole; reads touching it go direct
-  unsigned char bytes[kPageSize];
+// At most this many cached pages (128 MiB): a command that reads more starts over. The catalogue of
+// a 2.x process's op-tables reads about 100 MiB (its kernels' type names among it), and a smaller
+// cache read much of it again.
+constexpr uint64_t kMaxCachedPages = 32768;
+// The block a missed page is read with, in pages (16 KiB).
+constexpr uint64_t kReadAheadPages = 4;
+
+// The pages read so far, by page number: each one's bytes, or null for a page that cannot be read
+// whole (reads touching it go direct). The bytes lie in blocks, each filled by one read of the
+// front end (a page, a read-ahead block, a prefetched run) straight into it: no copy, and no
+// allocation per page. Nothing zeroes a block: the read writes every byte before anything reads it.
+struct Remote::PageCache {
+  std::unordered_map<uint64_t, const unsigned char*> pages;
+  // The read-ahead blocks (by first page) that could not be read whole: the edge of a mapping,
+  // where every page missed would otherwise try its block again.
+  std::unordered_set<uint64_t> partial_blocks;
+  uint64_t block_pages = 0;  // the pages the blocks hold, forgotten ones included
+
+  void clear() {
+    pages.clear();
+    partial_blocks.clear();
+    chunks.clear();
+    chunk_used = 0;
+    block_pages = 0;
+  }
+  // Room for `count` more pages: past the bound everything read so far is dropped.
+  void makeRoom(uint64_t count) {
+    if (block_pages + count > kMaxCachedPages) clear();
+  }
+  // A block of `count` pages, to be filled by one read.
+  unsigned char* newBlock(uint64_t count) {
+    makeRoom(count);
+    const uint64_t bytes = count * kPageSize;
+    if (chunks.empty() || chunk_used + bytes > chunk_size) {
+      chunk_size = std::max(kChunkBytes, bytes);
+      void* chunk = std::aligned_alloc(kChunkBytes, (chunk_size + kChunkBytes - 1) / kChunkBytes * kChunkBytes);
+      if (!chunk) throw std::bad_alloc();
+      ::madvise(chunk, chunk_size, MADV_HUGEPAGE);  // a hint: without it, a fault per 4 KiB page
+      chunks.emplace_back(static_cast<unsigned char*>(chunk));
+      chunk_used = 0;
+    }
+    unsigned char* block = chunks.back().get() + chunk_used;
+    chunk_used += bytes;
+    block_pages += count;
+    return block;
+  }
+  // The block just made, whose read failed, is given back.
+  void dropLastBlock(uint64_t count) {
+    chunk_used -= count * kPageSize;
+    block_pages -= count;
+  }
+
+ private:
+  // The blocks are carved in turn out of 2 MiB chunks (a larger block gets a chunk of its own),
+  // which the kernel may back with huge pages: reading 40 MB of a core into 4 KiB pages cost
+  // 10 000 page faults, a third of a `dscope core` summary.
+  static constexpr uint64_t kChunkBytes = 2 << 20;
+  struct Free {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+  std::vector<std::unique_ptr<unsigned char, Free>> chunks;
+  uint64_t chunk_used = 0, chunk_size = 0;
 };
 
 // What the last command read, kept for the next one under the same memory generation.
 struct Remote::Kept {
   uint64_t generation = 0;
-  std::unordered_map<uint64_t, std::unique_ptr<Page>> pages;
+  std::unique_ptr<PageCache> pages;
   std::unordered_map<uint64_t, std::string> symbols;
   std::unordered_map<std::string, std::optional<uint64_t>> addresses;
-  std::map<std::array<uint64_t, 4>, std::string> names_by_addresses;
+  KernelNames names_by_addresses;
   std::shared_ptr<const ModuleFiles> modules;
 };
 
@@ -87,6 +147,7 @@ Remote::Kept& Remote::kept() {
 }
 
 Remote::Remote(const dscope_target* target) : target_(target) {
+  recheckModuleFiles();  // a Remote is made per command
   const uint64_t generation = target ? target->memory_generation : 0;
   std::lock_guard lock(kept_mutex);
   Kept& k = kept();
@@ -98,6 +159,7 @@ Remote::Remote(const dscope_target* target) : target_(target) {
     modules_ = std::move(k.modules);
   }
   k = Kept{};
+  if (!pages_) pages_ = std::make_unique<PageCache>();
 }
 
 Remote::~Remote() {
@@ -112,9 +174,10 @@ void Remote::read(uint64_t addr, void* out, uint64_t size, const char* what) con
   if (!target_) fail(kNoProcess);
   if (!target_->read_memory) fail("the debugger gave no way to read memory");
   if (addr == 0 || addr + size < addr) fail("cannot read memory at " + hex(addr) + " (" + what + ")");
-  // Small reads (fields, strings, an operator's table) go through the page cache; a read of a
-  // page or more (a thread's records) is one call either way.
-  if (size < kPageSize && readThroughPages(addr, out, size)) return;
+  // Small reads (fields, strings) go through the page cache; a read of a page or more (a thread's
+  // records, an operator's table) is one call either way, unless every page of it is cached
+  // already (the tables of operators whose list was just walked).
+  if ((size < kPageSize || cached(addr, size)) && readThroughPages(addr, out, size)) return;
   if (target_->read_memory(target_->ctx, addr, out, size) != 0)
     fail("cannot read memory at " + hex(addr) + " (" + what + ")");
 }
@@ -122,10 +185,10 @@ void Remote::read(uint64_t addr, void* out, uint64_t size, const char* what) con
 bool Remote::readThroughPages(uint64_t addr, void* out, uint64_t size) const {
   auto* dst = static_cast<unsigned char*>(out);
   while (size > 0) {
-    const Page* p = page(addr / kPageSize);
-    if (!p->readable) return false;
+    const unsigned char* p = page(addr / kPageSize);
+    if (!p) return false;
     const uint64_t offset = addr % kPageSize, n = std::min(size, kPageSize - offset);
-    std::memcpy(dst, p->bytes + offset, n);
+    std::memcpy(dst, p + offset, n);
     dst += n;
     addr += n;
     size -= n;
@@ -133,28 +196,54 @@ bool Remote::readThroughPages(uint64_t addr, void* out, uint64_t size) const {
   return true;
 }
 
-const Remote::Page* Remote::page(uint64_t number) const {
-  if (auto it = pages_.find(number); it != pages_.end()) return it->second.get();
-  if (pages_.size() >= kMaxCachedPages) pages_.clear();
-  auto p = std::make_unique_for_overwrite<Page>();
-  p->readable = number != 0 && target_->read_memory(target_->ctx, number * kPageSize, p->bytes, kPageSize) == 0;
-  return pages_.emplace(number, std::move(p)).first->second.get();
+bool Remote::holds(uint64_t addr) const { return pages_->pages.count(addr / kPageSize) != 0; }
+
+bool Remote::cached(uint64_t addr, uint64_t size) const {
+  for (uint64_t n = addr / kPageSize; n <= (addr + size - 1) / kPageSize; ++n)
+    if (!pages_->pages.count(n)) return false;
+  return true;
+}
+
+const unsigned char* Remote::page(uint64_t number) const {
+  if (auto it = pages_->pages.find(number); it != pages_->pages.end()) return it->second;
+  // A missed page brings its aligned block with it when the block reads whole: the objects a
+  // command reads next (an operator's kernels, their functors and strings) were mostly allocated
+  // beside it, and each call into the front end costs more than the bytes. Else the page alone.
+  const uint64_t block = number - number % kReadAheadPages;
+  if (block != 0 && !pages_->partial_blocks.count(block)) {
+    if (prefetch(block * kPageSize, kReadAheadPages * kPageSize)) {
+      if (auto it = pages_->pages.find(number); it != pages_->pages.end()) return it->second;
+    } else {
+      pages_->partial_blocks.insert(block);
+    }
+  }
+  unsigned char* bytes = pages_->newBlock(1);
+  if (number == 0 || target_->read_memory(target_->ctx, number * kPageSize, bytes, kPageSize) != 0) {
+    pages_->dropLastBlock(1);
+    bytes = nullptr;
+  }
+  return pages_->pages[number] = bytes;
 }
 
 bool Remote::prefetch(uint64_t addr, uint64_t size) const {
   constexpr uint64_t kMaxPrefetch = 1 << 20;
   if (!target_ || !target_->read_memory || size == 0 || size > kMaxPrefetch || addr + size < addr) return false;
-  const uint64_t first = addr / kPageSize, last = (addr + size - 1) / kPageSize;
-  if (pages_.size() + (last - first + 1) > kMaxCachedPages) pages_.clear();
-  const uint64_t size_read = (last - first + 1) * kPageSize;
-  const auto bytes = std::make_unique_for_overwrite<unsigned char[]>(size_read);
-  if (first == 0 || target_->read_memory(target_->ctx, first * kPageSize, bytes.get(), size_read) != 0) return false;
+  uint64_t first = addr / kPageSize, last = (addr + size - 1) / kPageSize;
+  // Only the run from the first page not cached to the last one is read (a walk that prefetched
+  // the operators' pages leaves nothing for a later pass over their tables to read again).
+  while (first <= last && pages_->pages.count(first)) ++first;
+  if (first > last) return true;
+  while (last > first && pages_->pages.count(last)) --last;
+  if (first == 0) return false;
+  const uint64_t count = last - first + 1;
+  unsigned char* bytes = pages_->newBlock(count);
+  if (target_->read_memory(target_->ctx, first * kPageSize, bytes, count * kPageSize) != 0) {
+    pages_->dropLastBlock(count);
+    return false;
+  }
   for (uint64_t n = first; n <= last; ++n) {
-    auto& page = pages_[n];
-    if (page) continue;  // kept: the same bytes
-    page = std::make_unique_for_overwrite<Page>();
-    page->readable = true;
-    std::memcpy(page->bytes, bytes.get() + (n - first) * kPageSize, kPageSize);
+    const unsigned char*& page = pages_->pages[n];
+    if (!page) page = bytes + (n - first) * kPageSize;  // a page read before keeps its bytes: the same
   }
   return true;
 }
@@ -162,8 +251,8 @@ bool Remote::prefetch(uint64_t addr, uint64_t size) const {
 void Remote::forgetPages(uint64_t addr, uint64_t size) const {
   if (size == 0) return;
   names_by_addresses_.clear();  // worked out from memory that may be among these bytes
-  if (addr + size < addr || size > kMaxCachedPages * kPageSize) return pages_.clear();
-  for (uint64_t n = addr / kPageSize; n <= (addr + size - 1) / kPageSize; ++n) pages_.erase(n);
+  if (addr + size < addr || size > kMaxCachedPages * kPageSize) return pages_->clear();
+  for (uint64_t n = addr / kPageSize; n <= (addr + size - 1) / kPageSize; ++n) pages_->pages.erase(n);
 }
 
 std::string Remote::readString(uint64_t addr, const char* what) const {
@@ -211,6 +300,15 @@ std::optional<uint64_t> Remote::lookUpSymbol(const char* name) const {
   modules();
   for (const auto& m : modules_->moved)
     if (auto found = symbolInFile(m.path, m.start, name)) return found;
+  // A target whose files were found so (a container's root, a sysroot) and lacks none: the rest of
+  // its files are searched the same way, and a name none of them defines is defined nowhere. The
+  // front end would read every module's whole symbol table for it (a name no module defines,
+  // dscope_debug_descriptor in a PyTorch process, is asked by every command).
+  if (!modules_->moved.empty() && modules_->missing.empty()) {
+    for (const auto& m : modules_->found)
+      if (auto found = symbolInFile(m.path, m.start, name)) return found;
+    return std::nullopt;
+  }
   uint64_t addr = 0;
   if (target_->find_symbol(target_->ctx, name, &addr) != 0 || addr == 0) return std::nullopt;
   return addr;
@@ -298,7 +396,7 @@ std::string Remote::missingModuleFile(const std::string& prefix) const {
 
 std::optional<dscope_value> Remote::evaluate(const std::string& expr, std::string* error) const {
   if (!target_ || !target_->evaluate) return std::nullopt;
-  pages_.clear();  // an expression may assign to the target's memory
+  pages_->clear();  // an expression may assign to the target's memory
   dscope_value value{};
   char err[512] = {};
   if (target_->evaluate(target_->ctx, expr.c_str(), &value, err, sizeof err) != 0) {

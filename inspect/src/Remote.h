@@ -70,6 +70,16 @@ constexpr const char* kNoProcess = "no process or core file (start the program, 
 // evaluations drop what they may change.
 class ThreadIds;
 
+// Kernel names by a KernelFunction's four pointers (functor, boxed, unboxed, sym_unboxed).
+struct KernelAddressesHash {
+  size_t operator()(const std::array<uint64_t, 4>& a) const {
+    uint64_t h = 0;
+    for (uint64_t w : a) h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    return static_cast<size_t>(h ^ (h >> 32));
+  }
+};
+using KernelNames = std::unordered_map<std::array<uint64_t, 4>, std::string, KernelAddressesHash>;
+
 class Remote {
  public:
   // target may be null: then every read fails with "no process".
@@ -79,6 +89,8 @@ class Remote {
   Remote& operator=(const Remote&) = delete;
 
   const dscope_target* target() const { return target_; }
+  // The front end's memory generation (0: none; what is read is then never kept past the command).
+  uint64_t generation() const { return target_ ? target_->memory_generation : 0; }
 
   // Reads size bytes at addr; `what` names the object in the error ("operator list").
   void read(uint64_t addr, void* out, uint64_t size, const char* what) const;
@@ -98,7 +110,7 @@ class Remote {
   // False when nothing was read.
   bool prefetch(uint64_t addr, uint64_t size) const;
   // Whether the page holding addr is in the page cache (read or known unreadable).
-  bool holds(uint64_t addr) const { return pages_.count(addr / kPageSize) != 0; }
+  bool holds(uint64_t addr) const;
 
   bool canWrite() const { return target_ && target_->write_memory; }
   void write(uint64_t addr, const void* data, uint64_t size, const char* what) const;
@@ -111,7 +123,7 @@ class Remote {
   // Names worked out from memory at up to four addresses (a kernel's, from its functor and its
   // functions: TorchView::kernelName), by those addresses: the asker's memo, kept across commands
   // with the pages, since the same memory gives the same name.
-  std::map<std::array<uint64_t, 4>, std::string>& namesByAddresses() const { return names_by_addresses_; }
+  KernelNames& namesByAddresses() const { return names_by_addresses_; }
   // What is at a code address (describeCodeAddress, Symbolizer.h), or "" when no module file
   // the target maps says.
   std::string symbolize(uint64_t addr) const;
@@ -146,25 +158,26 @@ class Remote {
   std::string missingModuleFile(const std::string& prefix) const;
 
  private:
-  struct Page;
+  struct PageCache;
   struct Kept;
   static Kept& kept();
   static constexpr uint64_t kPageSize = 4096;
-  // At most this many cached pages (16 MiB): a command that reads more starts over.
-  static constexpr size_t kMaxCachedPages = 4096;
   // Copies [addr, addr + size) from cached pages, reading each missing page whole; false when a
   // page cannot be read whole (the edge of a mapping, a core's section boundary): the caller then
   // reads exactly what was asked.
   bool readThroughPages(uint64_t addr, void* out, uint64_t size) const;
-  const Page* page(uint64_t number) const;
+  // Whether every page of [addr, addr + size) is in the page cache (size > 0, no wrap).
+  bool cached(uint64_t addr, uint64_t size) const;
+  // A cached page's bytes, read now if it is not cached; null when it cannot be read whole.
+  const unsigned char* page(uint64_t number) const;
   std::optional<uint64_t> lookUpSymbol(const char* name) const;
   void forgetPages(uint64_t addr, uint64_t size) const;
 
   const dscope_target* target_;
-  mutable std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;  // by page number
+  mutable std::unique_ptr<PageCache> pages_;
   mutable std::unordered_map<uint64_t, std::string> symbols_;          // symbolize() answers
   mutable std::unordered_map<std::string, std::optional<uint64_t>> addresses_;  // findSymbol() answers
-  mutable std::map<std::array<uint64_t, 4>, std::string> names_by_addresses_;
+  mutable KernelNames names_by_addresses_;
   mutable std::unordered_map<uint64_t, FramePc> functions_[2];         // functionsAt() answers
   struct ModuleFiles;
   mutable std::shared_ptr<const ModuleFiles> modules_;  // asked once per command

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -120,6 +121,13 @@ struct ModuleFile {
   mutable std::optional<std::vector<uint64_t>> fde_starts;
   // The ELF symbols symbolAt looks among, made on its first use (SymbolIndex).
   mutable std::optional<SymbolIndex> symbols;
+  // Its PT_LOAD segments' file address ranges and flags, and its PT_GNU_RELRO ranges (flags 0),
+  // made on first use: naming a kernel checks three pointers' segments.
+  struct Segment {
+    uint64_t low, high;
+    uint32_t flags;
+  };
+  mutable std::optional<std::vector<Segment>> segments;
   ~ModuleFile() {
     if (dwfl) dwfl_end(dwfl);
   }
@@ -161,17 +169,27 @@ std::unique_ptr<ModuleFile> openModule(const std::string& path) {
 // Held while a module file is opened or read: libdw's lookups are not thread-safe.
 std::mutex symbolizer_mutex;
 
+// recheckModuleFiles' count of commands: a path's answer checked under another is checked again.
+std::atomic<uint64_t> module_check_epoch{1};
+
 // The module file at path, opened on first use and kept; null when it cannot be read. A file
-// rebuilt in place (another size or mtime) is opened again.
+// rebuilt in place (another size or mtime) is opened again, seen at the first use in a command.
 const ModuleFile* moduleFile(const std::string& path) {
   static std::map<std::tuple<std::string, int64_t, int64_t, int64_t>, std::unique_ptr<ModuleFile>> files;
+  static std::unordered_map<std::string, std::pair<uint64_t, const ModuleFile*>> checked;  // by path
+  const uint64_t epoch = module_check_epoch.load();
+  if (auto at = checked.find(path); at != checked.end() && at->second.first == epoch) return at->second.second;
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return nullptr;
-  const auto key = std::make_tuple(path, static_cast<int64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec),
-                                   static_cast<int64_t>(st.st_mtim.tv_nsec));
-  auto it = files.find(key);
-  if (it == files.end()) it = files.emplace(key, openModule(path)).first;
-  return it->second.get();
+  const ModuleFile* found = nullptr;
+  if (::stat(path.c_str(), &st) == 0) {
+    const auto key = std::make_tuple(path, static_cast<int64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec),
+                                     static_cast<int64_t>(st.st_mtim.tv_nsec));
+    auto it = files.find(key);
+    if (it == files.end()) it = files.emplace(key, openModule(path)).first;
+    found = it->second.get();
+  }
+  checked[path] = {epoch, found};
+  return found;
 }
 
 int bindingRank(const GElf_Sym& sym) {
@@ -220,12 +238,12 @@ SymbolIndex indexSymbols(const ModuleFile& m) {
 // labels) follow rules of their own (their section, the end of every symbol below addr): where one
 // could be the answer, libdwfl is asked.
 const char* symbolAt(const ModuleFile& m, uint64_t addr, GElf_Off* offset) {
-  if (!m.symbols) m.symbols = indexSymbols(m);
-  const SymbolIndex& index = *m.symbols;
   auto ask_libdwfl = [&] {
     GElf_Sym sym;
     return dwfl_module_addrinfo(m.module, addr, offset, &sym, nullptr, nullptr, nullptr);
   };
+  if (!m.symbols) m.symbols = indexSymbols(m);
+  const SymbolIndex& index = *m.symbols;
   // Every sized symbol holding addr, in table order; bounded (a pathological table is left to libdwfl).
   std::vector<const SymbolIndex::Sized*> holding;
   auto end = std::upper_bound(index.sized.begin(), index.sized.end(), addr,
@@ -621,6 +639,8 @@ std::string describeIn(const ModuleFile& m, uint64_t addr) {
 
 }  // namespace
 
+void recheckModuleFiles() { ++module_check_epoch; }
+
 std::string demangledFunctionName(const char* name) {
   std::string s = demangled(name);
   // A template function's demangled name starts with its return type ("dscope::Tensor
@@ -676,24 +696,36 @@ FramePc functionsAt(const std::vector<ModuleMapping>& modules, uint64_t addr, bo
 
 namespace {
 
+// A module file's PT_LOAD and PT_GNU_RELRO ranges (ModuleFile::segments; a RELRO range has flags 0).
+std::vector<ModuleFile::Segment> segmentsOf(const ModuleFile& m) {
+  std::vector<ModuleFile::Segment> out;
+  Dwarf_Addr elf_bias = 0;
+  Elf* elf = dwfl_module_getelf(m.module, &elf_bias);
+  size_t count = 0;
+  if (!elf || elf_getphdrnum(elf, &count) != 0) return out;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, static_cast<int>(i), &ph) && (ph.p_type == PT_LOAD || ph.p_type == PT_GNU_RELRO))
+      out.push_back({ph.p_vaddr, ph.p_vaddr + ph.p_memsz, ph.p_type == PT_LOAD ? ph.p_flags : 0});
+  }
+  return out;
+}
+
 // The flags (PF_R/W/X) of the module segment holding addr, PF_R|PF_W made PF_R where PT_GNU_RELRO
 // covers it; nullopt where no module holds it.
 std::optional<uint32_t> segmentFlags(const std::vector<ModuleMapping>& modules, uint64_t addr) {
   std::lock_guard<std::mutex> lock(symbolizer_mutex);
   uint64_t bias = 0;
   const ModuleFile* m = moduleHolding(modules, addr, &bias);
-  Dwarf_Addr elf_bias = 0;
-  Elf* elf = m ? dwfl_module_getelf(m->module, &elf_bias) : nullptr;
-  size_t count = 0;
-  if (!elf || elf_getphdrnum(elf, &count) != 0) return std::nullopt;
+  if (!m) return std::nullopt;
+  if (!m->segments) m->segments = segmentsOf(*m);
   const uint64_t file_addr = addr - bias;
   std::optional<uint32_t> flags;
   bool relro = false;
-  for (size_t i = 0; i < count; ++i) {
-    GElf_Phdr ph;
-    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || file_addr < ph.p_vaddr || file_addr >= ph.p_vaddr + ph.p_memsz) continue;
-    if (ph.p_type == PT_GNU_RELRO) relro = true;
-    if (ph.p_type == PT_LOAD) flags = ph.p_flags;
+  for (const auto& segment : *m->segments) {
+    if (file_addr < segment.low || file_addr >= segment.high) continue;
+    if (segment.flags) flags = segment.flags;
+    else relro = true;
   }
   if (flags && relro) *flags &= ~static_cast<uint32_t>(PF_W);
   return flags;

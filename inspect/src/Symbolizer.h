@@ -59,4 +59,9 @@ FramePc functionsAt(const std::vector<ModuleMapping>& modules, uint64_t addr, bo
 // return type dropped ("dscope::Tensor f<int>(int)" -> "f<int>(int)"). Anything else unchanged.
 std::string demangledFunctionName(const char* name);
 
+// A new command begins: a module file may have been rebuilt since the last one, so each is
+// checked again (its size and mtime) where it is next used. Within a command each is checked once:
+// a kernel's name and a pointer's segment look a module file up thousands of times per op-table.
+void recheckModuleFiles();
+
 }  // namespace dscope::inspect

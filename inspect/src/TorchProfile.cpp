@@ -216,7 +216,8 @@ uint64_t optionalSize(const TorchProfile& p, const std::string& optional, uint64
 }
 
 void checkLayout(const TorchProfile& p) {
-  for (const auto& [name, v] : p.values) {
+  // In name order, so that a profile with several bad values is refused for the same one each time.
+  for (const auto& [name, v] : std::map<std::string, uint64_t>(p.values.begin(), p.values.end())) {
     const bool size = name.rfind("sizeof_", 0) == 0, count = name.rfind("count_", 0) == 0, set = name.rfind("set_", 0) == 0;
     const bool from_symbol = name.find("_from_") != std::string::npos;
     if (size && (v == 0 || v > kMaxOffset)) badProfile(p.path, name + " is " + std::to_string(v) + " bytes");
@@ -408,7 +409,7 @@ const KeyInfo* KeyTable::byValue(int value) const {
   return &keys_[value];
 }
 
-const KeyInfo* KeyTable::byName(const std::string& name) const {
+const KeyInfo* KeyTable::byName(std::string_view name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : &keys_[it->second];
 }
@@ -419,9 +420,10 @@ const std::string& KeyTable::name(int value) const {
   return k ? k->name : unknown;
 }
 
-bool KeyTable::inAlias(const KeyInfo& k, const char* alias) const {
-  const KeyInfo* a = byName(alias);
-  return a && std::find(k.in_aliases.begin(), k.in_aliases.end(), a->value) != k.in_aliases.end();
+bool KeyTable::inAlias(const KeyInfo& k, std::string_view alias) const { return inAlias(k, byName(alias)); }
+
+bool KeyTable::inAlias(const KeyInfo& k, const KeyInfo* alias) {
+  return alias && std::find(k.in_aliases.begin(), k.in_aliases.end(), alias->value) != k.in_aliases.end();
 }
 
 std::vector<int> KeyTable::keysOf(uint64_t raw) const {

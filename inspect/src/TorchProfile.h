@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace dscope::inspect {
@@ -33,7 +34,7 @@ class KeyTable {
   KeyTable(std::vector<KeyInfo> keys, std::vector<int> runtime_order, int backends);
 
   const KeyInfo* byValue(int value) const;
-  const KeyInfo* byName(const std::string& name) const;
+  const KeyInfo* byName(std::string_view name) const;
   // The runtime keys in c10's DispatchKeySet(FULL) order (Undefined first): the rows a computed
   // table may print.
   const std::vector<int>& runtimeKeys() const { return runtime_order_; }
@@ -58,7 +59,9 @@ class KeyTable {
   // bit for a per-backend functionality); Undefined (0) for an empty set.
   int highestKey(uint64_t raw) const;
   // isIncludedInAlias(k, alias): whether the alias key named `alias` covers k.
-  bool inAlias(const KeyInfo& k, const char* alias) const;
+  bool inAlias(const KeyInfo& k, std::string_view alias) const;
+  // The same for an alias key already looked up (null: a key this build lacks covers nothing).
+  static bool inAlias(const KeyInfo& k, const KeyInfo* alias);
   // DispatchKeySet(key).has(other) for a runtime key: every bit of `other` is in raw.
   static bool has(uint64_t raw, const KeyInfo& k) { return k.bits && (raw & k.bits) == k.bits; }
   // The bits of raw that no key of this build has: a key set read through a profile that does not
@@ -67,10 +70,16 @@ class KeyTable {
 
  private:
   std::vector<KeyInfo> keys_;  // by value
-  std::map<std::string, int> by_name_;
+  std::map<std::string, int, std::less<>> by_name_;
   std::vector<int> runtime_order_;
   int backends_ = 0;
   uint64_t known_bits_ = 0;
+};
+
+// A hash of any string type, so that a lookup by a literal or a string_view makes no std::string.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
 struct TorchProfile {
@@ -78,7 +87,8 @@ struct TorchProfile {
   std::string version;
   std::map<std::string, std::string> build_ids;  // "libtorch_cpu" -> hex
   std::map<std::string, std::string> symbols;    // role -> mangled name
-  std::map<std::string, uint64_t, std::less<>> values;  // offsets, sizes, counts, sets (looked up by any string)
+  // Offsets, sizes, counts, sets: looked up by name for every field a command reads.
+  std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> values;
   // Name tables, "name TABLE VALUE TEXT" lines: an enum's names as the build spells them
   // ("TypeKind", "IValueTag", "AliasAnalysisKind") and the fixed str() of types ("TypeStr").
   std::map<std::string, std::map<uint64_t, std::string>> names;

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -96,10 +97,39 @@ std::optional<ModuleMapping> mappedModule(const Remote& mem, const char* prefix)
 
 std::optional<ModuleMapping> TorchView::findLibtorch(const Remote& mem) { return mappedModule(mem, "libtorch_cpu.so"); }
 
+namespace {
+
+// What a TorchView finds and checks before its first answer (the library's build-id, the Dispatcher,
+// the checks of validate), kept across commands under one memory generation, as Remote keeps
+// pages, for as long as the same profile is found for that build-id (the profile directories may
+// change between two commands).
+struct KeptAnchors {
+  uint64_t generation = 0;
+  ModuleMapping libtorch;
+  std::string build_id;
+  std::shared_ptr<const TorchProfile> profile;
+  uint64_t dispatcher = 0, fallthrough = 0;
+};
+std::mutex anchors_mutex;
+KeptAnchors kept_anchors;
+
+}  // namespace
+
 TorchView::TorchView(const Remote& mem) : mem_(mem) {
   auto lib = findLibtorch(mem);
   if (!lib) fail<RuntimeNotLoaded>("no PyTorch in this process (libtorch_cpu is not loaded)");
   libtorch_ = *lib;
+  {
+    std::unique_lock lock(anchors_mutex);
+    const KeptAnchors k = kept_anchors;
+    lock.unlock();
+    if (k.generation && k.generation == mem.generation() && k.libtorch.start == libtorch_.start &&
+        k.libtorch.path == libtorch_.path && findTorchProfile(k.build_id) == k.profile) {
+      profile_ = k.profile, dispatcher_ = k.dispatcher, fallthrough_ = k.fallthrough;
+      resolveAliases();
+      return;
+    }
+  }
   const std::string id = fileBuildId(libtorch_.path);
   if (id.empty()) fail("cannot read the build-id of " + libtorch_.path);
   auto profile = findTorchProfile(id);
@@ -118,7 +148,16 @@ TorchView::TorchView(const Remote& mem) : mem_(mem) {
   dispatcher_ = *singleton + value("Dispatcher_from_realSingleton");
   auto fallthrough = mem.findSymbol(profile_->symbol("fallthrough_kernel").c_str());
   fallthrough_ = fallthrough ? *fallthrough : 0;
+  resolveAliases();
   validate();
+  std::lock_guard lock(anchors_mutex);
+  kept_anchors = {mem.generation(), libtorch_, id, profile_, dispatcher_, fallthrough_};
+}
+
+void TorchView::resolveAliases() {
+  const KeyTable& kt = keys();
+  aliases_ = {kt.byName(kAutograd), kt.byName(kMath), kt.byName(kNested), kt.byName(kDefaultBackend),
+              kt.byName(kDefaultBackendNonFunctional), kt.byName(kBatchedDecomposition)};
 }
 
 std::string TorchView::refusal() const { return "the layout profile " + profile_->path + " does not fit this process: "; }
@@ -228,8 +267,16 @@ const std::vector<TorchOperator>& TorchView::operators() const {
 
 TorchOperator TorchView::findOperator(const std::string& query) const {
   const auto& ops = operators();
-  for (const auto& op : ops)
-    if (op.name == query) return op;
+  {  // by full name through an index of the kept list (the one it indexes is held with it)
+    static std::mutex mutex;
+    static std::pair<std::shared_ptr<const std::vector<TorchOperator>>, std::unordered_map<std::string_view, size_t>> indexed;
+    std::lock_guard lock(mutex);
+    if (indexed.first != operators_) {
+      indexed = {operators_, {}};
+      for (size_t i = 0; i < ops.size(); ++i) indexed.second.emplace(ops[i].name, i);
+    }
+    if (auto it = indexed.second.find(query); it != indexed.second.end()) return ops[it->second];
+  }
   const TorchOperator* base = nullptr;
   int bases = 0;
   std::vector<std::string> close;
@@ -291,18 +338,19 @@ std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(cons
 std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(const TorchOperator& op,
                                                                              const std::vector<TorchKernel>* table) const {
   const uint64_t map = op.entry + value("OperatorEntry_kernels");
-  const std::string corrupt = "the kernel map of " + op.name + " at " + hex(map) + " is corrupt (";
+  // The refusal's start, made only when one is given (this runs for every op-table).
+  auto corrupt = [&] { return "the kernel map of " + op.name + " at " + hex(map) + " is corrupt ("; };
   const uint64_t entries = mem_.readPointer(map + value("KernelMap_entries"), "a kernel map");
   const uint64_t slots_minus_one = mem_.readPointer(map + value("KernelMap_num_slots_minus_one"), "a kernel map");
   const int8_t max_lookups = mem_.read<int8_t>(map + value("KernelMap_max_lookups"), "a kernel map");
   const uint64_t num_elements = mem_.readPointer(map + value("KernelMap_num_elements"), "a kernel map");
   if (slots_minus_one >= kMaxKernelSlots || (slots_minus_one & (slots_minus_one + 1)))
-    fail(corrupt + std::to_string(slots_minus_one) + "+1 slots)");
+    fail(corrupt() + std::to_string(slots_minus_one) + "+1 slots)");
   const int bits = slots_minus_one ? std::bit_width(slots_minus_one) : 0;
   // An empty map points at ska's static empty table of min_lookups-1 lookups.
   if (slots_minus_one ? max_lookups != maxLookups(bits) : max_lookups != 3)
-    fail(corrupt + std::to_string(max_lookups) + " lookups in " + std::to_string(slots_minus_one + 1) + " slots)");
-  if (!entries) fail(corrupt + "no table)");
+    fail(corrupt() + std::to_string(max_lookups) + " lookups in " + std::to_string(slots_minus_one + 1) + " slots)");
+  if (!entries) fail(corrupt() + "no table)");
   const uint64_t slots = slots_minus_one + static_cast<uint64_t>(max_lookups);
   const uint64_t entry_size = value("sizeof_KernelMapEntry");
   std::vector<std::pair<int, std::vector<TorchKernel>>> out;
@@ -312,12 +360,12 @@ std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(cons
     if (distance < 0) continue;  // distance_from_desired < 0: empty
     const int key = mem_.read<uint16_t>(e + value("KernelMapEntry_key"), "a kernel map entry");
     const KeyInfo* info = keys().byValue(key);
-    const std::string where = "entry " + std::to_string(i) + ", key " + std::to_string(key);
-    if (!info || (!info->alias && info->slot < 0) || key == 0) fail(corrupt + where + " is no key kernels are registered at)");
+    auto where = [&] { return "entry " + std::to_string(i) + ", key " + std::to_string(key); };
+    if (!info || (!info->alias && info->slot < 0) || key == 0) fail(corrupt() + where() + " is no key kernels are registered at)");
     if (!slots_minus_one || distance >= max_lookups || desiredSlot(key, bits) + distance != i)
-      fail(corrupt + where + " (" + info->name + ") is not where its hash puts it)");
+      fail(corrupt() + where() + " (" + info->name + ") is not where its hash puts it)");
     for (const auto& [k, _] : out)
-      if (k == key) fail(corrupt + info->name + " is in it twice)");
+      if (k == key) fail(corrupt() + info->name + " is in it twice)");
     const uint64_t head = e + value("KernelMapEntry_list");
     std::vector<TorchKernel> list;
     for (uint64_t node = mem_.readPointer(head, "a kernel list"); node != head; node = mem_.readPointer(node, "a kernel list")) {
@@ -326,13 +374,13 @@ std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(cons
     }
     const uint64_t size = mem_.readPointer(head + value("StdList_size"), "a kernel list");
     if (list.empty() || size != list.size())
-      fail(corrupt + info->name + "'s list holds " + std::to_string(list.size()) + " kernels, its size says " + std::to_string(size) + ")");
+      fail(corrupt() + info->name + "'s list holds " + std::to_string(list.size()) + " kernels, its size says " + std::to_string(size) + ")");
     if (!info->alias && static_cast<uint64_t>(info->slot) < value("count_table_slots") && !sameKernel(list.front(), table ? (*table)[info->slot] : storedEntry(op, info->slot)))
-      fail(corrupt + info->name + "'s kernel is not the one its dispatch table holds)");
+      fail(corrupt() + info->name + "'s kernel is not the one its dispatch table holds)");
     out.emplace_back(key, std::move(list));
   }
   if (out.size() != num_elements)
-    fail(corrupt + "it holds " + std::to_string(out.size()) + " keys, its size says " + std::to_string(num_elements) + ")");
+    fail(corrupt() + "it holds " + std::to_string(out.size()) + " keys, its size says " + std::to_string(num_elements) + ")");
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
@@ -357,49 +405,47 @@ TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::ve
       if (registered_key == k && !list.empty()) return &list.front();
     return nullptr;
   };
-  auto aliasKernel = [&](const char* alias) -> const TorchKernel* {
-    const KeyInfo* a = kt.byName(alias);
-    return a ? kernelAt(a->value) : nullptr;
-  };
-  auto inAlias = [&](const char* alias) { return info && kt.inAlias(*info, alias); };
+  auto aliasKernel = [&](const KeyInfo* alias) -> const TorchKernel* { return alias ? kernelAt(alias->value) : nullptr; };
+  auto inAlias = [&](const KeyInfo* alias) { return info && KeyTable::inAlias(*info, alias); };
   auto hasKernelIn = [&](uint64_t raw) {
     for (const auto& [k, list] : kernels)
       if (const KeyInfo* ki = kt.byValue(k); ki && !ki->alias && KeyTable::has(raw, *ki)) return true;
     return false;
   };
   using Source = impl::TableEntrySource;
-  auto chosen = [&](const TorchKernel* k, Source source, const char* registered_at = nullptr) {
+  auto chosen = [&](const TorchKernel* k, Source source, const KeyInfo* registered_at = nullptr) {
     if (k) e.kernel = *k;
     e.source = source;
-    if (const KeyInfo* at = registered_at ? kt.byName(registered_at) : nullptr) e.registered_key = at->value;
+    if (registered_at) e.registered_key = registered_at->value;
     e.fallthrough = fallthrough_ && e.kernel.boxed == fallthrough_;
     return e;
   };
+  const AliasKeys& a = aliases_;
   const bool undefined = key == 0;
   if (const TorchKernel* k = kernelAt(key)) {
     e.registered_key = key;
     return chosen(k, Source::Kernel);
   }
-  for (const char* alias : {kDefaultBackendNonFunctional, kDefaultBackend})
+  for (const KeyInfo* alias : {a.default_backend_nonfunctional, a.default_backend})
     if (undefined || inAlias(alias))
       if (const TorchKernel* k = aliasKernel(alias)) return chosen(k, Source::DefaultBackendKernel, alias);
-  const bool has_backend_kernel = hasKernelIn(info ? info->autograd_backends : 0) || aliasKernel(kDefaultBackend);
-  if (inAlias(kNested))
-    if (const TorchKernel* k = aliasKernel(kNested)) return chosen(k, Source::NestedKernel, kNested);
-  if (undefined || inAlias(kMath)) {
-    if (const TorchKernel* k = aliasKernel(kMath)) {
-      if (info && info->name == "AutogradOther" && hasKernelIn(profile_->at("set_autogradother_backends"))) {
+  const bool has_backend_kernel = hasKernelIn(info ? info->autograd_backends : 0) || aliasKernel(a.default_backend);
+  if (inAlias(a.nested))
+    if (const TorchKernel* k = aliasKernel(a.nested)) return chosen(k, Source::NestedKernel, a.nested);
+  if (undefined || inAlias(a.math)) {
+    if (const TorchKernel* k = aliasKernel(a.math)) {
+      if (info && info->name == "AutogradOther" && hasKernelIn(value("set_autogradother_backends"))) {
         TorchKernel ambiguous;  // c10's ambiguousAutogradOtherKernel(): its debug string is this
         ambiguous.debug = "ambiguous_autogradother";
         return chosen(&ambiguous, Source::AmbiguousAutogradOther);
       }
-      if (!has_backend_kernel) return chosen(k, Source::MathKernel, kMath);
+      if (!has_backend_kernel) return chosen(k, Source::MathKernel, a.math);
     }
   }
-  if (inAlias(kAutograd))
-    if (const TorchKernel* k = aliasKernel(kAutograd)) return chosen(k, Source::AutogradKernel, kAutograd);
-  if (inAlias(kBatchedDecomposition))
-    if (const TorchKernel* k = aliasKernel(kBatchedDecomposition)) return chosen(k, Source::BatchedKernel, kBatchedDecomposition);
+  if (inAlias(a.autograd))
+    if (const TorchKernel* k = aliasKernel(a.autograd)) return chosen(k, Source::AutogradKernel, a.autograd);
+  if (inAlias(a.batched_decomposition))
+    if (const TorchKernel* k = aliasKernel(a.batched_decomposition)) return chosen(k, Source::BatchedKernel, a.batched_decomposition);
   if (e.slot < 0) return chosen(nullptr, Source::Missing);
   const auto& fallbacks = backendFallbacks();
   if (static_cast<size_t>(e.slot) < fallbacks.size() && fallbacks[e.slot].valid())
@@ -468,9 +514,12 @@ TorchTableEntry TorchView::computedEntry(const TorchOperator& op, int key) const
 }
 
 std::string TorchView::tableRow(const TorchTableEntry& e) const {
-  if (!e.present()) return keys().name(e.key) + ": (missing)";
-  return keys().name(e.key) + ": " + (e.fallthrough ? "fallthrough " : "") + e.kernel.debug + " [" +
-         impl::toString(e.source) + "]";
+  std::string row = keys().name(e.key);
+  if (!e.present()) return row + ": (missing)";
+  const char* source = impl::toString(e.source);
+  row.reserve(row.size() + e.kernel.debug.size() + std::strlen(source) + 18);
+  row.append(": ").append(e.fallthrough ? "fallthrough " : "").append(e.kernel.debug).append(" [").append(source).append("]");
+  return row;
 }
 
 std::string TorchView::dumpComputedTable(const TorchOperator& op) const {

@@ -127,6 +127,7 @@ class TorchView {
   std::vector<std::pair<int, std::vector<TorchKernel>>> registered(const TorchOperator& op,
                                                                    const std::vector<TorchKernel>* table) const;
   void validate() const;
+  void resolveAliases();
   std::string nameKernel(const TorchKernel& k) const;
   void checkCode(const TorchKernel& k, uint64_t fn, const char* what) const;
   const std::vector<TorchKernel>& backendFallbacks() const;
@@ -135,11 +136,19 @@ class TorchView {
   uint64_t pythonTypeOf(uint64_t addr) const;
   bool isTensorType(uint64_t type) const;
 
+  // c10's alias keys by name, looked up once (null where this build has none: 1.13 has no
+  // FuncTorchBatchedDecomposition, and a rule that reads a missing alias never applies).
+  struct AliasKeys {
+    const KeyInfo *autograd = nullptr, *math = nullptr, *nested = nullptr, *default_backend = nullptr,
+                  *default_backend_nonfunctional = nullptr, *batched_decomposition = nullptr;
+  };
+
   const Remote& mem_;
   ModuleMapping libtorch_;
   std::shared_ptr<const TorchProfile> profile_;  // never null
   uint64_t dispatcher_ = 0;
   uint64_t fallthrough_ = 0;
+  AliasKeys aliases_;
   mutable std::shared_ptr<const std::vector<TorchOperator>> operators_;
   mutable std::shared_ptr<const std::vector<TorchKernel>> fallbacks_;
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """dscope core (no debugger) against GDB and lldb-16 on the same core: every command's text must be
-the same three times. The samples' kernel cores; each core with its program. Bad input: one
-dscope: line. `dscope --help` / `-h` / `help`: that usage on stdout, exit 0.
+the same three times, and dscope's again as one session (--commands). The samples' kernel cores;
+each core with its program. Bad input: one dscope: line. `dscope --help` / `-h` / `help`: that usage on stdout, exit 0.
 
   cli_compare_test.py --dscope build/.../dscope --gdb-script S [--lldb-plugin P]
                       --core CORE=PROGRAM ... [--cmd COMMAND ...]
@@ -61,6 +61,19 @@ def main():
                                  stdin=subprocess.DEVNULL)
         if "dispatch-summary" in commands and default.stdout + default.stderr != answers["dscope"][commands.index("dispatch-summary")]:
             problems.append("dscope core %s with no command: not the summary:\n%s" % (core, default.stdout + default.stderr))
+        # The same commands as one session (--commands FILE, the core read once): the transcript holds
+        # each command's line and then the very answer it gave alone; exit 1, as one of them fails.
+        script = a.workdir / "commands-dscope"
+        script.write_text("# every command of this test, in one session\n\n" + "\n".join(commands) + "\n")
+        for source, stdin in ((str(script), None), ("-", script.read_text())):
+            out = subprocess.run([a.dscope, "core", core, program, "--commands", source], capture_output=True, text=True,
+                                 timeout=300, input=stdin if stdin is not None else "")
+            expected = "".join("(dscope) %s\n%s" % (command, answer) for command, answer in zip(commands, answers["dscope"]))
+            failing = any(text.startswith("dscope: ") for text in answers["dscope"])
+            if out.stdout != expected or out.stderr or out.returncode != (1 if failing else 0):
+                problems.append("dscope core %s --commands %s: exit %d, stderr %r, the transcript differs from the answers "
+                                "one command a run:\n--- session\n%s--- expected\n%s" % (
+                                    core, source, out.returncode, out.stderr, out.stdout[:3000], expected[:3000]))
         debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
         for debugger, plugin in debuggers:
             answers[debugger], whole = debugger_answers(debugger, plugin, program, core, commands, a.workdir)
@@ -73,7 +86,13 @@ def main():
                         pathlib.Path(core).name, command, debugger, answers["dscope"][i], debugger, answers[debugger][i]))
     # Bad input: one "dscope:" line on stderr and a failing exit status, nothing on stdout.
     for argv, expected in ((["core", __file__], "is not a core file"), (["core", "/nonexistent.core"], "cannot open"),
-                           ([], "no command; usage: dscope core [--json] [--sysroot DIR] CORE [EXE] [COMMAND ...] | dscope core [--json] [--sysroot DIR] [-j N] CORE|DIR ... | dscope pid [--json] PID [COMMAND ...]"),
+                           ([], "no command; usage: dscope core [--json] [--sysroot DIR] CORE [EXE] [COMMAND ... | --commands FILE] | "
+                                "dscope core [--json] [--sysroot DIR] [-j N] CORE|DIR ... | dscope pid [--json] PID [COMMAND ... | --commands FILE]"),
+                           (["core", core, program, "--commands", "/nonexistent"], "cannot read the commands file /nonexistent"),
+                           (["core", core, program, "--commands"], "--commands takes a file of commands"),
+                           (["core", core, program, "--commands", __file__, "op-table"], "--commands FILE takes the place of COMMAND"),
+                           (["core", core, core, "--commands", __file__], "--commands goes with one core"),
+                           (["core", core, program, "--commands", "/dev/null"], "the commands file /dev/null holds no command"),
                            (["core", "--sysroot", "/nonexistent", core], "--sysroot takes a directory"),
                            (["core"], "no core file"), (["lookat"], "unknown command 'lookat'"),
                            # A mistyped command after a core and its program: named as a command, not opened as a core.

@@ -10,8 +10,8 @@ tests/e2e/expect_crash.sh). It writes the oracle file (oracle_program.py's forma
 dispatcher says about every operator, a few tensors and its TLS sets) and aborts with an
 AutogradCPU exclude guard held; the kernel writes `core`. GDB (and lldb-16 with --lldb-plugin) then read the same from that core
 with DispatchScope's commands, and every answer must equal the program's (torch_oracle_test.py's
-comparison); with --dscope, `dscope core CORE PROGRAM` (no debugger) too, on a sample of the
-operators, every tensor, the TLS and the two kernels' names. Exits 1 naming the first differences, 77 when the kernel pipes cores elsewhere."""
+comparison); with --dscope, `dscope core CORE PROGRAM` (no debugger) too, in one session: every
+operator, every tensor, the TLS, and then the two kernels' names. Exits 1 naming the first differences, 77 when the kernel pipes cores elsewhere."""
 
 import argparse
 import os
@@ -124,7 +124,7 @@ def main():
             problems += found + ["%s: %s" % (debugger, p) for p in check_printers(oracle, answers)]
             times.append("%s %.1f s" % (debugger, elapsed))
         if a.dscope:
-            problems += oracle_test.check_dscope(a.dscope, ["core", str(core), program], oracle)
+            problems += oracle_test.check_dscope(a.dscope, ["core", str(core), program], oracle, a.workdir)
             problems += ["dscope: %s" % p for p in missing(EXPECTED_KERNELS, dscope_kernel_names(a.dscope, core, program))]
     finally:
         core_size = core.stat().st_size

@@ -15,9 +15,9 @@ half of them live and lldb-16 the other half, and the other way round on the cor
 each tensor (its Python object's address as hex(id(t)) prints it, its TensorImpl, and its raw
 word) equal to torch._C._dispatch_keys, `keyset --tls` and the raw TLS words equal to the TLS
 sets, `op-table OP --key K` the dump's line for K, `op-table --missing K` the operators whose dump
-has no line for K, and `op-table --list` every name. dscope pid and dscope core answer a sample
-(dscope_sample). --mode refusals: bad profiles and bad input on a gcore core, each one dscope:
-line. Exits 1 naming the first differences."""
+has no line for K, and `op-table --list` every name. dscope pid and dscope core answer all of it
+too, each in one session (--commands). --mode refusals: bad profiles and bad input on a gcore core,
+each one dscope: line. Exits 1 naming the first differences."""
 
 import argparse
 import os
@@ -309,34 +309,23 @@ def compare_table_cases(oracle, answers):
     return problems
 
 
-def dscope_sample(oracle):
-    """What dscope (one command a run, each run loading the whole process or core) is asked about:
-    the operators whose answers take the rules that differ between versions, where the oracle has
-    them (aten::mm, the program's own operator, a batched kernel (2.x), an optional and a SymBool in
-    the schema), with --key for aten::mm's entries and a missing one, two tensors (a raw word of one) and the TLS
-    (the excluded set's raw word), --missing and --list. GDB and lldb-16 are asked everything."""
-    computed = [op for op in ("aten::mm", "dscope_test::scale") if op in oracle["computed"]]
-    registered = list(computed)
-    computed += [op for op, text in oracle["computed"].items() if "[batched kernel]" in text][:1]
-    for marks in ("? ", "SymBool"):
-        registered += [op for op, text in oracle["registered"].items() if marks in text.split("\n")[1]][:1]
-    tensors = oracle["tensors"][:2]
-    raw = {name: word for name, word in oracle["raw"].items() if name in ("tensor " + tensors[0][0], "tls excluded")}
-    return dict(oracle, computed={op: oracle["computed"][op] for op in computed},
-                registered={op: oracle["registered"][op] for op in registered}, tensors=tensors, raw=raw,
-                key_entries=[e for e in oracle["key_entries"] if e[0] == "aten::mm" or e[2].endswith(": (missing)")])
-
-
-def check_dscope(dscope, target, oracle, main_tid=None):
-    """dscope (no debugger: `dscope pid PID` or `dscope core CORE PROGRAM`) on a sample of the
-    oracle's operators (dscope_sample), every tensor and the TLS, one command a run: the problems."""
-    sample = dscope_sample(oracle)
-    answers = {}
-    for name, command in oracle_commands(sample):
-        out = subprocess.run([dscope] + target + command.split(), capture_output=True, text=True, timeout=120,
-                             stdin=subprocess.DEVNULL)
-        answers[name] = out.stdout + out.stderr
-    return ["dscope %s: %s" % (target[0], p) for p in compare(sample, answers, main_tid)]
+def check_dscope(dscope, target, oracle, workdir, main_tid=None):
+    """dscope (no debugger: `dscope pid PID` or `dscope core CORE PROGRAM`) asked everything the
+    debuggers are (every operator's dumps, every tensor, the TLS), in one session (--commands: the
+    process or core read once): the problems. The transcript is split at its "(dscope) COMMAND"
+    lines."""
+    asked = oracle_commands(oracle)
+    script = workdir / ("commands.dscope-" + target[0])
+    script.write_text("".join(command + "\n" for _, command in asked))
+    out = subprocess.run([dscope] + target + ["--commands", str(script)], capture_output=True, text=True, timeout=600,
+                         stdin=subprocess.DEVNULL)
+    parts = re.split(r"^\(dscope\) .*\n", out.stdout, flags=re.M)
+    problems = ["dscope %s: %s" % (target[0], f) for f in session.text_failures(out.stdout + out.stderr, reject=REJECT)]
+    if len(parts) != len(asked) + 1 or parts[0]:
+        return problems + ["dscope %s --commands: %d answers to %d commands (exit %d):\n%s" % (
+            target[0], len(parts) - 1, len(asked), out.returncode, (out.stdout + out.stderr)[-3000:])]
+    answers = {name: text for (name, _), text in zip(asked, parts[1:])}
+    return problems + ["dscope %s: %s" % (target[0], p) for p in compare(oracle, answers, main_tid)]
 
 
 def shifted_profile(workdir, profile, name, by):
@@ -476,7 +465,8 @@ def read_everything(a, debuggers, target, oracle, times, core=None, halves=False
     if a.dscope:
         started = time.monotonic()
         on_core = ["core"] + (["--sysroot", target.core_sysroot] if target.core_sysroot else []) + [str(core), target.program]
-        problems += check_dscope(a.dscope, on_core if core else ["pid", str(target.pid)], oracle, main_tid=target.pid)
+        problems += check_dscope(a.dscope, on_core if core else ["pid", str(target.pid)], oracle, a.workdir,
+                                 main_tid=target.pid)
         times.append("dscope %s %.1f s" % ("core" if core else "pid", time.monotonic() - started))
         if not core and "State:\tt" in pathlib.Path("/proc/%d/status" % target.pid).read_text():
             problems.append("dscope pid left the process stopped")

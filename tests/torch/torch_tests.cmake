@@ -4,7 +4,7 @@
 # (tests/torch/torch_oracle_test.py): every operator's dumps (each read live and on the core, half
 # of them live by GDB and on the core by lldb-16, the other half the other way round), every
 # tensor's key set (also from its raw word, where torch prints it), the TLS, op-table --key,
-# --missing and --list; dscope pid and dscope core on a sample of the same.
+# --missing and --list; dscope pid and dscope core on all of the same, each in one session (--commands).
 set(TORCH_TESTS ${PROJECT_SOURCE_DIR}/tests/torch)
 if(TARGET dscope_lldb)
   set(TORCH_LLDB --lldb-plugin $<TARGET_FILE:dscope_lldb>)
