@@ -314,17 +314,6 @@ int8_t maxLookups(int bits) { return static_cast<int8_t>(std::max(4, bits)); }
 
 // The table's stored entry for a slot: the KernelFunction c10 copied there (functor, boxed,
 // unboxed and sym_unboxed pointers; no debug string).
-TorchKernel TorchView::storedEntry(const TorchOperator& op, int slot) const {
-  TorchKernel k;
-  const uint64_t fn = op.entry + value("OperatorEntry_dispatchTable") + slot * value("sizeof_KernelFunction");
-  k.addr = fn;
-  k.functor = mem_.readPointer(fn + value("KernelFunction_functor"), "a dispatch table");
-  k.boxed = mem_.readPointer(fn + value("KernelFunction_boxed"), "a dispatch table");
-  k.unboxed = mem_.readPointer(fn + value("KernelFunction_unboxed"), "a dispatch table");
-  k.sym_unboxed = mem_.readPointer(fn + value("KernelFunction_sym_unboxed"), "a dispatch table");
-  return k;
-}
-
 // The kernel map, checked as it is walked against what ska::flat_hash_map and c10 keep true of
 // it: a power-of-two table whose lookup bound matches its size; each entry in the slot its key
 // hashes to plus its distance; each key one of this build's keys that can hold kernels, once;
@@ -332,11 +321,41 @@ TorchKernel TorchView::storedEntry(const TorchOperator& op, int slot) const {
 // key's first kernel the one the dispatch table holds for it. A damaged byte that breaks none of
 // these would be a kernel listed under another key, printed as fact.
 std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(const TorchOperator& op) const {
-  return registered(op, nullptr);
+  return kernelsOf(op).kernels;
+}
+
+// The last operator's stored table and kernels, kept for the command: `op-table OP` prints its
+// registrations and then its computed table, both from the same kernel map.
+const TorchView::OperatorKernels& TorchView::kernelsOf(const TorchOperator& op) const {
+  if (last_kernels_ && last_kernels_->entry == op.entry) return *last_kernels_;
+  OperatorKernels k{op.entry, storedTable(op), {}};
+  k.kernels = registered(op, k.table);
+  return *(last_kernels_ = std::move(k));
+}
+
+// The stored dispatch table, in one read (106 entries of 32 bytes in 1.13).
+std::vector<TorchKernel> TorchView::storedTable(const TorchOperator& op) const {
+  const uint64_t size = value("sizeof_KernelFunction"), slots = value("count_table_slots");
+  const uint64_t functor = value("KernelFunction_functor"), boxed = value("KernelFunction_boxed"), unboxed = value("KernelFunction_unboxed");
+  const uint64_t sym_unboxed = value("KernelFunction_sym_unboxed");
+  if (size > 256 || slots > 4096 || std::max({functor, boxed, unboxed, sym_unboxed}) + 8 > size)
+    fail(refusal() + "its dispatch table has " + std::to_string(slots) + " entries of " + std::to_string(size) + " bytes");
+  std::vector<unsigned char> bytes(size * slots);
+  const uint64_t at = op.entry + value("OperatorEntry_dispatchTable");
+  mem_.read(at, bytes.data(), bytes.size(), "a dispatch table");
+  std::vector<TorchKernel> table(slots);
+  for (uint64_t s = 0; s < slots; ++s) {
+    table[s].addr = at + s * size;
+    std::memcpy(&table[s].functor, bytes.data() + s * size + functor, 8);
+    std::memcpy(&table[s].boxed, bytes.data() + s * size + boxed, 8);
+    std::memcpy(&table[s].unboxed, bytes.data() + s * size + unboxed, 8);
+    std::memcpy(&table[s].sym_unboxed, bytes.data() + s * size + sym_unboxed, 8);
+  }
+  return table;
 }
 
 std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(const TorchOperator& op,
-                                                                             const std::vector<TorchKernel>* table) const {
+                                                                             const std::vector<TorchKernel>& table) const {
   const uint64_t map = op.entry + value("OperatorEntry_kernels");
   // The refusal's start, made only when one is given (this runs for every op-table).
   auto corrupt = [&] { return "the kernel map of " + op.name + " at " + hex(map) + " is corrupt ("; };
@@ -375,7 +394,7 @@ std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(cons
     const uint64_t size = mem_.readPointer(head + value("StdList_size"), "a kernel list");
     if (list.empty() || size != list.size())
       fail(corrupt() + info->name + "'s list holds " + std::to_string(list.size()) + " kernels, its size says " + std::to_string(size) + ")");
-    if (!info->alias && static_cast<uint64_t>(info->slot) < value("count_table_slots") && !sameKernel(list.front(), table ? (*table)[info->slot] : storedEntry(op, info->slot)))
+    if (!info->alias && static_cast<size_t>(info->slot) < table.size() && !sameKernel(list.front(), table[info->slot]))
       fail(corrupt() + info->name + "'s kernel is not the one its dispatch table holds)");
     out.emplace_back(key, std::move(list));
   }
@@ -477,10 +496,10 @@ const std::vector<TorchKernel>& TorchView::backendFallbacks() const {
 // kernel maps and fallbacks): a kernel map or fallback that says otherwise was damaged, and the
 // entry would be printed as fact. An ambiguous AutogradOther entry is c10's own sentinel kernel.
 TorchTableEntry TorchView::checkedEntry(const TorchOperator& op, const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels,
-                                        int key, const std::vector<TorchKernel>* table) const {
+                                        int key, const std::vector<TorchKernel>& table) const {
   TorchTableEntry e = computeEntry(kernels, key);
-  if (e.slot < 0 || static_cast<uint64_t>(e.slot) >= value("count_table_slots") || e.ambiguous()) return e;
-  const TorchKernel stored = table ? (*table)[e.slot] : storedEntry(op, e.slot);
+  if (e.slot < 0 || static_cast<size_t>(e.slot) >= table.size() || e.ambiguous()) return e;
+  const TorchKernel& stored = table[e.slot];
   if (!sameKernel(e.present() ? e.kernel : TorchKernel{}, stored))
     fail("the kernels of " + op.name + " are corrupt (for " + keys().name(key) + " its kernel map and fallbacks give " +
          (e.present() ? "the kernel " + shown(e.kernel.debug) : std::string("none")) + ", its dispatch table holds another)");
@@ -488,29 +507,15 @@ TorchTableEntry TorchView::checkedEntry(const TorchOperator& op, const std::vect
 }
 
 std::vector<TorchTableEntry> TorchView::computedTable(const TorchOperator& op) const {
-  // The whole stored table in one read (106 entries of 32 bytes in 1.13).
-  const uint64_t size = value("sizeof_KernelFunction"), slots = value("count_table_slots");
-  const uint64_t functor = value("KernelFunction_functor"), boxed = value("KernelFunction_boxed"), unboxed = value("KernelFunction_unboxed");
-  const uint64_t sym_unboxed = value("KernelFunction_sym_unboxed");
-  if (size > 256 || slots > 4096 || std::max({functor, boxed, unboxed, sym_unboxed}) + 8 > size)
-    fail(refusal() + "its dispatch table has " + std::to_string(slots) + " entries of " + std::to_string(size) + " bytes");
-  std::vector<unsigned char> bytes(size * slots);
-  mem_.read(op.entry + value("OperatorEntry_dispatchTable"), bytes.data(), bytes.size(), "a dispatch table");
-  std::vector<TorchKernel> table(slots);
-  for (uint64_t s = 0; s < slots; ++s) {
-    std::memcpy(&table[s].functor, bytes.data() + s * size + functor, 8);
-    std::memcpy(&table[s].boxed, bytes.data() + s * size + boxed, 8);
-    std::memcpy(&table[s].unboxed, bytes.data() + s * size + unboxed, 8);
-    std::memcpy(&table[s].sym_unboxed, bytes.data() + s * size + sym_unboxed, 8);
-  }
-  const auto kernels = registered(op, &table);
+  const OperatorKernels& k = kernelsOf(op);
   std::vector<TorchTableEntry> out;
-  for (int key : keys().runtimeKeys()) out.push_back(checkedEntry(op, kernels, key, &table));
+  for (int key : keys().runtimeKeys()) out.push_back(checkedEntry(op, k.kernels, key, k.table));
   return out;
 }
 
 TorchTableEntry TorchView::computedEntry(const TorchOperator& op, int key) const {
-  return checkedEntry(op, registered(op), key);
+  const OperatorKernels& k = kernelsOf(op);
+  return checkedEntry(op, k.kernels, key, k.table);
 }
 
 std::string TorchView::tableRow(const TorchTableEntry& e) const {

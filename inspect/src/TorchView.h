@@ -122,10 +122,17 @@ class TorchView {
   TorchKernel readKernel(uint64_t addr) const;
   TorchTableEntry computeEntry(const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels, int key) const;
   TorchTableEntry checkedEntry(const TorchOperator& op, const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels,
-                               int key, const std::vector<TorchKernel>* table = nullptr) const;
-  TorchKernel storedEntry(const TorchOperator& op, int slot) const;
+                               int key, const std::vector<TorchKernel>& table) const;
+  std::vector<TorchKernel> storedTable(const TorchOperator& op) const;
+  struct OperatorKernels {
+    uint64_t entry = 0;
+    std::vector<TorchKernel> table;                                  // the stored dispatch table, by slot
+    std::vector<std::pair<int, std::vector<TorchKernel>>> kernels;  // registered(op, &table)
+  };
+  const OperatorKernels& kernelsOf(const TorchOperator& op) const;
+  // The kernel map, each key's list checked against the stored table.
   std::vector<std::pair<int, std::vector<TorchKernel>>> registered(const TorchOperator& op,
-                                                                   const std::vector<TorchKernel>* table) const;
+                                                                   const std::vector<TorchKernel>& table) const;
   void validate() const;
   void resolveAliases();
   std::string nameKernel(const TorchKernel& k) const;
@@ -151,6 +158,7 @@ class TorchView {
   AliasKeys aliases_;
   mutable std::shared_ptr<const std::vector<TorchOperator>> operators_;
   mutable std::shared_ptr<const std::vector<TorchKernel>> fallbacks_;
+  mutable std::optional<OperatorKernels> last_kernels_;
 };
 
 }  // namespace dscope::inspect
