@@ -72,7 +72,12 @@ struct Remote::PageCache {
   std::unordered_set<uint64_t> partial_blocks;
   uint64_t block_pages = 0;  // the pages the blocks hold, forgotten ones included
 
+  // The page found last: most reads fall in the page of the read before.
+  uint64_t last_number = UINT64_MAX;
+  const unsigned char* last_bytes = nullptr;
+
   void clear() {
+    last_number = UINT64_MAX;
     pages.clear();
     partial_blocks.clear();
     chunks.clear();
@@ -205,6 +210,14 @@ bool Remote::cached(uint64_t addr, uint64_t size) const {
 }
 
 const unsigned char* Remote::page(uint64_t number) const {
+  PageCache& c = *pages_;
+  if (number == c.last_number) return c.last_bytes;
+  const unsigned char* bytes = readPage(number);
+  c.last_number = number, c.last_bytes = bytes;
+  return bytes;
+}
+
+const unsigned char* Remote::readPage(uint64_t number) const {
   if (auto it = pages_->pages.find(number); it != pages_->pages.end()) return it->second;
   // A missed page brings its aligned block with it when the block reads whole: the objects a
   // command reads next (an operator's kernels, their functors and strings) were mostly allocated
@@ -245,6 +258,7 @@ bool Remote::prefetch(uint64_t addr, uint64_t size) const {
     const unsigned char*& page = pages_->pages[n];
     if (!page) page = bytes + (n - first) * kPageSize;  // a page read before keeps its bytes: the same
   }
+  pages_->last_number = UINT64_MAX;  // it may have been one found unreadable before
   return true;
 }
 
@@ -252,6 +266,7 @@ void Remote::forgetPages(uint64_t addr, uint64_t size) const {
   if (size == 0) return;
   names_by_addresses_.clear();  // worked out from memory that may be among these bytes
   if (addr + size < addr || size > kMaxCachedPages * kPageSize) return pages_->clear();
+  pages_->last_number = UINT64_MAX;
   for (uint64_t n = addr / kPageSize; n <= (addr + size - 1) / kPageSize; ++n) pages_->pages.erase(n);
 }
 

@@ -170,6 +170,7 @@ class Remote {
   bool cached(uint64_t addr, uint64_t size) const;
   // A cached page's bytes, read now if it is not cached; null when it cannot be read whole.
   const unsigned char* page(uint64_t number) const;
+  const unsigned char* readPage(uint64_t number) const;  // page() past its memo of the last page
   std::optional<uint64_t> lookUpSymbol(const char* name) const;
   void forgetPages(uint64_t addr, uint64_t size) const;
 

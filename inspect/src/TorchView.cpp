@@ -39,8 +39,6 @@ constexpr uint64_t kMaxKernelsPerKey = 1024;
 constexpr int kMaxTypeBases = 64;  // a tp_base chain is a few types long; a longer one is damaged memory
 constexpr int kMaxMetatypes = 4;   // object -> its type -> a metaclass -> type, whose type is itself
 
-std::string baseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
 }  // namespace
 
 namespace {
@@ -89,7 +87,7 @@ namespace {
 // The mapped file whose name starts with `prefix` ("libc10.so" for libc10.so.1.13.0), if any.
 std::optional<ModuleMapping> mappedModule(const Remote& mem, const char* prefix) {
   for (const auto& m : mem.modules())
-    if (baseName(m.path).rfind(prefix, 0) == 0) return m;
+    if (std::string_view(m.path).substr(m.path.rfind('/') + 1).starts_with(prefix)) return m;
   return std::nullopt;
 }
 
@@ -509,6 +507,7 @@ TorchTableEntry TorchView::checkedEntry(const TorchOperator& op, const std::vect
 std::vector<TorchTableEntry> TorchView::computedTable(const TorchOperator& op) const {
   const OperatorKernels& k = kernelsOf(op);
   std::vector<TorchTableEntry> out;
+  out.reserve(keys().runtimeKeys().size());
   for (int key : keys().runtimeKeys()) out.push_back(checkedEntry(op, k.kernels, key, k.table));
   return out;
 }
