@@ -310,14 +310,6 @@ int8_t maxLookups(int bits) { return static_cast<int8_t>(std::max(4, bits)); }
 
 }  // namespace
 
-// The table's stored entry for a slot: the KernelFunction c10 copied there (functor, boxed,
-// unboxed and sym_unboxed pointers; no debug string).
-// The kernel map, checked as it is walked against what ska::flat_hash_map and c10 keep true of
-// it: a power-of-two table whose lookup bound matches its size; each entry in the slot its key
-// hashes to plus its distance; each key one of this build's keys that can hold kernels, once;
-// as many entries as the map counts; every list as long as its size and not empty; and a runtime
-// key's first kernel the one the dispatch table holds for it. A damaged byte that breaks none of
-// these would be a kernel listed under another key, printed as fact.
 std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(const TorchOperator& op) const {
   return kernelsOf(op).kernels;
 }
@@ -331,7 +323,8 @@ const TorchView::OperatorKernels& TorchView::kernelsOf(const TorchOperator& op) 
   return *(last_kernels_ = std::move(k));
 }
 
-// The stored dispatch table, in one read (106 entries of 32 bytes in 1.13).
+// The stored dispatch table, in one read (106 entries of 32 bytes in 1.13): each slot's
+// KernelFunction as c10 copied it there (functor, boxed, unboxed and sym_unboxed; no debug string).
 std::vector<TorchKernel> TorchView::storedTable(const TorchOperator& op) const {
   const uint64_t size = value("sizeof_KernelFunction"), slots = value("count_table_slots");
   const uint64_t functor = value("KernelFunction_functor"), boxed = value("KernelFunction_boxed"), unboxed = value("KernelFunction_unboxed");
@@ -352,6 +345,12 @@ std::vector<TorchKernel> TorchView::storedTable(const TorchOperator& op) const {
   return table;
 }
 
+// The kernel map, checked as it is walked against what ska::flat_hash_map and c10 keep true of
+// it: a power-of-two table whose lookup bound matches its size; each entry in the slot its key
+// hashes to plus its distance; each key one of this build's keys that can hold kernels, once;
+// as many entries as the map counts; every list as long as its size and not empty; and a runtime
+// key's first kernel the one the dispatch table holds for it. A damaged byte that breaks none of
+// these would be a kernel listed under another key, printed as fact.
 std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(const TorchOperator& op,
                                                                              const std::vector<TorchKernel>& table) const {
   const uint64_t map = op.entry + value("OperatorEntry_kernels");
