@@ -238,12 +238,12 @@ SymbolIndex indexSymbols(const ModuleFile& m) {
 // labels) follow rules of their own (their section, the end of every symbol below addr): where one
 // could be the answer, libdwfl is asked.
 const char* symbolAt(const ModuleFile& m, uint64_t addr, GElf_Off* offset) {
+  if (!m.symbols) m.symbols = indexSymbols(m);
+  const SymbolIndex& index = *m.symbols;
   auto ask_libdwfl = [&] {
     GElf_Sym sym;
     return dwfl_module_addrinfo(m.module, addr, offset, &sym, nullptr, nullptr, nullptr);
   };
-  if (!m.symbols) m.symbols = indexSymbols(m);
-  const SymbolIndex& index = *m.symbols;
   // Every sized symbol holding addr, in table order; bounded (a pathological table is left to libdwfl).
   std::vector<const SymbolIndex::Sized*> holding;
   auto end = std::upper_bound(index.sized.begin(), index.sized.end(), addr,
