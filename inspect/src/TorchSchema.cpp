@@ -149,12 +149,17 @@ class SchemaPrinter {
 
   // The element addresses of a std::vector of element_size-byte elements.
   std::vector<uint64_t> vector(uint64_t addr, uint64_t element_size, uint64_t max, const char* what) const {
-    const uint64_t begin = pointer(addr + at("StdVector_begin"), what), end = pointer(addr + at("StdVector_end"), what);
-    if (end < begin || (end - begin) % element_size || (end - begin) / element_size > max)
-      fail(std::string(what) + " at " + hex(addr) + " is corrupt (a vector from " + hex(begin) + " to " + hex(end) + ")");
+    const auto [begin, end] = checkedVector(addr, element_size, max, what);
     std::vector<uint64_t> out;
     for (uint64_t e = begin; e < end; e += element_size) out.push_back(e);
     return out;
+  }
+  // A std::vector's [begin, end), checked: whole elements, at most max of them.
+  std::pair<uint64_t, uint64_t> checkedVector(uint64_t addr, uint64_t element_size, uint64_t max, const char* what) const {
+    const uint64_t begin = pointer(addr + at("StdVector_begin"), what), end = pointer(addr + at("StdVector_end"), what);
+    if (end < begin || (end - begin) % element_size || (end - begin) / element_size > max)
+      fail(std::string(what) + " at " + hex(addr) + " is corrupt (a vector from " + hex(begin) + " to " + hex(end) + ")");
+    return {begin, end};
   }
 
   // The Type a TypePtr (or a vector element of them) points to.
@@ -309,9 +314,11 @@ class SchemaPrinter {
       if (!base || !*base) fail("libtorch_cpu exports no c10::Dispatcher::realSingleton()");
       interned_ = *base + at("InternedStrings_from_realSingleton");
     }
-    const auto infos = vector(interned_ + at("InternedStrings_sym_to_info"), at("sizeof_SymbolInfo"), kMaxSymbols, "c10's interned strings");
-    if (symbol >= infos.size()) fail("symbol " + std::to_string(symbol) + " is not interned (" + std::to_string(infos.size()) + " are)");
-    return symbols_[symbol] = string(infos[symbol] + at("SymbolInfo_unqual_name"), "an interned string");
+    const uint64_t size = at("sizeof_SymbolInfo");
+    const auto [begin, end] = checkedVector(interned_ + at("InternedStrings_sym_to_info"), size, kMaxSymbols, "c10's interned strings");
+    const uint64_t count = (end - begin) / size;
+    if (symbol >= count) fail("symbol " + std::to_string(symbol) + " is not interned (" + std::to_string(count) + " are)");
+    return symbols_[symbol] = string(begin + symbol * size + at("SymbolInfo_unqual_name"), "an interned string");
   }
 
   const Remote& mem_;
