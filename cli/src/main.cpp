@@ -393,6 +393,11 @@ int runBatch(const std::vector<Input>& cores, bool json, int jobs) {
   return any_error ? 1 : 0;
 }
 
+// A command line as --json asks for it: with its own --json (once).
+std::string asJson(const std::string& command) {
+  return command.find("--json") == std::string::npos ? command + " --json" : command;
+}
+
 // --commands FILE ('-': standard input): a session's commands, one a line; blank lines and '#'
 // comments are skipped. Empty with *why set when the file cannot be read or holds none.
 std::vector<std::string> readCommands(const std::string& path, std::string* why) {
@@ -424,8 +429,7 @@ std::vector<std::string> readCommands(const std::string& path, std::string* why)
 template <class Open>
 int printSession(Open open, std::vector<std::string> commands, bool json) {
   if (json)
-    for (auto& command : commands)
-      if (command.find("--json") == std::string::npos) command += " --json";
+    for (auto& command : commands) command = asJson(command);
   int status = 0;
   runOn(open, commands, [&](const std::string* command, const Answer& a) {
     std::fputs(noteLines(a).c_str(), stderr);
@@ -473,7 +477,7 @@ int runOnProcess(const std::vector<std::string>& args) {
   std::string command;
   for (; next < args.size(); ++next) command += (command.empty() ? "" : " ") + args[next];
   if (command.empty()) command = kDefaultCommand;
-  if (json && command.find("--json") == std::string::npos) command += " --json";
+  if (json) command = asJson(command);
   return print(runOn(open, command));
 }
 
@@ -548,8 +552,8 @@ int run(const std::vector<std::string>& args) {
       return record.is_error ? 1 : 0;
     }
     command = kDefaultCommand;
-  } else if (json && command.find("--json") == std::string::npos) {
-    command += " --json";
+  } else if (json) {
+    command = asJson(command);
   }
   return print(runOnCore(cores[0].path, executable, command));
 }

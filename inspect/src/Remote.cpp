@@ -313,15 +313,20 @@ std::optional<uint64_t> Remote::lookUpSymbol(const char* name) const {
   // theirs, or another build's (the host's libc at the path of the container's): the files found
   // in the process's root (or under the sysroot), checked by build-id, are asked first.
   modules();
-  for (const auto& m : modules_->moved)
+  const auto& moved = modules_->moved;
+  for (const auto& m : moved)
     if (auto found = symbolInFile(m.path, m.start, name)) return found;
   // A target whose files were found so (a container's root, a sysroot) and lacks none: the rest of
   // its files are searched the same way, and a name none of them defines is defined nowhere. The
   // front end would read every module's whole symbol table for it (a name no module defines,
   // dscope_debug_descriptor in a PyTorch process, is asked by every command).
-  if (!modules_->moved.empty() && modules_->missing.empty()) {
+  if (!moved.empty() && modules_->missing.empty()) {
+    auto searched = [&](const ModuleMapping& m) {
+      return std::any_of(moved.begin(), moved.end(), [&](const ModuleMapping& n) { return n.start == m.start; });
+    };
     for (const auto& m : modules_->found)
-      if (auto found = symbolInFile(m.path, m.start, name)) return found;
+      if (!searched(m))
+        if (auto found = symbolInFile(m.path, m.start, name)) return found;
     return std::nullopt;
   }
   uint64_t addr = 0;

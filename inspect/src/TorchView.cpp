@@ -310,7 +310,7 @@ int8_t maxLookups(int bits) { return static_cast<int8_t>(std::max(4, bits)); }
 
 }  // namespace
 
-std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(const TorchOperator& op) const {
+const std::vector<std::pair<int, std::vector<TorchKernel>>>& TorchView::registered(const TorchOperator& op) const {
   return kernelsOf(op).kernels;
 }
 

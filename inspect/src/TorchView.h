@@ -82,8 +82,8 @@ class TorchView {
   // By full name, else by base name when that names one operator; InspectError otherwise.
   TorchOperator findOperator(const std::string& query) const;
   // The registered kernels by key, in DispatchKey order (as dumpState iterates), each key's list
-  // front first (the active one).
-  std::vector<std::pair<int, std::vector<TorchKernel>>> registered(const TorchOperator& op) const;
+  // front first (the active one). Held by the view until it reads another operator's kernels.
+  const std::vector<std::pair<int, std::vector<TorchKernel>>>& registered(const TorchOperator& op) const;
   // The schema's "registered at ..." string, or nullopt when the operator has no schema.
   std::optional<std::string> schemaDebug(const TorchOperator& op) const;
   // The computed entry of every runtime key (Undefined first, then c10's FULL order).

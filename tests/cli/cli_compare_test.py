@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """dscope core (no debugger) against GDB and lldb-16 on the same core: every command's text must be
 the same three times, and dscope's again as one session (--commands). The samples' kernel cores;
-each core with its program. Bad input: one dscope: line. `dscope --help` / `-h` / `help`: that usage on stdout, exit 0.
+each core with its program. Bad input: one dscope: line. `dscope --help` / `-h` / `help`: that
+usage on stdout, exit 0.
 
   cli_compare_test.py --dscope build/.../dscope --gdb-script S [--lldb-plugin P]
                       --core CORE=PROGRAM ... [--cmd COMMAND ...]
