@@ -9,12 +9,12 @@
 #include <new>
 #include <string>
 
-#include "BreakTable.h"
-#include "CommandLine.h"
-#include "Commands.h"
-#include "DispatchSummary.h"
-#include "Json.h"
-#include "ModuleFiles.h"
+#include "commands/BreakTable.h"
+#include "commands/CommandLine.h"
+#include "commands/Commands.h"
+#include "stack/DispatchSummary.h"
+#include "commands/Json.h"
+#include "target/ModuleFiles.h"
 
 #define DSCOPE_INSPECT_EXPORT extern "C" __attribute__((visibility("default")))
 

@@ -7,7 +7,7 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDe
   get_target_property(source_dir dscope_inspect SOURCE_DIR)
   list(TRANSFORM sources PREPEND ${source_dir}/)
   add_library(dscope_inspect_foreign SHARED ${sources})
-  target_include_directories(dscope_inspect_foreign PRIVATE ${source_dir}/include)
+  target_include_directories(dscope_inspect_foreign PRIVATE ${source_dir}/include ${source_dir}/src)
   target_link_libraries(dscope_inspect_foreign PRIVATE dscope_common PkgConfig::LIBDW)
   get_target_property(definitions dscope_inspect COMPILE_DEFINITIONS)
   target_compile_definitions(dscope_inspect_foreign PRIVATE ${definitions} DSCOPE_LAYOUT_HASH_SALT=1)

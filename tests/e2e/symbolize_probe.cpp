@@ -5,7 +5,7 @@
 #include <iostream>
 #include <string>
 
-#include "Symbolizer.h"
+#include "target/Symbolizer.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

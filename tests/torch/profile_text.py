@@ -1,6 +1,6 @@
 """Layout profile text for the tests that write their own profiles (torch_oracle_test.py,
 profile_fuzz.py): a profile ends with a digest line that the tools check before anything else
-(inspect/src/TorchProfile.cpp), so a test that means to reach the checks behind it (a profile
+(inspect/src/source/c10/TorchProfile.cpp), so a test that means to reach the checks behind it (a profile
 that is sealed but does not fit) seals its edited text again, with dscope-profile's own
 with_digest()."""
 

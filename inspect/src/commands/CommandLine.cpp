@@ -1,0 +1,128 @@
+#include "commands/CommandLine.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
+
+#include "dscope/DispatchKey.h"
+
+namespace dscope::inspect {
+
+std::vector<std::string> splitWords(const std::string& line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;  // the quote we are inside, if any
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    const bool has_next = i + 1 < line.size();
+    if (quote == '\'') {
+      if (c == quote) quote = 0;
+      else word += c;
+    } else if (quote == '"') {
+      if (c == quote) quote = 0;
+      else if (c == '\\' && has_next && (line[i + 1] == '"' || line[i + 1] == '\\')) word += line[++i];
+      else word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && has_next && std::string_view(" \t\\'\"`").find(line[i + 1]) != std::string_view::npos) {
+      word += line[++i];
+      in_word = true;
+    } else if (std::isspace(static_cast<unsigned char>(c))) {
+      if (in_word) words.push_back(word);
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(word);  // an unterminated quote ends with the line, as in LLDB
+  return words;
+}
+
+void usageError(const std::string& problem, const std::string& usage) { fail(problem + "; usage: " + usage); }
+
+ParsedArgs parseArgs(const std::vector<std::string>& words, const OptionSpec& spec, const std::string& usage) {
+  ParsedArgs args;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.size() < 2 || w.compare(0, 2, "--") != 0) {
+      args.positional.push_back(w);
+    } else if (spec.flags.count(w)) {
+      if (!args.flags.insert(w).second) usageError(w + " is given twice", usage);
+    } else if (spec.valued.count(w)) {
+      if (i + 1 >= words.size()) usageError(w + " needs a value", usage);
+      if (args.values.count(w)) usageError(w + " is given twice", usage);
+      args.values[w] = words[++i];
+    } else {
+      usageError("unknown option " + shown(w), usage);
+    }
+  }
+  return args;
+}
+
+std::optional<uint64_t> parseNumber(const std::string& text) {
+  if (text.empty() || text.size() > 40 || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  // C's and the debuggers' rules: 0x is hex, another leading 0 octal.
+  const bool is_hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const bool is_octal = !is_hex && text.size() > 1 && text[0] == '0';
+  const char* digits = text.c_str() + (is_hex ? 2 : 0);
+  for (const char* p = digits; *p; ++p)
+    if (!(is_hex ? std::isxdigit(static_cast<unsigned char>(*p)) : std::isdigit(static_cast<unsigned char>(*p))))
+      return std::nullopt;
+  if (is_octal && text.find_first_of("89") != std::string::npos)
+    fail(shown(text) + " is no number: a leading 0 makes it octal, as in C, and 8 and 9 are no octal digits");
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(digits, &end, is_hex ? 16 : is_octal ? 8 : 10);
+  // A number too large is the user's mistake, said here rather than in each debugger's words.
+  if (errno == ERANGE) fail(shown(text) + " does not fit in 64 bits");
+  if (*end != '\0') return std::nullopt;
+  return static_cast<uint64_t>(v);
+}
+
+uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what, uint64_t max) {
+  std::optional<uint64_t> n;
+  try {
+    n = parseNumber(text);
+  } catch (const InspectError&) {  // past 64 bits: out of range like any number past max
+  }
+  if (!n || *n > max) fail(option + " needs " + what + ", got '" + shown(text) + "'");
+  return *n;
+}
+
+int64_t threadOption(const std::string& text) {
+  return static_cast<int64_t>(numberOption("--thread", text, "a thread number", INT64_MAX));
+}
+
+bool isOperatorName(const std::string& name) {
+  auto word = [&](size_t begin, size_t end, bool identifier) {
+    if (begin >= end || (identifier && std::isdigit(static_cast<unsigned char>(name[begin])))) return false;
+    return std::all_of(name.begin() + begin, name.begin() + end,
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  };
+  const size_t colons = name.find("::");
+  if (colons == std::string::npos || name.size() > kMaxStringLength) return false;
+  const size_t dot = std::min(name.find('.', colons), name.size());
+  return word(0, colons, true) && word(colons + 2, dot, true) && (dot == name.size() || word(dot + 1, name.size(), false));
+}
+
+void checkOperatorName(const std::string& name) {
+  if (!isOperatorName(name))
+    fail("'" + shown(name) + "' is not an operator name: use ns::name or ns::name.overload (e.g. aten::mm, aten::add.Tensor)");
+}
+
+bool namesOperator(const std::string& full_name, const std::string& name) {
+  return full_name == name || full_name.compare(0, name.size() + 1, name + ".") == 0;
+}
+
+DispatchKey parseKeyOrFail(const std::string& name) {
+  if (auto k = parseDispatchKey(name)) return *k;
+  fail("unknown dispatch key '" + shown(name) + "' (PyTorch's names: CPU, AutogradCPU, Meta, BackendSelect, ...)");
+}
+
+}  // namespace dscope::inspect

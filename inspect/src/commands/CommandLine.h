@@ -1,0 +1,71 @@
+// One command line, split into words, positional arguments and options. Each command declares
+// its options; anything else is a usage error (one line, with the command's usage).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "target/Remote.h"
+#include "dscope/DispatchKey.h"
+
+namespace dscope::inspect {
+
+// Splits on whitespace; '...' and "..." group words (expressions may contain spaces). The rules
+// are LLDB's (lldb_private::Args), because the LLDB plugin only ever sees LLDB's words: a
+// backslash outside quotes escapes a space, tab, backslash or quote; inside "..." it escapes " and
+// backslash; '...' is literal; an unterminated quote ends with the line.
+std::vector<std::string> splitWords(const std::string& line);
+
+struct ParsedArgs {
+  std::vector<std::string> positional;
+  std::set<std::string> flags;                  // "--json"
+  std::map<std::string, std::string> values;    // "--key" -> "CPU"
+
+  bool has(const std::string& flag) const { return flags.count(flag) != 0; }
+  std::optional<std::string> value(const std::string& option) const {
+    auto it = values.find(option);
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  }
+};
+
+struct OptionSpec {
+  std::set<std::string> flags;   // options without a value
+  std::set<std::string> valued;  // options followed by one value
+};
+
+// Throws InspectError("dscope: <problem>; usage: <usage>") on an unknown option, a missing value
+// or an option given twice.
+ParsedArgs parseArgs(const std::vector<std::string>& words, const OptionSpec& spec, const std::string& usage);
+
+[[noreturn]] void usageError(const std::string& problem, const std::string& usage);
+
+// "1234", "0x4d2", "02322" (octal, as in C) -> the value; nullopt for anything else; InspectError
+// for a number past 64 bits or an octal one with an 8 or 9.
+std::optional<uint64_t> parseNumber(const std::string& text);
+
+// An option's value that must be a number up to max ("--max-frames 100"); else InspectError
+// "OPTION needs WHAT, got 'TEXT'". Negative numbers and expressions are mistakes here.
+uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what,
+                      uint64_t max = UINT64_MAX);
+
+// --thread N: a debugger thread number or an OS thread id (numberOption, at most INT64_MAX).
+int64_t threadOption(const std::string& text);
+
+// name is "ns::name" or "ns::name.overload" (identifiers; the overload may start with a digit), as
+// PyTorch spells operators (every one of its 3 694 operator names has this shape).
+bool isOperatorName(const std::string& name);
+// Fails (one line) unless isOperatorName(name).
+void checkOperatorName(const std::string& name);
+// The operator full_name is `name`, or `name` is its base name (aten::add for aten::add.Tensor):
+// what a dispatch breakpoint and $dispatch_op_is match.
+bool namesOperator(const std::string& full_name, const std::string& name);
+
+// A dispatch key by its PyTorch name ("CPU", "AutogradCPU", "Autograd"); InspectError otherwise.
+DispatchKey parseKeyOrFail(const std::string& name);
+
+}  // namespace dscope::inspect

@@ -1,0 +1,164 @@
+// Real PyTorch's dispatcher (libtorch, c10) read out of a target without debug information:
+// through a layout profile of the exact build (TorchProfile.h), found by the build-id of the
+// libtorch_cpu the target maps, and checked against the process before any answer is given.
+// Only exported symbols are looked up: Dispatcher::realSingleton() (the Dispatcher object sits at
+// a fixed distance from it in the same library) and the TLS key sets of libc10.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "target/Remote.h"
+#include "source/c10/TorchProfile.h"
+#include "dscope/OperatorEntry.h"
+
+namespace dscope::inspect {
+
+// An impl::AnnotatedKernel: its KernelFunction's pointers and its "registered at ..." string. A
+// kernel whose C++ signature takes c10::SymInt has sym_unboxed and no unboxed function
+// (makeFromUnboxedFunctor); KernelFunction::call prefers sym_unboxed.
+struct TorchKernel {
+  uint64_t addr = 0;
+  uint64_t functor = 0, boxed = 0, unboxed = 0, sym_unboxed = 0;
+  std::string debug;
+  bool valid() const { return boxed != 0; }  // KernelFunction::isValid()
+};
+// The same KernelFunction: the same functor and functions.
+inline bool sameKernel(const TorchKernel& a, const TorchKernel& b) {
+  return a.functor == b.functor && a.boxed == b.boxed && a.unboxed == b.unboxed && a.sym_unboxed == b.sym_unboxed;
+}
+
+struct TorchOperator {
+  uint64_t entry = 0;  // its impl::OperatorEntry
+  std::string name;    // "aten::add.Tensor"
+};
+
+// One entry of a computed dispatch table, as OperatorEntry::computeDispatchTableEntryWithDebug
+// finds it: the kernel, why (the same rules and labels as our runtime's), and the key it was
+// registered at (an alias key for an alias kernel; -1 for a backend fallback or none).
+struct TorchTableEntry {
+  int key = 0;
+  int slot = -1;
+  TorchKernel kernel;
+  impl::TableEntrySource source = impl::TableEntrySource::Missing;
+  int registered_key = -1;
+  bool fallthrough = false;
+  bool ambiguous() const { return source == impl::TableEntrySource::AmbiguousAutogradOther; }
+  bool present() const { return source != impl::TableEntrySource::Missing; }
+};
+
+// The dynamic type of a C++ object with a vtable as its type_info names it (mangled, without a
+// local type's leading '*'), or "" when addr holds none. Read through the vtable's RTTI slot,
+// which release builds keep: kernel functors and TensorImpls are named this way.
+std::string dynamicTypeName(const Remote& mem, uint64_t addr);
+// The same, or "" with *why saying which pointer or name is damaged (a vtable, type_info or name
+// outside read-only data, a name that is no mangled name).
+std::string checkedTypeName(const Remote& mem, uint64_t addr, std::string* why);
+
+// A std::string of libstdc++ (its data pointer, then its length), bounded.
+std::string readCppString(const Remote& mem, uint64_t addr, const char* what);
+
+class TorchView {
+ public:
+  struct ListKey;  // what identifies an operator list already walked (TorchView.cpp)
+  // The libtorch_cpu the target maps, or nullopt: the target holds no real PyTorch.
+  static std::optional<ModuleMapping> findLibtorch(const Remote& mem);
+
+  // Finds the profile of the mapped libtorch_cpu and checks it against the process;
+  // InspectError (one line) when there is none or it does not fit.
+  explicit TorchView(const Remote& mem);
+
+  const Remote& mem() const { return mem_; }
+  const TorchProfile& profile() const { return *profile_; }
+  const KeyTable& keys() const { return profile_->keys; }
+
+  const std::vector<TorchOperator>& operators() const;
+  // By full name, else by base name when that names one operator; InspectError otherwise.
+  TorchOperator findOperator(const std::string& query) const;
+  // The registered kernels by key, in DispatchKey order (as dumpState iterates), each key's list
+  // front first (the active one). Held by the view until it reads another operator's kernels.
+  const std::vector<std::pair<int, std::vector<TorchKernel>>>& registered(const TorchOperator& op) const;
+  // The schema's "registered at ..." string, or nullopt when the operator has no schema.
+  std::optional<std::string> schemaDebug(const TorchOperator& op) const;
+  // The computed entry of every runtime key (Undefined first, then c10's FULL order).
+  std::vector<TorchTableEntry> computedTable(const TorchOperator& op) const;
+  TorchTableEntry computedEntry(const TorchOperator& op, int key) const;
+  // _dispatch_dump_table(op): the valid entries, one line each.
+  std::string dumpComputedTable(const TorchOperator& op) const;
+  std::string tableRow(const TorchTableEntry& e) const;
+  // What a kernel is, without DWARF: c10's sentinel it is, else the function a compile-time
+  // function-pointer kernel names in its functor's type, the function a runtime functor wraps,
+  // the functor's own type, or the boxed function's symbol.
+  std::string kernelName(const TorchKernel& k) const;
+  // The function a runtime functor over a function pointer holds (a kernel registered as a plain
+  // function pointer: the frame its trampoline, shared by every kernel of that C++ signature,
+  // calls), or 0 when the functor at `functor` is no such functor.
+  uint64_t runtimeFunction(uint64_t functor) const;
+
+  // c10::fallthrough_kernel's address (0 when the library exports none): a table entry whose boxed
+  // function it is never runs (the dispatcher masks its key out).
+  uint64_t fallthroughKernel() const { return fallthrough_; }
+
+  // Thread tid's TLS key sets, decoded (stored XOR the build's defaults): {included, excluded}.
+  // Read through glibc's own thread and TLS layouts (ThreadLocal.h), the same in every debugger.
+  std::pair<uint64_t, uint64_t> threadTls(int64_t tid) const;
+  // A TensorImpl's key_set_.
+  uint64_t tensorKeySet(uint64_t impl) const;
+  // The TensorImpl an address names for `keyset ADDR`: a Python tensor's (hex(id(t)), an object
+  // whose type is torch.Tensor or derives from it), or a TensorImpl's own address;
+  // InspectError saying what the address holds instead (a Python list object, a C++ object of
+  // another type, memory that is neither).
+  uint64_t tensorImplAt(uint64_t addr) const;
+
+ private:
+  uint64_t value(const char* name) const { return profile_->at(name); }
+  std::string readStdString(uint64_t addr, const char* what) const { return readCppString(mem_, addr, what); }
+  TorchKernel readKernel(uint64_t addr) const;
+  TorchTableEntry computeEntry(const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels, int key) const;
+  TorchTableEntry checkedEntry(const TorchOperator& op, const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels,
+                               int key, const std::vector<TorchKernel>& table) const;
+  std::vector<TorchKernel> storedTable(const TorchOperator& op) const;
+  struct OperatorKernels {
+    uint64_t entry = 0;
+    std::vector<TorchKernel> table;                                  // the stored dispatch table, by slot
+    std::vector<std::pair<int, std::vector<TorchKernel>>> kernels;  // registered(op, &table)
+  };
+  const OperatorKernels& kernelsOf(const TorchOperator& op) const;
+  // The kernel map, each key's list checked against the stored table.
+  std::vector<std::pair<int, std::vector<TorchKernel>>> registered(const TorchOperator& op,
+                                                                   const std::vector<TorchKernel>& table) const;
+  void validate() const;
+  void resolveAliases();
+  std::string nameKernel(const TorchKernel& k) const;
+  void checkCode(const TorchKernel& k, uint64_t fn, const char* what) const;
+  const std::vector<TorchKernel>& backendFallbacks() const;
+  void checkOperators(uint64_t count, const std::vector<TorchOperator>& ops) const;
+  std::string refusal() const;
+  uint64_t pythonTypeOf(uint64_t addr) const;
+  bool isTensorType(uint64_t type) const;
+
+  // c10's alias keys by name, looked up once (null where this build has none: 1.13 has no
+  // FuncTorchBatchedDecomposition, and a rule that reads a missing alias never applies).
+  struct AliasKeys {
+    const KeyInfo *autograd = nullptr, *math = nullptr, *nested = nullptr, *default_backend = nullptr,
+                  *default_backend_nonfunctional = nullptr, *batched_decomposition = nullptr;
+  };
+
+  const Remote& mem_;
+  ModuleMapping libtorch_;
+  std::shared_ptr<const TorchProfile> profile_;  // never null
+  uint64_t dispatcher_ = 0;
+  uint64_t fallthrough_ = 0;
+  AliasKeys aliases_;
+  mutable std::shared_ptr<const std::vector<TorchOperator>> operators_;
+  mutable std::shared_ptr<const std::vector<TorchKernel>> fallbacks_;
+  mutable std::optional<OperatorKernels> last_kernels_;
+};
+
+}  // namespace dscope::inspect

@@ -1,0 +1,481 @@
+#include "source/dscope/RuntimeView.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <unordered_set>
+
+#include "commands/CommandLine.h"
+#include "target/TargetImage.h"
+#include "target/ThreadLocal.h"
+#include "dscope/debug/Layout.h"
+
+namespace dscope::inspect {
+
+using debug::Layout;
+
+namespace {
+
+// Undefined (slot 0), then the runtime keys in slot order: OperatorEntry::snapshot()'s order.
+std::vector<DispatchKey> tableKeysInSlotOrder() {
+  std::vector<DispatchKey> keys{DispatchKey::Undefined};
+  for (DispatchKey k : DispatchKeySet(DispatchKeySet::FULL)) keys.push_back(k);
+  return keys;
+}
+
+size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Text as the runtime stores it (schemas, debug strings, file paths): UTF-8 without control
+// characters. Anything else is bytes that were never a string (corrupt memory).
+bool isText(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 && c != '\t') return false;
+      if (c == 0x7f) return false;
+      ++i;
+      continue;
+    }
+    const size_t n = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    if (n == 0 || (c >= 0xe0 && n == 3 && c > 0xef) || i + n > s.size()) return false;
+    for (size_t j = 1; j < n; ++j)
+      if ((static_cast<unsigned char>(s[i + j]) & 0xc0) != 0x80) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string baseName(const std::string& full) {
+  auto ns = full.find("::");
+  auto dot = full.find('.', ns == std::string::npos ? 0 : ns);
+  return dot == std::string::npos ? full : full.substr(0, dot);
+}
+
+}  // namespace
+
+std::vector<std::string> closeNames(const std::string& query, const std::vector<RemoteOperator>& ops, size_t limit) {
+  // Compare with the full name and with the base name, so "aten::ad" finds aten::add.Tensor.
+  const size_t max_distance = std::max<size_t>(2, query.size() / 3);
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& op : ops) {
+    if (query.size() > kMaxStringLength) break;
+    size_t d = std::min(editDistance(query, op.name), editDistance(query, baseName(op.name)));
+    if (d <= max_distance) scored.emplace_back(d, op.name);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && out.size() < limit; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+void RuntimeView::noRuntime(NoRuntime kind, const std::string& message) const {
+  // A core opened with another program has no runtime where the debugger looks, or garbage there:
+  // say what is wrong rather than what it looks like.
+  if (std::string mismatch = programMismatch(mem_); !mismatch.empty()) fail(mismatch);
+  // A truncated core can have lost the library list, and with it the runtime's symbols: that is
+  // why, not a runtime that is not loaded yet.
+  if (kind == kNotLoaded && mem_.isCore())
+    if (std::string lost = libraryListLost(mem_); !lost.empty()) fail("no DispatchScope runtime can be found: " + lost);
+  if (kind == kNotLoaded) fail<RuntimeNotLoaded>(message);
+  fail(message);
+}
+
+RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
+  auto addr = mem_.findSymbol("dscope_debug_descriptor");  // none without a target
+  if (!addr)
+    noRuntime(kNotLoaded, mem_.selectedTid() ? "no DispatchScope runtime in this process (symbol "
+                                                         "dscope_debug_descriptor not found; is libdscope_runtime loaded yet?)"
+                                                       : kNoProcess);
+  descriptor_addr_ = *addr;
+  try {
+    descriptor_ = mem_.read<struct dscope_debug_descriptor_t>(*addr, "dscope_debug_descriptor");
+  } catch (const InspectError& e) {
+    noRuntime(kUnusable, messageOf(e));
+  }
+  // An executable's copy of the descriptor (a copy relocation, in .bss) is all zeros until the
+  // dynamic linker has loaded the runtime and copied it in (`starti` stops before that).
+  static constexpr struct dscope_debug_descriptor_t kZero{};
+  if (std::memcmp(&descriptor_, &kZero, sizeof kZero) == 0)
+    noRuntime(kNotLoaded, "dscope_debug_descriptor at " + hex(*addr) + " is all zeros: the runtime is not "
+              "loaded yet (a process stopped before its libraries load), or the core file does not match the program");
+  if (std::memcmp(descriptor_.magic, DSCOPE_DEBUG_MAGIC, sizeof descriptor_.magic) != 0)
+    noRuntime(kUnusable, "dscope_debug_descriptor at " + hex(*addr) + " has no DSCOPEDD magic (corrupt memory, "
+              "or not a DispatchScope runtime)");
+  if (descriptor_.version != DSCOPE_DEBUG_INTERFACE_VERSION)
+    fail("the runtime in this process speaks debug interface version " + std::to_string(descriptor_.version) +
+         ", these tools speak version " + std::to_string(DSCOPE_DEBUG_INTERFACE_VERSION) +
+         "; rebuild the tools from the same source");
+  if (descriptor_.pointer_size != sizeof(void*))
+    fail("the runtime in this process has " + std::to_string(descriptor_.pointer_size) + "-byte pointers, these tools " +
+         "read " + std::to_string(sizeof(void*)) + "-byte pointers");
+  if (descriptor_.layout_hash != Layout::hash())
+    fail("the runtime in this process was built with a different layout (hash " + hex(descriptor_.layout_hash) +
+         ", expected " + hex(Layout::hash()) + "); rebuild the tools from the same source");
+  // Every offset below comes from the profile: it must be the one the hash was made of.
+  if (const uint64_t profile_hash = Layout::hashOf(descriptor_.profile); profile_hash != descriptor_.layout_hash)
+    fail("the layout profile in dscope_debug_descriptor at " + hex(*addr) + " hashes to " + hex(profile_hash) +
+         ", not to its layout hash " + hex(descriptor_.layout_hash) + " (corrupt memory)");
+}
+
+uint64_t RuntimeView::dispatcher() const {
+  auto d = reinterpret_cast<uint64_t>(descriptor_.dispatcher);
+  if (!d) fail("the dispatcher does not exist yet (nothing has been registered or dispatched)");
+  return d;
+}
+
+void RuntimeView::warn(std::string line) const { warnings_.push_back(std::move(line)); }
+
+std::string RuntimeView::readText(uint64_t addr, const char* what) const {
+  std::string s = mem_.readString(addr, what);
+  if (!isText(s)) fail(std::string("the ") + what + " at " + hex(addr) + " is not text (corrupt memory)");
+  return s;
+}
+
+// ---------------------------------------------------------------- operators
+
+namespace {
+// The operator list of the last target read, kept across commands: walking 3 693 operators costs
+// ~11 000 debugger reads, and a session asks for it on every command. Entries are never freed
+// and their names never change while the process lives, so the process (the descriptor's
+// instance: another process, a re-run, another core is another instance), the dispatcher, the head
+// and the count identify the same list; a new registration changes the count.
+struct OperatorListCache {
+  std::mutex mutex;
+  uint64_t instance = 0, dispatcher = 0, head = 0;
+  uint32_t count = 0;
+  std::shared_ptr<const OperatorList> list;
+};
+OperatorListCache& operatorListCache() {
+  static OperatorListCache cache;
+  return cache;
+}
+}  // namespace
+
+const std::vector<RemoteOperator>& RuntimeView::operators() const {
+  if (operators_) return operators_->ops;
+  const uint64_t d = dispatcher();
+  const uint32_t count = mem_.read<uint32_t>(d + layout().Dispatcher_num_operators, "operator count");
+  if (count > kMaxOperators)
+    fail("the dispatcher claims " + std::to_string(count) + " operators (corrupt memory?)");
+  const uint64_t head = mem_.readPointer(d + layout().Dispatcher_operators_head, "operator list");
+  const uint64_t instance = descriptor_.instance;  // 0: the runtime never said which process this is
+  auto& cache = operatorListCache();
+  std::lock_guard lock(cache.mutex);
+  if (instance && cache.instance == instance && cache.dispatcher == d && cache.head == head && cache.count == count &&
+      cache.list) {
+    operators_ = cache.list;
+    for (const auto& w : operators_->warnings) warn(w);
+    return operators_->ops;
+  }
+  auto list = std::make_shared<OperatorList>();
+  auto& ops = list->ops;
+  std::unordered_set<uint64_t> seen;
+  // Bounded by the count; a walk that ends before it, or revisits an entry, met a corrupt link.
+  // Entries whose name is no operator name are left out (their link may still be sound).
+  uint64_t op = head, walked = 0;
+  std::string broken;
+  for (; walked < count; ++walked) {
+    if (!op) {
+      broken = "a null link";
+      break;
+    }
+    if (!seen.insert(op).second) {
+      broken = "a link back to " + hex(op);
+      break;
+    }
+    try {
+      if (auto name = tryOperatorName(op)) {
+        list->by_addr.emplace(op, ops.size());
+        ops.push_back({op, std::move(*name)});
+      } else {
+        list->warnings.push_back("the operator at " + hex(op) + " has no operator name (corrupt memory): left out");
+      }
+      op = mem_.readPointer(op + layout().OperatorEntry_next, "operator list");
+    } catch (const InspectError& e) {
+      broken = messageOf(e);
+      break;
+    }
+  }
+  if (walked < count)
+    list->warnings.push_back("the operator list ends after " + groupThousands(walked) + " of the " +
+                             groupThousands(count) + " operators the dispatcher counts (" + broken +
+                             ": corrupt memory): the rest are not shown");
+  if (instance) {
+    cache.instance = instance;
+    cache.dispatcher = d;
+    cache.head = head;
+    cache.count = count;
+    cache.list = list;
+  }
+  operators_ = std::move(list);
+  for (const auto& w : operators_->warnings) warn(w);
+  return operators_->ops;
+}
+
+RemoteOperator RuntimeView::findOperator(const std::string& query) const {
+  const auto& ops = operators();
+  for (const auto& op : ops)
+    if (op.name == query) return op;
+  std::vector<const RemoteOperator*> overloads;
+  for (const auto& op : ops)
+    if (baseName(op.name) == query) overloads.push_back(&op);
+  if (overloads.size() == 1) return *overloads.front();
+  if (overloads.size() > 1) {
+    std::string names;
+    for (size_t i = 0; i < overloads.size() && i < 4; ++i) names += (i ? ", " : "") + overloads[i]->name;
+    if (overloads.size() > 4) names += ", ...";
+    fail("'" + shown(query) + "' names " + std::to_string(overloads.size()) + " overloads (" + names +
+         "); give the full name, e.g. " + overloads.front()->name);
+  }
+  auto close = closeNames(query, ops, 3);
+  std::string msg = "unknown operator '" + shown(query) + "'";
+  if (!close.empty()) {
+    msg += "; did you mean ";
+    for (size_t i = 0; i < close.size(); ++i) msg += (i == 0 ? "" : i + 1 == close.size() ? " or " : ", ") + close[i];
+    msg += "?";
+  }
+  // Not found in a list that could not be read whole: it may be in the part that was lost.
+  if (!operators_->warnings.empty()) msg += " (" + operators_->warnings.back() + ")";
+  fail(msg);
+}
+
+std::string RuntimeView::operatorName(uint64_t op) const {
+  if (auto name = tryOperatorName(op)) return *name;
+  fail(hex(op) + " is no operator: its name is unreadable or no operator name (corrupt memory)");
+}
+
+std::optional<std::string> RuntimeView::tryOperatorName(uint64_t op) const {
+  if (operators_)
+    if (auto it = operators_->by_addr.find(op); it != operators_->by_addr.end()) return operators_->ops[it->second].name;
+  if (auto it = names_.find(op); it != names_.end()) return it->second;
+  std::string name;
+  try {
+    name = mem_.readString(mem_.readPointer(op + layout().OperatorEntry_full_name, "operator name"), "operator name");
+  } catch (const InspectError&) {
+    return std::nullopt;
+  }
+  if (!isOperatorName(name)) return std::nullopt;
+  names_[op] = name;
+  return name;
+}
+
+format::OperatorSnapshot RuntimeView::snapshot(uint64_t op) const {
+  format::OperatorSnapshot s;
+  s.name = operatorName(op);
+  if (uint64_t schema = mem_.readPointer(op + layout().OperatorEntry_schema, "operator schema")) {
+    s.has_schema = true;
+    s.schema = readText(mem_.readPointer(schema + layout().RegisteredSchema_text, "schema"), "schema text");
+    s.debug = readText(mem_.readPointer(schema + layout().RegisteredSchema_debug, "schema"), "schema debug string");
+    auto alias = mem_.read<uint8_t>(schema + layout().RegisteredSchema_schema + layout().FunctionSchema_alias_analysis,
+                                    "alias analysis kind");
+    if (alias > static_cast<uint8_t>(AliasAnalysisKind::PURE_FUNCTION))
+      fail("operator " + s.name + " has alias analysis kind " + std::to_string(alias) + " (corrupt memory?)");
+    s.alias_analysis = toString(static_cast<AliasAnalysisKind>(alias));
+  }
+  // Registered kernels, newest first: bounded by num_kernels_ and by a hard cap.
+  const uint32_t count = mem_.read<uint32_t>(op + layout().OperatorEntry_num_kernels, "kernel count");
+  if (count > kMaxKernelsPerOperator)
+    fail("operator " + s.name + " claims " + std::to_string(count) + " kernels (corrupt memory?)");
+  std::unordered_set<uint64_t> seen;
+  for (uint64_t k = mem_.readPointer(op + layout().OperatorEntry_kernels, "kernel list"); k && s.kernels.size() < count;) {
+    if (!seen.insert(k).second) fail("the kernel list of " + s.name + " loops back to " + hex(k) + " (corrupt memory?)");
+    RemoteKernel rk = kernel(k);
+    s.kernels.push_back({rk.key, rk.debug, rk.inferred_schema.value_or(""), isFallthrough(rk), rk.boxed_fn != 0,
+                         rk.unboxed_fn != 0});
+    k = rk.next;
+  }
+  if (s.kernels.size() < count)
+    warn("the kernel list of " + s.name + " ends after " + groupThousands(s.kernels.size()) + " of the " +
+         groupThousands(count) + " kernels the operator counts (a null link: corrupt memory): the rest are not shown");
+  for (const TableEntry& e : validTableEntries(op))
+    s.table.push_back({e.key, e.kernel.debug, impl::toString(e.source), isFallthrough(e.kernel)});
+  return s;
+}
+
+std::vector<TableEntry> RuntimeView::tableEntries(uint64_t op) const {
+  std::vector<TableEntry> entries;
+  for (DispatchKey key : tableKeysInSlotOrder()) entries.push_back(tableEntry(op, key));
+  return entries;
+}
+
+std::vector<TableEntry> RuntimeView::validTableEntries(uint64_t op) const {
+  std::vector<TableEntry> entries = tableEntries(op);
+  std::erase_if(entries, [this](const TableEntry& e) { return isMissing(e.kernel); });
+  return entries;
+}
+
+const RuntimeView::RemoteTable& RuntimeView::table(uint64_t op) const {
+  if (auto it = tables_.find(op); it != tables_.end()) return it->second;
+  RemoteTable t;
+  mem_.read(op + layout().OperatorEntry_dispatchTable, t.kernels, sizeof t.kernels, "dispatch table");
+  mem_.read(op + layout().OperatorEntry_dispatchTableSource, t.sources, sizeof t.sources, "dispatch table source");
+  return tables_.emplace(op, t).first->second;
+}
+
+TableEntry RuntimeView::tableEntry(uint64_t op, DispatchKey key) const {
+  TableEntry e;
+  e.key = key;
+  e.slot = getDispatchTableIndexForDispatchKey(key);
+  const RemoteTable& t = table(op);
+  auto source = t.sources[e.slot];
+  if (source > static_cast<uint8_t>(impl::TableEntrySource::BackendFallback))
+    fail("dispatch table source " + std::to_string(source) + " at slot " + std::to_string(e.slot) + " of " +
+         operatorName(op) + " (corrupt memory?)");
+  e.source = static_cast<impl::TableEntrySource>(source);
+  e.kernel = kernel(t.kernels[e.slot]);
+  return e;
+}
+
+// ---------------------------------------------------------------- kernels
+
+RemoteKernel RuntimeView::kernel(uint64_t addr) const {
+  if (auto it = kernels_.find(addr); it != kernels_.end()) return it->second;
+  RemoteKernel k;
+  k.addr = addr;
+  k.functor = mem_.readPointer(addr + layout().AnnotatedKernel_kernel + layout().KernelFunction_functor, "kernel");
+  k.boxed_fn = mem_.readPointer(addr + layout().AnnotatedKernel_kernel + layout().KernelFunction_boxed_fn, "kernel");
+  k.unboxed_fn =
+      mem_.readPointer(addr + layout().AnnotatedKernel_kernel + layout().KernelFunction_unboxed_fn, "kernel");
+  k.debug = readText(mem_.readPointer(addr + layout().AnnotatedKernel_debug, "kernel"), "kernel debug string");
+  if (uint64_t schema = mem_.readPointer(addr + layout().AnnotatedKernel_inferred_schema, "kernel"))
+    k.inferred_schema = readText(schema, "inferred schema");
+  auto key = mem_.read<uint16_t>(addr + layout().AnnotatedKernel_key, "kernel");
+  if (key >= num_all_dispatch_keys) fail("kernel at " + hex(addr) + " has dispatch key " + std::to_string(key) + " (corrupt memory?)");
+  k.key = static_cast<DispatchKey>(key);
+  k.next = mem_.readPointer(addr + layout().AnnotatedKernel_next, "kernel list");
+  kernels_[addr] = k;
+  return k;
+}
+
+std::string RuntimeView::kernelSymbol(const RemoteKernel& k) const {
+  // functor_ is the user's function, unless it is a heap functor (stateful lambda): then the
+  // typed trampoline's name (which names the lambda type) or the boxed entry is the best we have.
+  for (uint64_t pc : {k.functor, k.unboxed_fn, k.boxed_fn}) {
+    std::string name = mem_.symbolize(pc);
+    if (!name.empty()) return name;
+  }
+  return hex(k.functor ? k.functor : k.boxed_fn);
+}
+
+uint64_t RuntimeView::sentinel(const void* address, const char* field) const {
+  // Set by the descriptor's static initializer: a null one is no runtime's.
+  if (!address)
+    fail(std::string("dscope_debug_descriptor at ") + hex(descriptor_addr_) + " holds no " + field +
+         " address (corrupt memory)");
+  // Kernels are decoded from the runtime library's memory too (the sentinels' AnnotatedKernels
+  // are its static data), which a debugger that has not loaded the library does not serve as
+  // the process had it: GDB reads the file's unrelocated bytes, LLDB nothing. The descriptor
+  // alone is no proof: an executable can hold it (a COPY relocation), and a core whose
+  // shared-library list is lost (truncated) is read that way. The hook is the library's own.
+  if (!runtime_library_found_) {
+    if (!mem_.findSymbol("dscope_debug_break_hook"))
+      fail("cannot find dscope_debug_break_hook in the runtime's dynamic symbols, and kernels are decoded from the "
+           "runtime library's memory: is libdscope_runtime loaded? (GDB: info sharedlibrary, LLDB: image list; a "
+           "truncated core loses the shared-library list)");
+    runtime_library_found_ = true;
+  }
+  return reinterpret_cast<uint64_t>(address);
+}
+
+// ---------------------------------------------------------------- threads
+
+namespace {
+// Why a block with the right magic cannot describe a thread, or "".
+std::string corruptBlock(const dscope_thread_records& r) {
+  if (r.tid <= 0 || r.tid > kMaxThreadId) return "tid " + std::to_string(r.tid) + " is no thread id";
+  if (r.state != DSCOPE_THREAD_ALIVE && r.state != DSCOPE_THREAD_DEAD)
+    return "state " + std::to_string(r.state) + " is neither alive nor dead";
+  if (r.depth > kMaxPlausibleDepth) return "dispatch depth " + groupThousands(r.depth) + " is more than any stack holds";
+  return "";
+}
+}  // namespace
+
+std::vector<ThreadBlock> RuntimeView::threadBlocks() const {
+  std::vector<ThreadBlock> blocks;
+  const uint32_t count = std::min(descriptor_.thread_records_count, kMaxThreadBlocks);
+  std::unordered_set<uint64_t> seen;
+  std::string broken = "a null link";
+  for (auto addr = reinterpret_cast<uint64_t>(descriptor_.thread_records); blocks.size() < count;) {
+    if (!addr) break;
+    if (!seen.insert(addr).second) {
+      broken = "a link back to " + hex(addr);
+      break;
+    }
+    ThreadBlock b;
+    b.addr = addr;
+    try {
+      b.records = mem_.read<dscope_thread_records>(addr, "thread dispatch records");
+    } catch (const InspectError& e) {
+      broken = messageOf(e);
+      break;
+    }
+    // The contract: a block without the magic is not the runtime's, and neither is its link.
+    if (b.records.magic != DSCOPE_THREAD_RECORDS_MAGIC) {
+      broken = "the block at " + hex(addr) + " has no DRECORDS magic";
+      break;
+    }
+    b.corrupt = corruptBlock(b.records);
+    b.tid = b.records.tid;
+    b.shown_tid = std::to_string(b.tid);
+    // An alive block belongs to a thread of this process (a child of fork() keeps its parent's).
+    // Its tid is the thread's own (in a pid namespace, not the debugger's): ThreadIds maps it.
+    if (b.corrupt.empty() && b.records.state == DSCOPE_THREAD_ALIVE) {
+      const ThreadIds& ids = mem_.threadIds();
+      if (ids.ownIdExists(b.records.tid) == false)
+        b.corrupt = "tid " + std::to_string(b.records.tid) + " is alive, but the process has no such thread "
+                    "(corrupt memory, or a block a fork() copied)";
+      else if (auto tid = ids.targetTid(b.records.tid); tid && *tid != b.tid) {
+        b.tid = *tid;
+        b.shown_tid = ids.shown(*tid);
+      }
+    }
+    addr = reinterpret_cast<uint64_t>(b.records.next);
+    blocks.push_back(std::move(b));
+  }
+  if (blocks.size() < count)
+    warn("the thread record list ends after " + groupThousands(blocks.size()) + " of the " + groupThousands(count) +
+         " blocks the runtime counts (" + broken + ": corrupt memory): threads in the rest are not shown");
+  return blocks;
+}
+
+std::pair<DispatchKeySet, DispatchKeySet> RuntimeView::threadTls(const ThreadBlock& b) const {
+  const dscope_thread_records& r = b.records;
+  const std::string who = "thread tid " + b.shown_tid;
+  if (r.state != DSCOPE_THREAD_ALIVE) fail(who + " has ended (its record block is dead): its thread-local key sets are gone");
+  // Where the records pointer of the thread whose TLS `tls` is lies; it holds this block's address.
+  // Unreadable there: a wild pointer, or a truncated core that lacks the thread's TLS (which of the
+  // two, a reader of the core cannot tell from the pointer).
+  const auto tls = reinterpret_cast<uint64_t>(r.tls);
+  uint64_t own_block = 0;
+  try {
+    own_block = mem_.readPointer(tls + descriptor_.tls_records_offset, "thread-local records pointer");
+  } catch (const InspectError&) {
+    fail(who + ": the TLS pointer " + hex(tls) + " of its record block points to memory that cannot be read "
+         "(corrupt memory, or memory the core lacks)");
+  }
+  if (own_block != b.addr)
+    fail(who + ": the TLS pointer " + hex(tls) + " of its record block is not that thread's TLS (corrupt memory)");
+  impl::PODLocalDispatchKeySet raw{};
+  raw.included_ = mem_.read<uint64_t>(tls + layout().PODLocalDispatchKeySet_included, "thread-local key sets");
+  raw.excluded_ = mem_.read<uint64_t>(tls + layout().PODLocalDispatchKeySet_excluded, "thread-local key sets");
+  const uint64_t keys = DispatchKeySet(DispatchKeySet::FULL).raw_repr();
+  for (DispatchKeySet ks : {raw.included(), raw.excluded()})
+    if (ks.raw_repr() & ~keys)
+      fail(who + ": its thread-local key sets hold bits no dispatch key has (" + hex(ks.raw_repr()) + "; corrupt memory)");
+  return {raw.included(), raw.excluded()};
+}
+
+}  // namespace dscope::inspect

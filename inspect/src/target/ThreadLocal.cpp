@@ -1,0 +1,296 @@
+#include "target/ThreadLocal.h"
+
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace dscope::inspect {
+
+namespace {
+
+constexpr uint64_t kMaxThreads = 1u << 20;  // a longer thread list is corrupt memory
+constexpr uint64_t kMaxModules = 1u << 16;
+constexpr uint64_t kDtvUnallocated = ~uint64_t{0};  // TLS_DTV_UNALLOCATED
+
+// A libthread_db descriptor: {size in bits, element count, offset} (glibc's DB_STRUCT_FIELD and
+// friends); for a DB_STRUCT sizeof entry only the first word is the size.
+struct Descriptor {
+  uint32_t bits = 0, count = 0, offset = 0;
+};
+
+Descriptor descriptor(const Remote& mem, const std::string& field) {
+  const std::string name = "_thread_db_" + field;
+  auto addr = mem.findSymbol(name.c_str());
+  if (!addr) fail("cannot find glibc's " + name + " (a libc without thread debugging descriptors?)");
+  return mem.read<Descriptor>(*addr, "a glibc thread descriptor");
+}
+
+std::string baseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// "libc10.so" of "/usr/lib/x86_64-linux-gnu/libc10.so.1.13.0": link_map names the file as it was
+// opened (often the unversioned symlink), the mappings as it resolved.
+std::string sharedObjectStem(const std::string& path) {
+  std::string base = baseName(path);
+  const auto so = base.find(".so");
+  return so == std::string::npos ? base : base.substr(0, so + 3);
+}
+
+constexpr int64_t kMaxTargetThreads = 1 << 16;  // thread numbers asked of the front end (thread_tid) at most
+constexpr int64_t kMaxGap = 256;
+constexpr uint64_t kMaxStackSize = uint64_t{1} << 30;  // a thread's stack pointer lies this close below its struct pthread
+constexpr int64_t kMaxThreadId = 1 << 22;        // the kernel's PID_MAX_LIMIT
+
+// glibc's threads: the struct pthread (= the thread pointer on x86-64) of each thread on
+// _rtld_global's thread lists (_dl_stack_user holds the initial thread and user stacks,
+// _dl_stack_used the rest), and the id it holds, the thread's own.
+//
+// A list whose next pointer reads 0 ends there (its threads after it are not known), where a
+// cycle or a longer list is corrupt memory: a core can hold zeros for a live struct pthread. GDB's
+// gcore of a glibc 2.42+ process writes zeros for the stack blocks that hold guard regions
+// (MADV_GUARD_INSTALL; smaps "gu"), and an ended thread's struct pthread stays on _dl_stack_used at
+// the top of such a block, so the list leads into zeros.
+std::vector<std::pair<uint64_t, int64_t>> glibcThreads(const Remote& mem) {
+  auto rtld = mem.findSymbol("_rtld_global");
+  if (!rtld) fail("cannot find the dynamic linker's _rtld_global (no process, or a static program)");
+  const uint32_t next = descriptor(mem, "list_t_next").offset;
+  const uint32_t list_in_thread = descriptor(mem, "pthread_list").offset;
+  const uint32_t tid_in_thread = descriptor(mem, "pthread_tid").offset;
+  std::vector<std::pair<uint64_t, int64_t>> threads;
+  for (const char* list : {"rtld_global__dl_stack_user", "rtld_global__dl_stack_used"}) {
+    const uint64_t head = *rtld + descriptor(mem, list).offset;
+    uint64_t node = mem.readPointer(head + next, "glibc's thread list");
+    for (uint64_t n = 0; node != head && node != 0; ++n) {
+      if (n == kMaxThreads) fail("glibc's thread list at " + hex(head) + " does not end (corrupt memory)");
+      const uint64_t thread = node - list_in_thread;
+      threads.emplace_back(thread, mem.read<int32_t>(thread + tid_in_thread, "a glibc thread"));
+      node = mem.readPointer(node + next, "glibc's thread list");
+    }
+  }
+  return threads;
+}
+
+// The struct pthread of the thread the process knows as `tid`, or 0.
+uint64_t threadPointer(const Remote& mem, int64_t tid) {
+  for (const auto& [thread, own] : glibcThreads(mem))
+    if (own == tid) return thread;
+  return 0;
+}
+
+// The TLS module id the dynamic linker gave the module file `path` mapped at `start`
+// (l_tls_modid), or 0. A link_map is matched by its load bias (l_addr: a shared object's first
+// byte is mapped at its bias), else by its file name; the name's bytes may be in a read-only
+// mapping a core does not hold (a DT_NEEDED string), so names are read only when biases do not tell.
+uint64_t tlsModuleId(const Remote& mem, const std::string& path, uint64_t start) {
+  auto r_debug = mem.findSymbol("_r_debug");
+  if (!r_debug) fail("cannot find the dynamic linker's _r_debug");
+  const uint32_t modid = descriptor(mem, "link_map_l_tls_modid").offset;
+  std::vector<uint64_t> maps;
+  for (uint64_t map = mem.readPointer(*r_debug + 8, "r_debug"); map; map = mem.readPointer(map + 24, "a link_map")) {
+    if (maps.size() == kMaxModules) fail("the dynamic linker's link_map list does not end (corrupt memory)");
+    maps.push_back(map);  // r_map, then l_next
+    if (mem.readPointer(map, "a link_map") == start) return mem.readPointer(map + modid, "a link_map");  // l_addr
+  }
+  const std::string wanted = sharedObjectStem(path);
+  for (uint64_t map : maps) {
+    const uint64_t name = mem.readPointer(map + 8, "a link_map");  // l_name
+    if (name && sharedObjectStem(mem.readString(name, "a link_map name")) == wanted) return mem.readPointer(map + modid, "a link_map");
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::optional<int64_t> ThreadIds::ownIdByThreadPointer(int64_t tid) const {
+  auto it = by_pointer_.find(tid);
+  if (it != by_pointer_.end()) return it->second;
+  std::optional<int64_t> own;
+  try {
+    const auto pointer = mem_.threadPointer(tid);
+    if (pointer && *pointer) {
+      const int32_t id = mem_.read<int32_t>(*pointer + descriptor(mem_, "pthread_tid").offset, "a glibc thread");
+      // glibc's id of a thread that is ending (0) or is a fork()'s child being made (negative) tells nothing.
+      if (id > 0 && id <= kMaxThreadId) own = id;
+    }
+  } catch (const InspectError&) {
+    // A thread pointer aimed at memory the target lacks: that thread's own id is not known.
+  }
+  by_pointer_.emplace(tid, own);
+  return own;
+}
+
+int64_t ThreadIds::ownId(int64_t tid) const {
+  auto known = own_ids_.find(tid);
+  if (known != own_ids_.end()) return known->second;
+  return own_ids_[tid] = sameIds() ? tid : findOwnId(tid);
+}
+
+bool ThreadIds::sameIds() const {
+  if (!same_ids_) {
+    const int64_t selected = mem_.selectedTid();
+    same_ids_ = selected && findOwnId(selected) == selected;
+  }
+  return *same_ids_;
+}
+
+int64_t ThreadIds::findOwnId(int64_t tid) const {
+  if (auto own = ownIdByThreadPointer(tid)) return *own;
+  // Without thread pointers: a thread glibc knows by this very id is that thread (ids inside a
+  // namespace are small, and never also the outer id of one of the process's threads).
+  try {
+    for (const auto& [thread, own] : glibcThreads(mem_))
+      if (own == tid) return tid;
+  } catch (const InspectError&) {
+    // No glibc threads to read: the stacks cannot tell either.
+    return tid;
+  }
+  for (const auto& [own, target_tid] : byOwnId())
+    if (target_tid == tid) return own;
+  return tid;
+}
+
+const std::map<int64_t, int64_t>& ThreadIds::byOwnId() const {
+  if (by_own_) return *by_own_;
+  by_own_.emplace();
+  complete_ = true;
+  // A debugger's thread numbers have gaps where threads ended: the list ends after kMaxGap misses.
+  for (int64_t n = 1, misses = 0; n <= kMaxTargetThreads && misses < kMaxGap; ++n) {
+    const auto tid = mem_.threadTid(n);
+    misses = tid ? 0 : misses + 1;
+    if (!tid) continue;
+    const auto own = ownIdByThreadPointer(*tid);
+    if (!own) {
+      complete_ = false;
+      continue;
+    }
+    // Two threads of one own id: the debugger lists a thread twice, once under its namespace id
+    // (GDB on a core of a namespaced process adds glibc's threads from libthread_db): the other
+    // id is the thread's.
+    auto [at, added] = by_own_->emplace(*own, *tid);
+    if (!added && at->second == *own) at->second = *tid;
+  }
+  if (by_own_->empty()) {  // no thread pointers at all: the stacks tell
+    complete_ = false;
+    matchByStack();
+    complete_ = !by_own_->empty();
+  }
+  return *by_own_;
+}
+
+// glibc puts a thread's struct pthread at the top of its stack block: a thread's is the lowest one
+// above its stack pointer. The initial thread's lies elsewhere (the dynamic linker's static TLS):
+// it is the one left over. Any doubt (a thread on no stack below a struct pthread, two threads on
+// one, a signal's alternate stack) leaves the map empty.
+void ThreadIds::matchByStack() const {
+  const dscope_target* t = mem_.target();
+  if (!t->stack_frame || !t->thread_tid) return;
+  std::map<uint64_t, int64_t> glibc;  // struct pthread -> own id, of the living threads
+  try {
+    for (const auto& [thread, own] : glibcThreads(mem_))
+      if (own > 0 && own <= kMaxThreadId) glibc.emplace(thread, own);
+  } catch (const InspectError&) {
+    return;
+  }
+  std::vector<int64_t> unplaced;
+  for (int64_t n = 1, misses = 0; n <= kMaxTargetThreads && misses < kMaxGap; ++n) {
+    int64_t tid = 0;
+    uint64_t pc = 0, sp = 0;
+    misses = t->thread_tid(t->ctx, n, &tid) == 0 ? 0 : misses + 1;
+    if (misses) continue;
+    auto above = t->stack_frame(t->ctx, tid, 0, &pc, &sp) == 0 ? glibc.upper_bound(sp) : glibc.end();
+    if (above == glibc.end() || above->first - sp > kMaxStackSize) {
+      unplaced.push_back(tid);
+      continue;
+    }
+    if (!by_own_->emplace(above->second, tid).second) {  // two threads below one struct pthread
+      by_own_->clear();
+      return;
+    }
+  }
+  std::vector<int64_t> left;  // the struct pthreads no thread's stack lies below
+  for (const auto& [thread, own] : glibc)
+    if (!by_own_->count(own)) left.push_back(own);
+  if (unplaced.size() > 1 || left.size() != unplaced.size() ||
+      (!unplaced.empty() && !by_own_->emplace(left.front(), unplaced.front()).second))
+    by_own_->clear();
+}
+
+std::optional<bool> ThreadIds::ownIdExists(int64_t own) const {
+  const auto direct = mem_.threadExists(own);
+  // Outside a namespace the ids agree; inside one, the process's ids are the namespace's small ones,
+  // none of which is also the outer id of one of its own threads.
+  if (direct == true) return true;
+  const auto& map = byOwnId();
+  if (map.count(own)) return true;
+  return complete_ ? std::optional<bool>(false) : direct;
+}
+
+std::optional<int64_t> ThreadIds::targetTid(int64_t own) const {
+  const bool exists = mem_.threadExists(own) == true;
+  // A thread of that id is the one where the target tells no thread pointers (LLDB: the map would
+  // come from the stacks). Else the map says: GDB on a core of a namespaced process lists glibc's
+  // threads (libthread_db) a second time under their namespace ids, beside the core's threads.
+  const dscope_target* t = mem_.target();
+  if (exists && (!t || !t->thread_pointer || sameIds())) return own;
+  const auto& map = byOwnId();
+  auto it = map.find(own);
+  if (it != map.end()) return it->second;
+  return exists ? std::optional<int64_t>(own) : std::nullopt;
+}
+
+std::string ThreadIds::shown(int64_t tid) const {
+  const int64_t own = ownId(tid);
+  return std::to_string(tid) + (own == tid ? "" : " (tid " + std::to_string(own) + " in its pid namespace)");
+}
+
+std::optional<uint64_t> dynamicSymbolValue(const std::string& path, const std::string& name) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  std::optional<uint64_t> value;
+  for (Elf_Scn* scn = nullptr; elf && !value && (scn = elf_nextscn(elf, scn));) {
+    GElf_Shdr shdr;
+    if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !shdr.sh_entsize) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    for (size_t i = 0; data && i < shdr.sh_size / shdr.sh_entsize; ++i) {
+      GElf_Sym sym;
+      const char* s = gelf_getsym(data, static_cast<int>(i), &sym) ? elf_strptr(elf, shdr.sh_link, sym.st_name) : nullptr;
+      if (s && name == s && sym.st_shndx != SHN_UNDEF) {
+        value = sym.st_value;
+        break;
+      }
+    }
+  }
+  if (elf) elf_end(elf);
+  close(fd);
+  return value;
+}
+
+std::optional<uint64_t> threadLocalAddress(const Remote& mem, int64_t tid, const ModuleMapping& module,
+                                           const std::string& symbol) {
+  const std::string& module_path = module.path;
+  if (tid <= 0) fail(kNoProcess);
+  auto offset = dynamicSymbolValue(module_path, symbol);
+  if (!offset) fail(module_path + " exports no " + symbol);
+  const uint64_t thread = threadPointer(mem, mem.threadIds().ownId(tid));
+  if (!thread) fail("thread tid " + mem.threadIds().shown(tid) + " is on none of glibc's thread lists");
+  const uint64_t modid = tlsModuleId(mem, module_path, module.start);
+  if (!modid) fail(baseName(module_path) + " has no TLS module id (not loaded by the dynamic linker?)");
+  const uint64_t dtv = mem.readPointer(thread + descriptor(mem, "pthread_dtvp").offset, "a thread's DTV");
+  const uint64_t entry_size = descriptor(mem, "dtv_dtv").bits / 8;
+  const uint32_t pointer_val = descriptor(mem, "dtv_t_pointer_val").offset;
+  // dtv[-1].counter is the number of entries the DTV has room for.
+  const uint64_t room = mem.readPointer(dtv - entry_size + descriptor(mem, "dtv_t_counter").offset, "a thread's DTV");
+  if (modid > room) return std::nullopt;  // the thread's DTV predates the module: nothing allocated
+  const uint64_t block = mem.readPointer(dtv + modid * entry_size + pointer_val, "a thread's DTV");
+  if (block == 0 || block == kDtvUnallocated) return std::nullopt;
+  return block + *offset;
+}
+
+}  // namespace dscope::inspect
