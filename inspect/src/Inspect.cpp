@@ -106,6 +106,15 @@ bool Session::readsTorch(const std::optional<std::string>& runtime_option) {
   return false;
 }
 
+const Dispatcher& Session::dispatcher(const std::optional<std::string>& runtime_option) {
+  if (readsTorch(runtime_option)) {
+    if (!c10_model_) c10_model_.emplace(torch());
+    return *c10_model_;
+  }
+  if (!dscope_model_) dscope_model_.emplace(*this);
+  return *dscope_model_;
+}
+
 std::vector<std::string> Session::warnings() const {
   std::vector<std::string> out;
   if (!note_.empty()) out.push_back(note_);
@@ -318,11 +327,7 @@ DSCOPE_INSPECT_EXPORT char* dscope_inspect_complete_ops(const dscope_target* tar
       out += name + "\n";
       ++n;
     };
-    if (session.readsTorch(std::nullopt)) {
-      for (const auto& op : session.torch().operators()) offer(op.name);
-    } else {
-      for (const auto& op : session.runtime().operators()) offer(op.name);
-    }
+    for (const auto& op : session.dispatcher(std::nullopt).operators()) offer(op.name);
   } catch (...) {
     out.clear();  // completion offers nothing rather than an error
   }

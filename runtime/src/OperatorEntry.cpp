@@ -1,5 +1,6 @@
 #include "dscope/OperatorEntry.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "dscope/DebugInterface.h"
@@ -325,15 +326,18 @@ format::OperatorSnapshot OperatorEntry::snapshot() const {
     s.debug = schema_->debug;
     s.alias_analysis = toString(schema_->schema.alias_analysis);
   }
-  for (auto* a = kernels_; a; a = a->next) {
-    s.kernels.push_back({a->key, a->debug, a->inferred_schema ? a->inferred_schema : "", a->kernel.isFallthrough(),
-                         a->kernel.hasBoxed(), a->kernel.hasUnboxed()});
-  }
+  // The list is newest first; a stable sort by key keeps that order within a key.
+  std::vector<const AnnotatedKernel*> kernels;
+  for (auto* a = kernels_; a; a = a->next) kernels.push_back(a);
+  std::stable_sort(kernels.begin(), kernels.end(), [](auto* a, auto* b) { return a->key < b->key; });
+  for (const AnnotatedKernel* a : kernels)
+    s.kernels.push_back({toString(a->key), isAliasDispatchKey(a->key), a->debug, a->inferred_schema ? a->inferred_schema : "",
+                         a->kernel.isFallthrough(), a->kernel.hasBoxed(), a->kernel.hasUnboxed()});
   forEachRuntimeKey([&](DispatchKey k) {
     int slot = getDispatchTableIndexForDispatchKey(k);
     const AnnotatedKernel* a = dispatchTable_[slot].load(std::memory_order_acquire);
     if (a->kernel.isMissing()) return;
-    s.table.push_back({k, a->debug, toString(dispatchTableSource_[slot]), a->kernel.isFallthrough()});
+    s.table.push_back({toString(k), a->debug, toString(dispatchTableSource_[slot]), a->kernel.isFallthrough()});
   });
   return s;
 }
@@ -353,7 +357,7 @@ void OperatorEntry::checkInvariants() const {
 }
 
 void OperatorEntry::reportError(DispatchKey k) const {
-  throw NotImplementedError(format::missingKernelMessage(snapshot(), k, get_privateuse1_backend()));
+  throw NotImplementedError(format::missingKernelMessage(snapshot(), toString(k), get_privateuse1_backend()));
 }
 
 }  // namespace dscope::impl

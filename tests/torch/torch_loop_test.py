@@ -72,7 +72,7 @@ def expected(scenario, tls, source=SOURCE):
         "dispatch chain rebuilt from the native stack (PyTorch keeps no dispatch records): 400 frames walked, the innermost",
         "  " + tls + "\n",
         "(autograd is not excluded on this thread)",
-        "continue below autograd: op.redispatch(ks & c10::after_autograd_keyset, ...) with the kernel's DispatchKeySet argument",
+        "continue below autograd: op.redispatch(ks & after_autograd_keyset, ...) with the kernel's DispatchKeySet argument",
     ]
     if scenario == "self":
         return common + [
@@ -114,7 +114,7 @@ def expected(scenario, tls, source=SOURCE):
             "operator it was called for, and the compiler tail-called the kernel away (no frame of it is left): myops::bloop's "
             "AutogradCPU kernel (%s, %s) calls myops::bloop again: " % (boxed, registered),
             "so the kernel re-enters itself",
-            "  fix: in that kernel, continue below autograd: op.redispatchBoxed(ks & c10::after_autograd_keyset, ...) with the "
+            "  fix: in that kernel, continue below autograd: op.redispatchBoxed(ks & after_autograd_keyset, ...) with the "
             "kernel's DispatchKeySet argument"]
     if scenario == "mutual":
         return common + [

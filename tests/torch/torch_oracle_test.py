@@ -20,6 +20,7 @@ too, each in one session (--commands). --mode refusals: bad profiles and bad inp
 each one dscope: line. Exits 1 naming the first differences."""
 
 import argparse
+import json
 import os
 import pathlib
 import re
@@ -235,9 +236,10 @@ def sections(output):
 
 
 def thread_answer(tls, tid):
-    """The block of `keyset --tls` output about thread tid (from its "thread tid N:" line), or None."""
-    blocks = re.split(r"^(?=thread tid \d+:$)", tls, flags=re.M)
-    return next((b for b in blocks if b.startswith("thread tid %d:\n" % tid)), None)
+    """The block of `keyset --tls` output about thread tid (from its "thread tid N:" line, "thread tid
+    N (tid M in its pid namespace):" in a container), or None."""
+    blocks = re.split(r"^(?=thread tid \d+(?: \(tid \d+ in its pid namespace\))?:$)", tls, flags=re.M)
+    return next((b for b in blocks if b and re.match(r"thread tid %d( \(tid \d+ in its pid namespace\))?:\n" % tid, b)), None)
 
 
 def compare(oracle, answers, main_tid=None):
@@ -356,7 +358,7 @@ def refusal_cases(workdir, profile, tensor_impl):
                   "does not fit this process"))
     cases.append((shifted_profile(workdir, profile, "TensorImpl_key_set", -8), "keyset " + tensor_impl,
                   "does not fit this process: the TensorImpl at %s holds key set" % tensor_impl))
-    cases.append((None, "op-table no_such::op --computed", "dscope: no operator 'no_such::op' in this process's dispatcher"))
+    cases.append((None, "op-table no_such::op --computed", "dscope: unknown operator 'no_such::op'"))
     cases.append((None, "op-table aten::mm --computed --key Autograd", "dscope: --key shows one computed entry"))
     cases.append((None, "op-table aten::mm --key Autograd", "dscope: Autograd is an alias key"))
     cases.append((None, "keyset --tls --runtime nothing", "dscope: --runtime takes torch or dscope, not 'nothing'"))
@@ -391,6 +393,32 @@ def refusals(debugger, plugin, core, workdir, cases):
     return problems
 
 
+def same_answers_on_both(dscope, pid):
+    """The same question put to each runtime of one process (--runtime dscope, --runtime torch)
+    gets an answer of the same shape: one command written once over one model, not two twins."""
+    def ask(runtime, command):
+        out = subprocess.run([dscope, "pid", "--json", str(pid), *command.split(), "--runtime", runtime],
+                             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        lines = [l for l in out.stdout.splitlines() if l.startswith("{")]
+        try:
+            return json.loads(lines[-1]) if lines else {"no answer": out.stdout + out.stderr}
+        except ValueError:
+            return {"not JSON": lines[-1]}
+    problems = []
+    for command in ("op-table aten::mm", "op-table aten::mm --key CPU", "op-table aten::mm --registered",
+                    "op-table aten::no_such_op", "keyset 0x8000", "op-table --missing Meta"):
+        ours, theirs = ask("dscope", command), ask("torch", command)
+        if sorted(ours) != sorted(theirs):
+            problems.append("%s: the fields differ between the runtimes:\n  dscope: %s\n  torch:  %s"
+                            % (command, sorted(ours), sorted(theirs)))
+        if "runtime" in ours and (ours["runtime"], theirs["runtime"]) != ("dscope", "pytorch"):
+            problems.append("%s: runtime %r and %r, not 'dscope' and 'pytorch'" % (command, ours["runtime"], theirs["runtime"]))
+        for answer in (ours, theirs):
+            if command.endswith("no_such_op") and "unknown operator 'aten::no_such_op'" not in answer.get("error", ""):
+                problems.append("%s: %r" % (command, answer))
+    return problems
+
+
 def both_runtimes(a, debuggers):
     """A process holding DispatchScope's runtime (preloaded) and PyTorch: the commands read ours and
     say so in one line; --runtime torch reads PyTorch's."""
@@ -409,6 +437,8 @@ def both_runtimes(a, debuggers):
             problems += ["%s: %s" % (debugger, f) for f in session.text_failures(text, expect=expect, reject=REJECT)]
             if problems:
                 problems.append(text[-2000:])
+        if a.dscope:
+            problems += same_answers_on_both(a.dscope, target.pid)
     finally:
         target.kill()
     print("both runtimes: %d problems" % len(problems))

@@ -49,7 +49,8 @@ endforeach()
 # One process with both runtimes (ours preloaded into the torch process): the default and --runtime.
 add_test(NAME torch_both_runtimes
   COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_oracle_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --mode both
-          --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_both_runtimes --runtime-library $<TARGET_FILE:dscope_runtime>)
+          --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_both_runtimes --runtime-library $<TARGET_FILE:dscope_runtime>
+          --dscope $<TARGET_FILE:dscope>)
 set_tests_properties(torch_both_runtimes PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 300)
 include(${TORCH_TESTS}/libtorch_program.cmake)  # a C++ libtorch program and its kernel core
 # dispatch-break on a Python program, five breakpoints in one run per debugger (an unboxed, an

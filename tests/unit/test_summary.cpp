@@ -212,9 +212,14 @@ TEST_SUITE("summary") {
     REQUIRE(snap.kernels.size() == 4);
     CHECK(b.text == "OperatorEntry(summ::probe, schema: " + snap.schema + ", 4 registered kernels)");
     std::string children;
-    for (size_t i = 0; i < snap.kernels.size(); ++i)
-      children += (i ? "," : "") + textChild("[" + std::to_string(i) + "]",
-                                               std::string(toString(snap.kernels[i].key)) + ": " + snap.kernels[i].debug);
+    // The children are the kernel list, newest first: registerSummaryOps's order reversed.
+    int i = 0;
+    for (K key : {K::CUDA, K::PrivateUse1, K::Meta, K::CPU})
+      for (const auto& k : snap.kernels)
+        if (k.key == toString(key)) {
+          children += (i ? "," : "") + textChild("[" + std::to_string(i) + "]", k.key + ": " + k.debug);
+          ++i;
+        }
     CHECK(b.json == "{\"summary\":\"" + b.text + "\",\"children\":[" + children + "]}\n");
     CHECK(b.json.find("CUDA: registered at test_summary.cpp:31") != std::string::npos);  // the newest: [0]
 

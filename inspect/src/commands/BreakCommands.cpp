@@ -37,13 +37,8 @@ bool operatorExists(const TorchView& tv, const std::string& name) {
   return false;
 }
 
-// Our runtime's key for an optional --key K (a key no dispatch can select is the user's mistake).
-DispatchKey runtimeKey(const std::string& name) {
-  const DispatchKey key = parseKeyOrFail(name);
-  if (isAliasDispatchKey(key))
-    fail(name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
-  return key;
-}
+// Our runtime's key for an optional --key K.
+DispatchKey runtimeKey(const std::string& name) { return static_cast<DispatchKey>(checkedBreakKey(dscopeKeyTable(), name)); }
 
 std::string described(const DispatchBreakpoint& b) { return b.op + (b.key.empty() ? "" : " at " + b.key); }
 
@@ -105,7 +100,7 @@ DispatchExplanation ourExplanation(Session& s, const dscope_stop_registers& r) {
     e.arguments_note = "the runtime did not describe the dispatch";
   }
   try {  // the stop is told even when its kernel cannot be read
-    const TableEntry entry = rt.tableEntry(r.args[0], static_cast<DispatchKey>(key));
+    const RemoteTableEntry entry = rt.tableEntry(r.args[0], static_cast<DispatchKey>(key));
     if (!rt.isMissing(entry.kernel)) {
       e.kernel = rt.kernelSymbol(entry.kernel);
       e.why = whyText(entry.source, e.key, toString(entry.kernel.key), e.op);
@@ -185,6 +180,16 @@ const TorchView* torchToArm(Session& s) {
   }
 }
 
+// The key table of the PyTorch build the process maps, before its dispatcher can be read: its
+// profile's, found by build-id; nullptr when no profile describes it (yet).
+const KeyTable* pendingTorchKeys(Session& s) {
+  const auto libtorch = TorchView::findLibtorch(s.mem());
+  if (!libtorch) return nullptr;
+  static std::shared_ptr<const TorchProfile> kept;  // the table handed out lives as long as the next lookup
+  kept = findTorchProfile(fileBuildId(libtorch->path));
+  return kept ? &kept->keys : nullptr;
+}
+
 }  // namespace
 
 std::string BreakTable::command(Session& s, const std::vector<std::string>& words) {
@@ -246,8 +251,11 @@ std::string BreakTable::add(Session& s, const std::string& op, const std::string
       out += "dispatch-break: no operator named " + op + " is registered yet; the entry matches once one is\n";
     return out;
   };
-  auto pending = [&] {
-    if (!key.empty()) runtimeKey(key);  // checked against the runtime's key names until one is loaded
+  // Kept until the runtime can be read, its key checked against the key table it will have: ours,
+  // or the table of the PyTorch build the process maps (its profile's; unchecked without one,
+  // until the breakpoint arms).
+  auto pending = [&](const KeyTable* keys) {
+    if (!key.empty() && keys) checkedBreakKey(*keys, key);
     breaks_.push_back(b);
     ++next_;
     kernel_sites_ = {};  // until locations() runs again
@@ -257,8 +265,8 @@ std::string BreakTable::add(Session& s, const std::string& op, const std::string
     // Real PyTorch: breakpoints on its kernels, which the front end places (locations()).
     if (s.mem().isCore()) fail("cannot arm a dispatch breakpoint: the target is not writable (a core file?)");
     const TorchView* tv = torchToArm(s);
-    if (!tv) return pending();
-    if (!key.empty()) torchBreakKey(*tv, key);
+    if (!tv) return pending(pendingTorchKeys(s));
+    if (!key.empty()) checkedBreakKey(tv->keys(), key);
     return kept(operatorExists(*tv, op));
   }
   std::optional<bool> registered;  // unknown while no runtime can be read
@@ -269,7 +277,7 @@ std::string BreakTable::add(Session& s, const std::string& op, const std::string
     // runtime is loaded. A core never runs on: it says why nothing can be armed.
     if (!s.mem().isCore()) {
       armed_instance_ = 0;  // a process's filter no longer holds the whole table
-      return pending();
+      return pending(&dscopeKeyTable());
     }
   } catch (const InspectError&) {  // a runtime that cannot be read: arming says why
   }

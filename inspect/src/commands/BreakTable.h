@@ -115,9 +115,11 @@ class BreakTable {
   TorchKernelSites kernel_sites_;
 };
 
+// The runtime key --key K names in a runtime's key table (ours, or a PyTorch build's); InspectError
+// for a key no dispatch can select (unknown, an alias, no table slot).
+int checkedBreakKey(const KeyTable& keys, const std::string& name);
 // Real PyTorch (TorchBreak.cpp): the kernel entries the breakpoints need, and the dispatch a stop
-// at one of them is when a breakpoint asks for it. A key is checked against the build's table.
-int torchBreakKey(const TorchView& tv, const std::string& name);
+// at one of them is when a breakpoint asks for it.
 TorchKernelSites torchKernelSites(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks);
 // A stop at one of `at`'s locations whose registers show no site's call (what torchBreakHit would
 // answer without a stop, from the same rules); false elsewhere, or when memory must tell.

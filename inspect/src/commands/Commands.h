@@ -9,8 +9,8 @@
 #include "commands/CommandLine.h"
 #include "commands/Json.h"
 #include "target/Remote.h"
-#include "source/dscope/RuntimeView.h"
-#include "source/c10/TorchView.h"
+#include "source/c10/C10Dispatcher.h"
+#include "source/dscope/DscopeDispatcher.h"
 
 namespace dscope::inspect {
 
@@ -33,6 +33,8 @@ class Session {
   // given, else PyTorch's when the process maps libtorch and holds no runtime of ours. With both,
   // ours, and a note saying so (among the warnings).
   bool readsTorch(const std::optional<std::string>& runtime_option);
+  // The dispatcher the commands read, the one readsTorch chooses.
+  const Dispatcher& dispatcher(const std::optional<std::string>& runtime_option);
   // What the runtime view could not read whole (RuntimeView::warnings), once each.
   std::vector<std::string> warnings() const;
 
@@ -40,6 +42,8 @@ class Session {
   Remote mem_;
   std::optional<RuntimeView> view_;
   std::optional<TorchView> torch_;
+  std::optional<DscopeDispatcher> dscope_model_;
+  std::optional<C10Dispatcher> c10_model_;
   std::string note_;
 };
 
@@ -53,17 +57,15 @@ extern const char* const kDispatchBreakUsage;
 std::string runKeyset(Session& s, const std::vector<std::string>& words);
 std::string runOpTable(Session& s, const std::vector<std::string>& words);
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words);
-// The same commands on real PyTorch (TorchCommands.cpp), after the common argument checks.
-std::string runTorchKeyset(Session& s, const ParsedArgs& args);
-std::string runProfileKeyset(Session& s, const ParsedArgs& args, const std::string& path);
-std::string runTorchOpTable(Session& s, const ParsedArgs& args);
+// dispatch-trace on real PyTorch (stack/TorchTrace.cpp), after the common argument checks.
 std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args);
 
 // ---- values (Values.cpp, ValueSummary.cpp) ----
 
-// `keyset EXPR`'s key set: a number, else what the debugger's value of EXPR holds (a key set, a
-// tensor's, an integer); InspectError "cannot evaluate 'EXPR': ..." otherwise.
-DispatchKeySet keySetArgument(Session& s, const std::string& text);
+// The key set word a debugger value of our runtime's types holds: a DispatchKeySet's repr_; a
+// tensor's (Tensor, TensorImpl, or a pointer to either); an integer as it is. InspectError with
+// the message after "cannot evaluate".
+uint64_t keySetWord(Session& s, const std::string& expr, const dscope_value& v);
 // The dispatch in the debugger's selected frame (named `frame`): whether its operator is `name`
 // (full or base name), and its key (inspect.h dscope_frame_op_is, dscope_frame_key).
 bool frameOpIs(Session& s, const std::string& frame, const std::string& name);
@@ -88,39 +90,20 @@ const dscope_value_type* valueTypeAt(uint64_t index);
 
 // ---- shared by the commands ----
 
-// One computed-table row as op-table shows it beside the dump: the key, its slot, why, the kernel's
-// registered-at string and name. The plain op-table's text and the JSON's "computed" array are
-// made of these for both runtimes.
-struct ComputedRow {
-  std::string key;
-  int slot = 0;
-  std::string label, debug;
-  bool fallthrough = false;
-  std::string symbol;
-};
-void computedJson(Json& j, const std::vector<ComputedRow>& rows, const std::string& table);
-std::string wholeOperatorText(const std::string& name, const std::string& dump, const std::string& table,
-                              const std::vector<ComputedRow>& rows);
-// op-table --list [PATTERN] [--json] over a runtime's operator names, and --missing KEY's answer
-// (the operators whose computed entry for key is missing): one text and JSON for both runtimes.
-std::string operatorListAnswer(const std::vector<std::string>& names, const ParsedArgs& args);
-std::string missingAnswer(const std::string& key, const std::vector<std::string>& missing, size_t total, bool json);
+// `keyset EXPR`'s key set in the dispatcher's terms: a number (Dispatcher::keySetOfWord), else what
+// the debugger's value of EXPR holds; InspectError "cannot evaluate 'EXPR': ..." otherwise.
+uint64_t keySetArgument(Session& s, const Dispatcher& d, const std::string& text);
+// The thread --thread N means: the debugger's thread N where it has one, else the OS thread id N;
+// without the option the debugger's selected thread (0 when it has none).
+int64_t chosenThread(const Remote& mem, const std::optional<std::string>& thread_option);
 // Why a computed entry of `op` at `key` holds what it holds (c10's computeDispatchTableEntry
 // rules), its kernel registered at `registered_key`: the `why:` line of `op-table OP --key K`.
 std::string whyText(impl::TableEntrySource source, const std::string& key, const std::string& registered_key,
                     const std::string& op);
-// "DispatchKeySet(CPU, AutogradCPU) (raw 0x2000010001)"
-std::string keySetWithRaw(DispatchKeySet ks);
-// "AutogradCPU (dispatch-table slot 97)", also right for bit 63 (the sentinel has no slot).
-std::string keyWithSlot(DispatchKeySet ks);
-// The runtime keys of ks, comma-separated ("" when none).
-std::string keyNames(DispatchKeySet ks);
 
-// The block of the thread the user means: --thread N (the debugger's thread number), else the
-// debugger's selected thread, else the first alive block. A block found corrupt is no thread's:
+// The block of thread tid (0: the first alive block). A block found corrupt is no thread's:
 // InspectError saying so, as when the thread's block may be in a part of the list that was lost.
-const ThreadBlock& selectThread(const RuntimeView& rt, const std::vector<ThreadBlock>& blocks,
-                                const std::optional<std::string>& thread_option);
+const ThreadBlock& selectThread(const RuntimeView& rt, const std::vector<ThreadBlock>& blocks, int64_t tid);
 // "dscope: the record block at 0x... is corrupt (state 7 is neither alive nor dead)"
 std::string corruptBlockLine(const ThreadBlock& b);
 

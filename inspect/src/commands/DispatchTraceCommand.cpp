@@ -291,11 +291,11 @@ class TracePrinter {
     if (b.records.state == DSCOPE_THREAD_ALIVE) {
       try {
         const auto [included, excluded] = rt_.threadTls(b);
-        st.tls_included = keyNames(included);
-        st.tls_excluded = keyNames(excluded);
+        st.tls_included = dscopeKeyTable().keyNames(included.raw_repr());
+        st.tls_excluded = dscopeKeyTable().keyNames(excluded.raw_repr());
         st.tls_change = tlsChange({included.raw_repr(), excluded.raw_repr()},
                                   {default_included_set.raw_repr(), default_excluded_set.raw_repr()},
-                                  [](uint64_t raw) { return keyNames(DispatchKeySet::from_raw_repr(raw)); });
+                                  [](uint64_t raw) { return dscopeKeyTable().keyNames(raw); });
       } catch (const InspectError& e) {
         rt_.warn(std::string(e.what()).substr(8));  // without "dscope: ": warn adds it back
       }
@@ -444,7 +444,7 @@ class TracePrinter {
                     "arguments and the thread-local sets, which still select " + callee_key +
                     ", so the kernel re-enters itself until the stack overflows";
       t.fix = "in that kernel, continue below autograd: op.redispatch(ks & after_autograd_keyset, ...) with the "
-              "kernel's DispatchKeySet argument, or make the call under an AutoDispatchBelowAutograd guard";
+              "kernel's DispatchKeySet argument, or make the call under an AutoDispatchBelowADInplaceOrView guard";
       return;
     }
     t.diagnosis = who + " dispatches " + callee_op + " at " + callee_key + " (" + format::recordKindLabel(reentered.kind) +
@@ -533,7 +533,7 @@ std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) 
     for (const auto& b : blocks) selected.push_back(&b);
     if (selected.empty()) fail("no thread has dispatched yet (no dispatch records)");
   } else {
-    selected.push_back(&selectThread(rt, blocks, args.value("--thread")));
+    selected.push_back(&selectThread(rt, blocks, chosenThread(s.mem(), args.value("--thread"))));
   }
   TracePrinter printer(rt);
   const bool full = args.has("--full");

@@ -20,90 +20,52 @@ const char* const kOpTableUsage =
 
 namespace {
 
-using impl::TableEntrySource;
-
-std::string whyText(const TableEntry& e, const std::string& op) {
-  return inspect::whyText(e.source, toString(e.key), toString(e.kernel.key), op);
-}
 // The row _dispatch_dump_table prints for one entry (or a "missing" row).
-std::string tableRow(const RuntimeView& rt, const TableEntry& e) {
-  if (rt.isMissing(e.kernel)) return std::string(toString(e.key)) + ": (missing)";
-  format::OperatorSnapshot one;
-  one.table.push_back({e.key, e.kernel.debug, impl::toString(e.source), rt.isFallthrough(e.kernel)});
-  std::string row = format::dumpComputedTable(one);
-  return row.substr(0, row.size() - 1);  // without its newline
+std::string tableRow(const KeyTable& kt, const TableEntry& e) {
+  if (!e.present()) return kt.name(e.key) + ": (missing)";
+  return format::computedTableRow({kt.name(e.key), e.kernel.debug, impl::toString(e.source), e.fallthrough});
 }
 
-std::string keyEntry(const RuntimeView& rt, const RemoteOperator& op, DispatchKey key, bool json) {
-  if (isAliasDispatchKey(key))
-    fail(std::string(toString(key)) + " is an alias key; computed tables hold runtime keys (e.g. CPU, AutogradCPU)");
-  TableEntry e = rt.tableEntry(op.addr, key);
-  const bool missing = rt.isMissing(e.kernel), fallthrough = rt.isFallthrough(e.kernel);
-  const std::string symbol = missing ? "" : rt.kernelSymbol(e.kernel);
+// The runtime key a --key or --missing option names; InspectError for an unknown or alias key.
+int runtimeKey(const Dispatcher& d, const std::string& name) {
+  const KeyInfo* k = d.keys().byName(name);
+  if (!k) fail("unknown dispatch key '" + shown(name) + "' (PyTorch's names: CPU, AutogradCPU, Meta, BackendSelect, ...)");
+  if (k->alias) fail(name + " is an alias key; computed tables hold runtime keys (e.g. CPU, AutogradCPU)");
+  return k->value;
+}
+
+std::string keyEntry(const Dispatcher& d, const Operator& op, const std::string& key, int value, bool json) {
+  const KeyTable& kt = d.keys();
+  const TableEntry e = d.computedEntry(op, value);
+  const std::string registered_key = e.registered_key >= 0 ? kt.name(e.registered_key) : key;
+  const std::string why = whyText(e.source, key, registered_key, op.name);
+  const bool kernel = e.present() && !e.ambiguous();
+  const std::string name = kernel ? d.kernelName(e.kernel) : "";
   if (json) {
     Json j;
-    j.beginObject().field("op", op.name).field("key", toString(key)).field("slot", e.slot);
-    j.field("missing", missing).field("label", missing ? "missing" : impl::toString(e.source));
-    j.field("why", whyText(e, op.name)).field("fallthrough", fallthrough);
-    if (!missing) j.field("debug", e.kernel.debug).field("registered_at_key", toString(e.kernel.key)).field("symbol", symbol);
+    j.beginObject().field("op", op.name).field("key", key).field("slot", e.slot);
+    j.field("missing", !e.present()).field("label", e.present() ? impl::toString(e.source) : "missing");
+    j.field("why", why).field("fallthrough", e.fallthrough);
+    if (kernel) j.field("debug", e.kernel.debug).field("registered_at_key", registered_key).field("symbol", name);
     return j.endObject().str();
   }
-  std::string out = op.name + " at " + toString(key) + " (dispatch-table slot " + std::to_string(e.slot) + "):\n";
-  out += "  entry:  " + tableRow(rt, e) + "\n";
-  out += "  why:    " + whyText(e, op.name) + "\n";
-  if (missing) return out;
-  if (fallthrough) out += "  note:   a fallthrough: the dispatcher skips " + std::string(toString(key)) + " and goes on to the next key\n";
-  out += "  kernel: registered at key " + std::string(toString(e.kernel.key)) + ", " + e.kernel.debug + "\n";
-  out += "  symbol: " + symbol + "\n";
-  return out;
+  std::string out = op.name + " at " + key + " (dispatch-table slot " + std::to_string(e.slot) + "):\n";
+  out += "  entry:  " + tableRow(kt, e) + "\n";
+  out += "  why:    " + why + "\n";
+  if (!kernel) return out;
+  if (e.fallthrough) out += "  note:   a fallthrough: the dispatcher skips " + key + " and goes on to the next key\n";
+  if (e.source == impl::TableEntrySource::BackendFallback) out += "  kernel: the backend fallback for " + key + ", " + e.kernel.debug + "\n";
+  else out += "  kernel: registered at key " + registered_key + ", " + e.kernel.debug + "\n";
+  return out + "  symbol: " + name + "\n";
 }
 
-std::string wholeOperator(const RuntimeView& rt, const RemoteOperator& op, const ParsedArgs& args) {
-  format::OperatorSnapshot snap = rt.snapshot(op.addr);
-  const std::string dump = format::dumpState(snap), table = format::dumpComputedTable(snap);
-  if (!args.has("--json") && args.has("--registered")) return dump;
-  if (!args.has("--json") && args.has("--computed")) return table;
-  std::vector<ComputedRow> rows;
-  for (const TableEntry& e : rt.validTableEntries(op.addr))
-    rows.push_back({toString(e.key), e.slot, impl::toString(e.source), e.kernel.debug, rt.isFallthrough(e.kernel),
-                    rt.kernelSymbol(e.kernel)});
-  if (args.has("--json")) {  // --registered / --computed keep their half, as in the text
-    const bool registered = !args.has("--computed"), computed = !args.has("--registered");
-    Json j;
-    j.beginObject().field("name", snap.name).field("has_schema", snap.has_schema);
-    if (snap.has_schema) j.field("schema", snap.schema).field("debug", snap.debug).field("alias_analysis", snap.alias_analysis);
-    if (registered) {
-      j.key("registered").beginArray();
-      for (const auto& k : snap.kernels) {
-        j.beginObject().field("key", toString(k.key)).field("debug", k.debug).field("inferred_schema", k.inferred_schema);
-        j.field("fallthrough", k.fallthrough).field("boxed", k.boxed).field("unboxed", k.unboxed).endObject();
-      }
-      j.endArray().field("dispatch_dump", dump);
-    }
-    if (computed) computedJson(j, rows, table);
-    return j.endObject().str();
-  }
-  return wholeOperatorText(snap.name, dump, table, rows);
-}
-
-std::string listOperators(const RuntimeView& rt, const ParsedArgs& args) {
-  std::vector<std::string> names;
-  for (const auto& op : rt.operators()) names.push_back(op.name);
-  return operatorListAnswer(names, args);
-}
-
-std::string missingForKey(const RuntimeView& rt, const std::string& key_name, const ParsedArgs& args) {
-  DispatchKey key = parseKeyOrFail(key_name);
-  if (isAliasDispatchKey(key))
-    fail(key_name + " is an alias key; --missing needs a runtime key (e.g. CPU, Meta, AutogradCPU)");
-  const auto& ops = rt.operators();
-  std::vector<std::string> missing;
-  for (const auto& op : ops)
-    if (rt.isMissing(rt.tableEntry(op.addr, key).kernel)) missing.push_back(op.name);
-  return missingAnswer(toString(key), missing, ops.size(), args.has("--json"));
-}
-
-}  // namespace
+struct ComputedRow {
+  std::string key;
+  int slot = 0;
+  std::string label, debug;
+  bool fallthrough = false;
+  std::string symbol;
+};
 
 void computedJson(Json& j, const std::vector<ComputedRow>& rows, const std::string& table) {
   j.key("computed").beginArray();
@@ -114,47 +76,89 @@ void computedJson(Json& j, const std::vector<ComputedRow>& rows, const std::stri
   j.endArray().field("dispatch_dump_table", table);
 }
 
-std::string wholeOperatorText(const std::string& name, const std::string& dump, const std::string& table,
-                              const std::vector<ComputedRow>& rows) {
-  std::string out = "== torch._C._dispatch_dump(\"" + name + "\")\n" + dump;
-  out += "== torch._C._dispatch_dump_table(\"" + name + "\")\n" + table;
+void registeredJson(Json& j, const format::OperatorSnapshot& snap, const std::string& dump) {
+  j.key("registered").beginArray();
+  for (const auto& k : snap.kernels) {
+    j.beginObject().field("key", k.key).field("debug", k.debug).field("inferred_schema", k.inferred_schema);
+    j.field("fallthrough", k.fallthrough).field("boxed", k.boxed).field("unboxed", k.unboxed).endObject();
+  }
+  j.endArray().field("dispatch_dump", dump);
+}
+
+std::string wholeOperator(const Dispatcher& d, const Operator& op, const ParsedArgs& args) {
+  const KeyTable& kt = d.keys();
+  const bool json = args.has("--json");
+  const bool registered = !args.has("--computed"), computed = !args.has("--registered");
+  std::optional<format::OperatorSnapshot> snap;
+  std::string dump;
+  if (registered || json) snap = d.registrations(op);
+  if (registered) dump = format::dumpState(*snap);
+  if (args.has("--registered") && !json) return dump;
+  const bool named = json || !args.has("--computed");  // --computed's text names no kernel
+  std::string table;
+  std::vector<ComputedRow> rows;
+  for (const auto& e : d.computedTable(op)) {
+    if (!e.present()) continue;
+    table.append(tableRow(kt, e)).append("\n");
+    rows.push_back({kt.name(e.key), e.slot, impl::toString(e.source), e.kernel.debug, e.fallthrough,
+                    !named ? "" : e.ambiguous() ? "(ambiguous)" : d.kernelName(e.kernel)});
+  }
+  if (json) {  // --registered / --computed keep their half, as in the text
+    Json j;
+    j.beginObject().field("name", op.name).field("runtime", d.runtimeId()).field("has_schema", snap->has_schema);
+    if (snap->has_schema)
+      j.field("schema", snap->schema).field("debug", snap->debug).field("alias_analysis", snap->alias_analysis);
+    if (registered) registeredJson(j, *snap, dump);
+    if (computed) computedJson(j, rows, table);
+    return j.endObject().str();
+  }
+  if (args.has("--computed")) return table;
+  std::string out = "== torch._C._dispatch_dump(\"" + op.name + "\")\n" + dump;
+  out += "== torch._C._dispatch_dump_table(\"" + op.name + "\")\n" + table;
   out += "== kernels of the computed table (key: symbol)\n";
   for (const auto& r : rows) out += r.key + ": " + r.symbol + "\n";
   return out;
 }
 
-std::string operatorListAnswer(const std::vector<std::string>& names, const ParsedArgs& args) {
+std::string operatorListAnswer(const std::vector<Operator>& ops, const ParsedArgs& args) {
   if (args.positional.size() > 1) usageError("--list takes at most one pattern", kOpTableUsage);
   const std::string pattern = args.positional.empty() ? "" : args.positional.front();
   std::vector<const std::string*> matches;
-  for (const auto& name : names)
-    if (name.find(pattern) != std::string::npos) matches.push_back(&name);
+  for (const auto& op : ops)
+    if (op.name.find(pattern) != std::string::npos) matches.push_back(&op.name);
   if (args.has("--json")) {
     Json j;
-    j.beginObject().field("pattern", pattern).field("total", static_cast<uint64_t>(names.size()));
+    j.beginObject().field("pattern", pattern).field("total", static_cast<uint64_t>(ops.size()));
     j.key("operators").beginArray();
     for (const auto* name : matches) j.value(*name);
     return j.endArray().endObject().str();
   }
   std::string out;
   for (const auto* name : matches) out += *name + "\n";
-  if (pattern.empty()) return out + std::to_string(names.size()) + (names.size() == 1 ? " operator registered\n" : " operators registered\n");
-  return out + std::to_string(matches.size()) + " of " + std::to_string(names.size()) + " operators match '" + pattern + "'\n";
+  if (pattern.empty()) return out + std::to_string(ops.size()) + (ops.size() == 1 ? " operator registered\n" : " operators registered\n");
+  return out + std::to_string(matches.size()) + " of " + std::to_string(ops.size()) + " operators match '" + pattern + "'\n";
 }
 
-std::string missingAnswer(const std::string& key, const std::vector<std::string>& missing, size_t total, bool json) {
+std::string missingAnswer(const Dispatcher& d, const std::string& key_name, bool json) {
+  const int key = runtimeKey(d, key_name);
+  const auto& ops = d.operators();
+  std::vector<std::string> missing;
+  for (const auto& op : ops)
+    if (!d.computedEntry(op, key).present()) missing.push_back(op.name);
   if (json) {
     Json j;
-    j.beginObject().field("key", key).field("total", static_cast<uint64_t>(total));
+    j.beginObject().field("key", key_name).field("total", static_cast<uint64_t>(ops.size()));
     j.key("operators").beginArray();
     for (const auto& name : missing) j.value(name);
     return j.endArray().endObject().str();
   }
   std::string out;
   for (const auto& name : missing) out += name + "\n";
-  return out + std::to_string(missing.size()) + " of " + std::to_string(total) + " operators have no kernel for " + key +
+  return out + std::to_string(missing.size()) + " of " + std::to_string(ops.size()) + " operators have no kernel for " + key_name +
          " (no kernel, alias kernel or fallback: a dispatch there fails)\n";
 }
+
+}  // namespace
 
 std::string whyText(impl::TableEntrySource source, const std::string& key, const std::string& reg_key,
                     const std::string& op) {
@@ -191,20 +195,20 @@ std::string runOpTable(Session& s, const std::vector<std::string>& words) {
   if ((list || missing) && (args.has("--registered") || args.has("--computed") || args.value("--key")))
     usageError("--registered, --computed and --key need an operator", kOpTableUsage);
   if (missing && !args.positional.empty()) usageError("--missing takes only a key", kOpTableUsage);
-  if ((list || missing) && s.readsTorch(args.value("--runtime"))) return runTorchOpTable(s, args);
-  if (list) return listOperators(s.runtime(), args);
-  if (missing) return missingForKey(s.runtime(), *missing, args);
-  if (args.positional.size() != 1) usageError("op-table needs one operator name", kOpTableUsage);
-  if (args.has("--registered") && args.has("--computed")) usageError("--registered or --computed, not both", kOpTableUsage);
-  if (args.value("--key") && (args.has("--registered") || args.has("--computed")))
-    usageError("--key shows one computed entry; it does not combine with --registered/--computed", kOpTableUsage);
-  if (s.readsTorch(args.value("--runtime"))) return runTorchOpTable(s, args);
-  std::optional<DispatchKey> key;
-  if (auto k = args.value("--key")) key = parseKeyOrFail(*k);  // a bad key fails before any memory is read
-  const RuntimeView& rt = s.runtime();
-  RemoteOperator op = rt.findOperator(args.positional.front());
-  if (key) return keyEntry(rt, op, *key, args.has("--json"));
-  return wholeOperator(rt, op, args);
+  if (!list && !missing) {
+    if (args.positional.size() != 1) usageError("op-table needs one operator name", kOpTableUsage);
+    if (args.has("--registered") && args.has("--computed")) usageError("--registered or --computed, not both", kOpTableUsage);
+    if (args.value("--key") && (args.has("--registered") || args.has("--computed")))
+      usageError("--key shows one computed entry; it does not combine with --registered/--computed", kOpTableUsage);
+  }
+  const Dispatcher& d = s.dispatcher(args.value("--runtime"));
+  if (list) return operatorListAnswer(d.operators(), args);
+  if (missing) return missingAnswer(d, *missing, args.has("--json"));
+  std::optional<int> key;
+  if (auto k = args.value("--key")) key = runtimeKey(d, *k);  // a bad key fails before the operator is looked up
+  const Operator op = d.findOperator(args.positional.front());
+  if (key) return keyEntry(d, op, *args.value("--key"), *key, args.has("--json"));
+  return wholeOperator(d, op, args);
 }
 
 }  // namespace dscope::inspect

@@ -35,7 +35,7 @@ constexpr uint64_t kMaxListTensors = 1024;  // a Tensor[] argument longer than t
 
 // One computed-table entry a breakpoint asks for.
 struct Site {
-  const TorchOperator* op;
+  const Operator* op;
   int key, slot;
   uint64_t functor, boxed, unboxed, sym_unboxed;
   // The function the dispatcher calls (KernelFunction::call's order): unboxed, else sym_unboxed,
@@ -52,7 +52,7 @@ std::vector<Site> sites(const TorchView& tv, const std::vector<DispatchBreakpoin
   std::set<std::pair<uint64_t, int>> seen;  // (operator, slot): two breakpoints may ask for one
   std::vector<unsigned char> fn(size);
   for (const auto& b : breaks) {
-    const int only = b.key.empty() ? -1 : torchBreakKey(tv, b.key);
+    const int only = b.key.empty() ? -1 : checkedBreakKey(tv.keys(), b.key);
     for (const auto& op : tv.operators()) {
       if (!namesOperator(op.name, b.op)) continue;
       for (int k : tv.keys().runtimeKeys()) {
@@ -243,11 +243,11 @@ void computedSet(const TorchView& tv, const Site& site, uint64_t arguments, int6
 
 }  // namespace
 
-int torchBreakKey(const TorchView& tv, const std::string& name) {
-  const KeyInfo* info = tv.keys().byName(name);
+int checkedBreakKey(const KeyTable& keys, const std::string& name) {
+  const KeyInfo* info = keys.byName(name);
   if (!info) fail("unknown dispatch key '" + shown(name) + "' (PyTorch's names: CPU, AutogradCPU, Meta, BackendSelect, ...)");
   if (info->alias) fail(name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
-  if (info->slot < 0) fail(name + " has no dispatch-table slot in this PyTorch build; no dispatch goes to it");
+  if (info->slot < 0) fail(name + " has no dispatch-table slot; no dispatch goes to it");
   return info->value;
 }
 
@@ -332,8 +332,8 @@ std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std:
       e.included = tv.keys().keySetString(included), e.excluded = tv.keys().keySetShown(excluded);
     }
     // The computed entry explains the table's (the same kernel unless registrations are changing).
-    const TorchTableEntry entry = tv.computedEntry(*site.op, site.key);
-    TorchKernel kernel = entry.kernel;
+    const TableEntry entry = tv.computedEntry(*site.op, site.key);
+    Kernel kernel = entry.kernel;
     kernel.functor = site.functor, kernel.boxed = site.boxed, kernel.unboxed = site.unboxed, kernel.sym_unboxed = site.sym_unboxed;
     e.kernel = tv.kernelName(kernel);
     if (entry.kernel.functor == site.functor && entry.kernel.boxed == site.boxed) {

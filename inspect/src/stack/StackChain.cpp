@@ -99,11 +99,11 @@ struct KernelUse {
 class KernelIndex {
  public:
   explicit KernelIndex(const RuntimeView& rt) {
-    for (const RemoteOperator& op : rt.operators()) {
+    for (const Operator& op : rt.operators()) {
       try {
-        for (const TableEntry& e : rt.tableEntries(op.addr)) {
+        for (const RemoteTableEntry& e : rt.tableEntries(op.entry)) {
           if (rt.isFallthrough(e.kernel)) continue;
-          const KernelUse use{op.addr, e.key, e.kernel.addr};
+          const KernelUse use{op.entry, e.key, e.kernel.addr};
           for (uint64_t fn : {e.kernel.functor, e.kernel.unboxed_fn, e.kernel.boxed_fn}) {
             if (!fn) continue;
             auto& uses = by_entry_[fn];

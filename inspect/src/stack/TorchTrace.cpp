@@ -35,7 +35,7 @@ constexpr uint64_t kMaxLoopStart = 160;      // frames above the loop (where the
 
 // What one computed-table entry's functions are: operator and key, and the entry's functor.
 struct KernelUse {
-  const TorchOperator* op;
+  const Operator* op;
   int key;
   uint64_t functor = 0;
 };
@@ -44,9 +44,9 @@ struct KernelUse {
 // alias key of a kernel that fills several slots, as PyTorch's custom-op tutorial registers one at
 // Autograd) and the kernel.
 struct CycleKernel {
-  const TorchOperator* op;
+  const Operator* op;
   int key;
-  TorchKernel kernel;
+  Kernel kernel;
 };
 
 // The computed-table entries whose unboxed, sym_unboxed or boxed function is one of `wanted` (the
@@ -62,7 +62,7 @@ std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv, co
   std::vector<unsigned char> table(size * slots);
   // By address, each run of tables lying close together fetched in one read: a page per
   // operator, one front-end call each, was most of a first dispatch-trace in GDB.
-  std::vector<const TorchOperator*> ops;
+  std::vector<const Operator*> ops;
   for (const auto& op : tv.operators()) ops.push_back(&op);
   std::sort(ops.begin(), ops.end(), [](const auto* a, const auto* b) { return a->entry < b->entry; });
   const uint64_t offset = p.at("OperatorEntry_dispatchTable");
@@ -70,7 +70,7 @@ std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv, co
   const uint64_t functor = p.at("KernelFunction_functor"), sym_unboxed = p.at("KernelFunction_sym_unboxed");
   uint64_t fetched_to = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
-    const TorchOperator& op = *ops[i];
+    const Operator& op = *ops[i];
     if (op.entry + offset + table.size() > fetched_to) {
       size_t j = i;
       while (j + 1 < ops.size() && ops[j + 1]->entry + offset + table.size() - (op.entry + offset) <= kPrefetchBytes) ++j;
@@ -189,7 +189,7 @@ TorchStack readFrames(const Remote& mem, int64_t tid, uint64_t window) {
 // A kernel's name (TorchView::kernelName), with a boxed function registered by
 // makeFromBoxedFunction<&f>() told by f: "c10::BoxedKernel::make_boxed_function<&(f(...))>(...)"
 // -> "f(...)" (an ELF symbol's name starts with the template's return type, "void ").
-std::string kernelFunction(const TorchView& tv, const TorchKernel& k) {
+std::string kernelFunction(const TorchView& tv, const Kernel& k) {
   const std::string name = tv.kernelName(k), marker = "c10::BoxedKernel::make_boxed_function<&(";
   const size_t start = name.find(marker);
   if (start == std::string::npos || (start && name.compare(0, start, "void ") != 0)) return name;
@@ -205,12 +205,12 @@ std::string kernelFunction(const TorchView& tv, const TorchKernel& k) {
 // kernel fills every slot the frame's function is in; nullopt when the frame's function is
 // several operators' (a shared trampoline) or several kernels'.
 std::optional<CycleKernel> oneKernel(const TorchView& tv, const std::vector<KernelUse>& uses) {
-  std::set<const TorchOperator*> ops;
+  std::set<const Operator*> ops;
   std::set<int> keys;
   for (const auto& u : uses) ops.insert(u.op), keys.insert(u.key);
   if (ops.size() != 1) return std::nullopt;
   std::optional<CycleKernel> out;
-  for (const TorchTableEntry& e : tv.computedTable(**ops.begin())) {
+  for (const TableEntry& e : tv.computedTable(**ops.begin())) {
     if (!keys.count(e.key)) continue;
     const int key = keys.size() == 1 ? e.key : e.registered_key;
     const KeyInfo* info = tv.keys().byValue(key);
@@ -231,12 +231,12 @@ std::optional<CycleKernel> callBoxedKernel(const TorchView& tv, const TorchStack
   const auto& p = tv.profile();
   const uint64_t offset = p.at("OperatorEntry_dispatchTable"), size = p.at("sizeof_KernelFunction");
   const uint64_t table = size * p.at("count_table_slots");
-  std::map<uint64_t, const TorchOperator*> tables;  // by the table's address
+  std::map<uint64_t, const Operator*> tables;  // by the table's address
   for (const auto& op : tv.operators()) tables[op.entry + offset] = &op;
   std::map<int, int> key_of_slot;
   for (int k : tv.keys().runtimeKeys())
     if (const KeyInfo* info = tv.keys().byValue(k); info && info->slot >= 0) key_of_slot.emplace(info->slot, k);
-  std::set<std::pair<const TorchOperator*, int>> found;
+  std::set<std::pair<const Operator*, int>> found;
   const uint64_t end = std::min<uint64_t>(stack.loop.start + 2 * stack.loop.period + 1, stack.frames.size() - 1);
   for (uint64_t i = stack.loop.start; i < end; ++i) {
     const uint64_t from = stack.frames[i].sp, to = stack.frames[i + 1].sp;
@@ -258,7 +258,7 @@ std::optional<CycleKernel> callBoxedKernel(const TorchView& tv, const TorchStack
   }
   if (found.size() != 1) return std::nullopt;
   const auto [op, key] = *found.begin();
-  const TorchTableEntry e = tv.computedEntry(*op, key);
+  const TableEntry e = tv.computedEntry(*op, key);
   if (!e.present()) return std::nullopt;
   return CycleKernel{op, key, e.kernel};
 }
@@ -318,7 +318,7 @@ struct FrameKernel {
 FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
   if (auto one = oneKernel(tv, f.kernels))
     return {one->op->name, tv.keys().name(one->key), kernelFunction(tv, one->kernel) + ", " + one->kernel.debug};
-  std::set<const TorchOperator*> ops;
+  std::set<const Operator*> ops;
   std::set<int> keys;
   for (const auto& u : f.kernels) ops.insert(u.op), keys.insert(u.key);
   FrameKernel out{ops.size() == 1 ? (*ops.begin())->name : "<one of " + std::to_string(ops.size()) + " operators>",
@@ -326,7 +326,7 @@ FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
   // One kernel at every key (an alias kernel fills many slots): named; several: not.
   if (ops.size() == 1) {
     std::set<std::pair<std::string, std::string>> kernels;
-    for (const TorchTableEntry& e : tv.computedTable(**ops.begin()))
+    for (const TableEntry& e : tv.computedTable(**ops.begin()))
       if (keys.count(e.key)) kernels.insert({kernelFunction(tv, e.kernel), e.kernel.debug});
     if (kernels.size() == 1) out.kernel = kernels.begin()->first + ", " + kernels.begin()->second;
   }
@@ -499,8 +499,8 @@ std::string stackText(const TorchView& tv, const TorchStack& stack) {
   const std::string which = cycle.size() == 1 ? "that kernel" : "those kernels";
   out += is_autograd_key
              ? "  fix: in " + which + ", continue below autograd: op." + (stack.boxed_reentry ? "redispatchBoxed" : "redispatch") +
-                   "(ks & c10::after_autograd_keyset, ...) with "
-               "the kernel's DispatchKeySet argument, or make the call under an at::AutoDispatchBelowADInplaceOrView guard\n"
+                   "(ks & after_autograd_keyset, ...) with "
+               "the kernel's DispatchKeySet argument, or make the call under an AutoDispatchBelowADInplaceOrView guard\n"
              : std::string("  fix: ") + (cycle.size() == 1 ? "that kernel must not call the operator it implements again"
                                                : "break the cycle: one of those kernels must call neither operator again") +
                    ": compute the result there, or call a different operator or an at::native function directly\n";

@@ -12,31 +12,30 @@ std::string dumpState(const OperatorSnapshot& op) {
   } else {
     out += "schema: (none)\n";
   }
-  // Stable order: by key value, and within a key newest first (the first one is active).
-  for (uint16_t v = 0; v < num_all_dispatch_keys; ++v) {
-    auto key = static_cast<DispatchKey>(v);
-    bool first = true;
-    for (const auto& k : op.kernels) {
-      if (k.key != key) continue;
-      out += toString(key);
-      if (isAliasDispatchKey(key)) out += "[alias]";
-      if (!first) out += " (inactive)";
-      out += ": " + k.debug + " :: " + (k.inferred_schema.empty() ? "(none)" : k.inferred_schema) + " [ ";
-      if (k.fallthrough) out += "fallthrough ";
-      if (k.boxed) out += "boxed ";
-      if (k.unboxed) out += "unboxed ";
-      out += "]\n";
-      first = false;
-    }
+  for (size_t i = 0; i < op.kernels.size(); ++i) {
+    const KernelRegistration& k = op.kernels[i];
+    out += k.key;
+    if (k.alias_key) out += "[alias]";
+    if (i > 0 && op.kernels[i - 1].key == k.key) out += " (inactive)";
+    out += ": " + k.debug + " :: " + (k.inferred_schema.empty() ? "(none)" : k.inferred_schema) + " [ ";
+    if (k.fallthrough) out += "fallthrough ";
+    if (k.boxed) out += "boxed ";
+    if (k.unboxed) out += "unboxed ";
+    out += "]\n";
   }
   return out;
 }
 
+std::string computedTableRow(const ComputedEntry& e) {
+  std::string row;
+  row.reserve(e.key.size() + e.debug.size() + e.label.size() + 18);
+  row.append(e.key).append(": ").append(e.fallthrough ? "fallthrough " : "").append(e.debug).append(" [").append(e.label).append("]");
+  return row;
+}
+
 std::string dumpComputedTable(const OperatorSnapshot& op) {
   std::string out;
-  for (const auto& e : op.table) {
-    out += std::string(toString(e.key)) + ": " + (e.fallthrough ? "fallthrough " : "") + e.debug + " [" + e.label + "]\n";
-  }
+  for (const auto& e : op.table) out.append(computedTableRow(e)).append("\n");
   return out;
 }
 
@@ -44,23 +43,23 @@ std::string listAllDispatchKeys(const OperatorSnapshot& op) {
   std::string out = "[";
   bool first = true;
   for (const auto& e : op.table) {
-    if (e.key == DispatchKey::Undefined) continue;
+    if (e.key == "Undefined") continue;
     if (!first) out += ", ";
-    out += toString(e.key);
+    out += e.key;
     first = false;
   }
   return out + "]";
 }
 
-std::string missingKernelMessage(const OperatorSnapshot& op, DispatchKey key, const std::string& privateuse1_name) {
-  if (key == DispatchKey::Undefined) {
+std::string missingKernelMessage(const OperatorSnapshot& op, const std::string& key, const std::string& privateuse1_name) {
+  if (key == "Undefined") {
     return "There were no tensor arguments to this function (e.g., you passed an empty list of Tensors), "
            "but no fallback function is registered for schema " + op.name +
            ".  This usually means that this function requires a non-empty list of Tensors, or that you "
            "(the operator writer) forgot to register a fallback function.  Available functions are " +
            listAllDispatchKeys(op) + ".\n\n" + dumpComputedTable(op);
   }
-  std::string key_name = toString(key);
+  std::string key_name = key;
   // A renamed PrivateUse1 backend shows under its own name, as in c10.
   const std::string suffix = "PrivateUse1";
   if (key_name.size() >= suffix.size() && key_name.compare(key_name.size() - suffix.size(), suffix.size(), suffix) == 0 &&

@@ -392,106 +392,6 @@ void checkRequired(const TorchProfile& p) {
 
 }  // namespace
 
-KeyTable::KeyTable(std::vector<KeyInfo> keys, std::vector<int> runtime_order, int backends)
-    : runtime_order_(std::move(runtime_order)), backends_(backends) {
-  int top = 0;
-  for (const auto& k : keys) top = std::max(top, k.value);
-  keys_.resize(top + 1);
-  for (auto& k : keys) {
-    by_name_.emplace(k.name, k.value);
-    known_bits_ |= k.bits;
-    keys_[k.value] = std::move(k);
-  }
-}
-
-const KeyInfo* KeyTable::byValue(int value) const {
-  if (value < 0 || value >= static_cast<int>(keys_.size()) || keys_[value].name.empty()) return nullptr;
-  return &keys_[value];
-}
-
-const KeyInfo* KeyTable::byName(std::string_view name) const {
-  auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : &keys_[it->second];
-}
-
-const std::string& KeyTable::name(int value) const {
-  static const std::string unknown = "(unknown key)";
-  const KeyInfo* k = byValue(value);
-  return k ? k->name : unknown;
-}
-
-bool KeyTable::inAlias(const KeyInfo& k, std::string_view alias) const { return inAlias(k, byName(alias)); }
-
-bool KeyTable::inAlias(const KeyInfo& k, const KeyInfo* alias) {
-  return alias && std::find(k.in_aliases.begin(), k.in_aliases.end(), alias->value) != k.in_aliases.end();
-}
-
-std::vector<int> KeyTable::keysOf(uint64_t raw) const {
-  std::vector<int> out;
-  for (int v : runtime_order_)
-    if (const KeyInfo* k = byValue(v); k && has(raw, *k)) out.push_back(v);
-  return out;
-}
-
-std::string KeyTable::keySetString(uint64_t raw) const {
-  std::string out = "DispatchKeySet(";
-  bool first = true;
-  for (int v : keysOf(raw)) {
-    out += (first ? "" : ", ") + name(v);
-    first = false;
-  }
-  return out + ")";
-}
-
-std::vector<int> KeyTable::backendlessFunctionalities(uint64_t raw) const {
-  const uint64_t backend_mask = (uint64_t{1} << backends_) - 1;
-  uint64_t shown = 0;  // the functionality bits raw's runtime keys show
-  for (int v : keysOf(raw)) shown |= byValue(v)->bits & ~backend_mask;
-  std::vector<int> out;
-  for (uint64_t rest = raw & ~backend_mask & ~shown; rest; rest &= rest - 1) {
-    const uint64_t bit = rest & -rest;
-    // The functionality's own key: the first key of exactly this bit (Dense before Unknown).
-    for (const auto& k : keys_)
-      if (!k.alias && k.bits == bit) {
-        out.push_back(k.value);
-        break;
-      }
-  }
-  return out;
-}
-
-std::string KeyTable::keyNames(uint64_t raw) const {
-  const uint64_t backend_mask = (uint64_t{1} << backends_) - 1;
-  std::vector<std::pair<uint64_t, std::string>> named;  // (functionality bits, name)
-  for (int v : keysOf(raw)) named.emplace_back(byValue(v)->bits & ~backend_mask, name(v));
-  for (int v : backendlessFunctionalities(raw)) named.emplace_back(byValue(v)->bits, name(v));
-  std::stable_sort(named.begin(), named.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::string out;
-  for (const auto& [bits, text] : named) out += (out.empty() ? "" : ", ") + text;
-  return out;
-}
-
-std::string KeyTable::keySetShown(uint64_t raw) const {
-  std::string out = keySetString(raw);
-  for (int v : backendlessFunctionalities(raw)) out += " + " + name(v) + " (every backend)";
-  return out;
-}
-
-int KeyTable::highestKey(uint64_t raw) const {
-  const uint64_t backend_mask = (uint64_t{1} << backends_) - 1;
-  const uint64_t functionality = raw & ~backend_mask;
-  if (!functionality) return 0;
-  const uint64_t top = uint64_t{1} << (63 - __builtin_clzll(functionality));
-  const uint64_t backends = raw & backend_mask;
-  const uint64_t with_backend = backends ? top | (uint64_t{1} << (63 - __builtin_clzll(backends))) : top;
-  // The highest value with exactly those bits: a per-backend key (CPU) before its functionality
-  // (Dense), StartOfDenseBackends ("Unknown") before Dense when no backend bit is set, as c10.
-  int best = 0;
-  for (const auto& k : keys_)
-    if (!k.alias && (k.bits == with_backend || (k.bits == top && best == 0))) best = std::max(best, k.value);
-  return best;
-}
-
 uint64_t TorchProfile::at(std::string_view name) const {
   // A reader asks for a value by a literal name for every entry it reads: no string is made.
   auto it = values.find(name);
@@ -569,7 +469,8 @@ TorchProfile readTorchProfile(const std::string& path) {
   checkCounts(p);
   checkLayout(p);
   checkKeys(p, keys, runtime_order);
-  p.keys = KeyTable(std::move(keys), std::move(runtime_order), static_cast<int>(p.at("count_backends")));
+  p.keys = KeyTable(std::move(keys), std::move(runtime_order), p.backend_names,
+                    {p.at("set_default_included"), p.at("set_default_excluded")});
   return p;
 }
 

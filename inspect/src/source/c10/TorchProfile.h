@@ -15,66 +15,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/KeyTable.h"
+
 namespace dscope::inspect {
-
-// One DispatchKey of the build: its value, name, DispatchKeySet bits and table slot (-1: none).
-struct KeyInfo {
-  int value = 0;
-  std::string name;
-  uint64_t bits = 0;
-  int slot = -1;
-  bool alias = false;
-  std::vector<int> in_aliases;     // the alias keys that cover it (isIncludedInAlias)
-  uint64_t autograd_backends = 0;  // getBackendKeySetFromAutograd: its backends, for an autograd key
-};
-
-class KeyTable {
- public:
-  KeyTable() = default;
-  KeyTable(std::vector<KeyInfo> keys, std::vector<int> runtime_order, int backends);
-
-  const KeyInfo* byValue(int value) const;
-  const KeyInfo* byName(std::string_view name) const;
-  // The runtime keys in c10's DispatchKeySet(FULL) order (Undefined first): the rows a computed
-  // table may print.
-  const std::vector<int>& runtimeKeys() const { return runtime_order_; }
-  int backends() const { return backends_; }
-  const std::string& name(int value) const;
-
-  // The runtime keys a raw key set holds, in iteration order (c10's DispatchKeySet iterator).
-  std::vector<int> keysOf(uint64_t raw) const;
-  // "DispatchKeySet(CPU, AutogradCPU)", as c10's toString(DispatchKeySet) of this build.
-  std::string keySetString(uint64_t raw) const;
-  // The functionality keys (AutogradFunctionality, Dense, ...) whose per-backend functionality bit
-  // raw holds without a backend bit for it: c10 prints no key for such a bit (its iterator yields
-  // per-backend keys only), yet an exclude set holding it skips that functionality on every
-  // backend (inference_mode excludes AutogradFunctionality so).
-  std::vector<int> backendlessFunctionalities(uint64_t raw) const;
-  // Every key raw holds, in c10's order: its runtime keys and its backendless functionalities,
-  // each by its c10 name ("AutogradOther, AutogradFunctionality, AutogradNestedTensor"). "" for none.
-  std::string keyNames(uint64_t raw) const;
-  // keySetString, then " + AutogradFunctionality (every backend)" for what it cannot show.
-  std::string keySetShown(uint64_t raw) const;
-  // highestPriorityTypeId(): the key of the highest functionality bit (with the highest backend
-  // bit for a per-backend functionality); Undefined (0) for an empty set.
-  int highestKey(uint64_t raw) const;
-  // isIncludedInAlias(k, alias): whether the alias key named `alias` covers k.
-  bool inAlias(const KeyInfo& k, std::string_view alias) const;
-  // The same for an alias key already looked up (null: a key this build lacks covers nothing).
-  static bool inAlias(const KeyInfo& k, const KeyInfo* alias);
-  // DispatchKeySet(key).has(other) for a runtime key: every bit of `other` is in raw.
-  static bool has(uint64_t raw, const KeyInfo& k) { return k.bits && (raw & k.bits) == k.bits; }
-  // The bits of raw that no key of this build has: a key set read through a profile that does not
-  // fit the process (or damaged memory) holds some.
-  uint64_t unknownBits(uint64_t raw) const { return raw & ~known_bits_; }
-
- private:
-  std::vector<KeyInfo> keys_;  // by value
-  std::map<std::string, int, std::less<>> by_name_;
-  std::vector<int> runtime_order_;
-  int backends_ = 0;
-  uint64_t known_bits_ = 0;
-};
 
 // A hash of any string type, so that a lookup by a literal or a string_view makes no std::string.
 struct StringHash {

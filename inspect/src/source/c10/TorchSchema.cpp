@@ -118,14 +118,15 @@ class SchemaPrinter {
     return out;
   }
 
-  // "alias analysis kind: " line's text: toString(aliasAnalysis()), " (default)" when unset.
-  std::string aliasAnalysis(uint64_t schema) const {
+  // The "alias analysis kind: " line's kind (toString(aliasAnalysis())), and whether it is unset
+  // (printed " (default)").
+  std::pair<std::string, bool> aliasAnalysis(uint64_t schema) const {
     const uint64_t kind = schema + at("FunctionSchema_alias_kind");
     const bool set = flag(kind + at("OptionalAliasKind_engaged"));
     const uint64_t value = set ? mem_.read<uint8_t>(kind + at("OptionalAliasKind_payload"), "a schema") : at("AliasAnalysisKind_unset");
     const std::string* name = p_.nameOf("AliasAnalysisKind", value);
     if (!name) fail("the alias analysis kind at " + hex(kind) + " is corrupt (" + std::to_string(value) + " is none of this build's)");
-    return *name + (set ? "" : " (default)");
+    return {*name, !set};
   }
 
  private:
@@ -331,46 +332,42 @@ class SchemaPrinter {
 
 }  // namespace
 
-std::optional<std::vector<SchemaParameter>> schemaArguments(const TorchView& tv, const TorchOperator& op) {
+std::optional<std::vector<SchemaParameter>> schemaArguments(const TorchView& tv, const Operator& op) {
   if (!tv.schemaDebug(op)) return std::nullopt;
   const TorchProfile& p = tv.profile();
   return SchemaPrinter(tv).parameters(
       op.entry + p.at("OperatorEntry_schema") + p.at("OptionalSchema_payload") + p.at("AnnotatedSchema_schema"), false);
 }
 
-std::string dumpRegistered(const TorchView& tv, const TorchOperator& op) {
+format::OperatorSnapshot registrationsOf(const TorchView& tv, const Operator& op) {
   const TorchProfile& p = tv.profile();
   const SchemaPrinter printer(tv);
-  std::string out = "name: " + op.name + "\n";
+  format::OperatorSnapshot s;
+  s.name = op.name;
   if (auto debug = tv.schemaDebug(op)) {
     const uint64_t schema = op.entry + p.at("OperatorEntry_schema") + p.at("OptionalSchema_payload") + p.at("AnnotatedSchema_schema");
-    const std::string text = printer.schema(schema);
+    s.schema = printer.schema(schema);
     // The schema names its operator, as the operator entry does.
-    if (text.compare(0, op.name.size() + 1, op.name + "(") != 0)
-      fail("the schema of " + op.name + " at " + hex(schema) + " is corrupt (it names '" + shown(text.substr(0, text.find('('))) + "')");
-    out += "schema: " + text + "\n";
-    out += "debug: " + *debug + "\n";
-    out += "alias analysis kind: " + printer.aliasAnalysis(schema) + "\n";
-  } else {
-    out += "schema: (none)\n";
+    if (s.schema.compare(0, op.name.size() + 1, op.name + "(") != 0)
+      fail("the schema of " + op.name + " at " + hex(schema) + " is corrupt (it names '" + shown(s.schema.substr(0, s.schema.find('('))) + "')");
+    s.has_schema = true;
+    s.debug = *debug;
+    const auto [kind, is_default] = printer.aliasAnalysis(schema);
+    s.alias_analysis = kind;
+    s.alias_analysis_is_default = is_default;
   }
-  auto fallthrough = tv.mem().findSymbol(p.symbol("fallthrough_kernel").c_str());
+  const uint64_t fallthrough = tv.fallthroughKernel();
   // In DispatchKey order; a key's list front first, the ones behind it "(inactive)".
   for (const auto& [key, kernels] : tv.registered(op)) {
     const KeyInfo* info = tv.keys().byValue(key);
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      const TorchKernel& k = kernels[i];
+    for (const Kernel& k : kernels) {
       const uint64_t inferred = tv.mem().readPointer(k.addr + p.at("AnnotatedKernel_inferred_function_schema") + p.at("UniquePtr_pointer"), "a kernel");
-      out += tv.keys().name(key) + (info && info->alias ? "[alias]" : "") + (i > 0 ? " (inactive)" : "") + ": " + k.debug +
-             " :: " + (inferred ? printer.schema(inferred) : "(none)") + " [ ";
       // KernelFunction::dumpState()
-      if (fallthrough && *fallthrough && k.boxed == *fallthrough) out += "fallthrough ";
-      if (k.boxed) out += "boxed ";
-      if (k.unboxed) out += "unboxed ";
-      out += "]\n";
+      s.kernels.push_back({tv.keys().name(key), info && info->alias, k.debug, inferred ? printer.schema(inferred) : "",
+                           fallthrough && k.boxed == fallthrough, k.boxed != 0, k.unboxed != 0});
     }
   }
-  return out;
+  return s;
 }
 
 }  // namespace dscope::inspect

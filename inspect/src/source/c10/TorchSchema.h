@@ -14,15 +14,16 @@
 
 namespace dscope::inspect {
 
-// _dispatch_dump(op), byte for byte; InspectError (one line) when memory holds something the
-// printer does not know how to print (a type or default value no schema of this build uses).
-std::string dumpRegistered(const TorchView& tv, const TorchOperator& op);
+// What _dispatch_dump(op) prints (format::dumpState makes it byte for byte); InspectError (one
+// line) when memory holds something the printer does not know how to print (a type or default
+// value no schema of this build uses).
+format::OperatorSnapshot registrationsOf(const TorchView& tv, const Operator& op);
 
 // A schema argument: its name and its type as Type::str() prints it ("Tensor", "Tensor?", "int[]").
 struct SchemaParameter {
   std::string name, type;
 };
 // The operator's schema arguments in order, or nullopt when it has no schema (only kernels).
-std::optional<std::vector<SchemaParameter>> schemaArguments(const TorchView& tv, const TorchOperator& op);
+std::optional<std::vector<SchemaParameter>> schemaArguments(const TorchView& tv, const Operator& op);
 
 }  // namespace dscope::inspect

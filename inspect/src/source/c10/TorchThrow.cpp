@@ -62,7 +62,7 @@ std::optional<CouldNotRun> couldNotRunThrown(const TorchView& tv, uint64_t low, 
       auto found = parseCouldNotRun(text);
       if (!found || !tv.keys().byName(found->key)) continue;
       const auto& ops = tv.operators();
-      if (std::any_of(ops.begin(), ops.end(), [&](const TorchOperator& op) { return op.name == found->op; })) return found;
+      if (std::any_of(ops.begin(), ops.end(), [&](const Operator& op) { return op.name == found->op; })) return found;
     } catch (const InspectError&) {
     }
   }

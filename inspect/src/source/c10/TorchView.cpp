@@ -184,7 +184,7 @@ void TorchView::validate() const {
 
 // The list walked must be as long as its size says, and its first operators named and annotated
 // as c10 names and annotates them.
-void TorchView::checkOperators(uint64_t count, const std::vector<TorchOperator>& ops) const {
+void TorchView::checkOperators(uint64_t count, const std::vector<Operator>& ops) const {
   const std::string refuse = refusal();
   if (count == 0 || count > kMaxTorchOperators)
     fail(refuse + "its operator list claims " + std::to_string(count) + " operators (not initialized yet?)");
@@ -220,10 +220,10 @@ struct TorchView::ListKey {
 
 namespace {
 std::mutex operator_cache_mutex;
-std::map<uint64_t, std::pair<TorchView::ListKey, std::shared_ptr<const std::vector<TorchOperator>>>> operator_cache;
+std::map<uint64_t, std::pair<TorchView::ListKey, std::shared_ptr<const std::vector<Operator>>>> operator_cache;
 }  // namespace
 
-const std::vector<TorchOperator>& TorchView::operators() const {
+const std::vector<Operator>& TorchView::operators() const {
   if (operators_) return *operators_;
   const uint64_t head = dispatcher_ + value("Dispatcher_operators");
   ListKey key{head, mem_.readPointer(head + value("StdList_size"), "the operator list"),
@@ -240,14 +240,14 @@ const std::vector<TorchOperator>& TorchView::operators() const {
       return *operators_;
     }
   }
-  std::vector<TorchOperator> ops;
+  std::vector<Operator> ops;
   const uint64_t data = value("StdListNode_data") + value("OperatorDef_op");
   uint64_t node = key.first;
   bool read_ahead = true;  // the nodes lie mostly in allocation order: a page per node cost one call each
   while (node != head) {
     if (ops.size() >= kMaxTorchOperators) fail("the operator list at " + hex(head) + " does not end (corrupt memory)");
     if (read_ahead && !mem_.holds(node)) read_ahead = mem_.prefetch(node, kListReadAhead);
-    TorchOperator op;
+    Operator op;
     op.entry = node + data;
     const uint64_t name = op.entry + value("OperatorEntry_name");
     op.name = readStdString(name + value("OperatorName_name"), "an operator name");
@@ -257,39 +257,14 @@ const std::vector<TorchOperator>& TorchView::operators() const {
     node = mem_.readPointer(node, "the operator list");
   }
   checkOperators(key.size, ops);
-  operators_ = std::make_shared<const std::vector<TorchOperator>>(std::move(ops));
+  operators_ = std::make_shared<const std::vector<Operator>>(std::move(ops));
   std::lock_guard lock(operator_cache_mutex);
   operator_cache[head] = {key, operators_};
   return *operators_;
 }
 
-TorchOperator TorchView::findOperator(const std::string& query) const {
-  const auto& ops = operators();
-  {  // by full name through an index of the kept list (the one it indexes is held with it)
-    static std::mutex mutex;
-    static std::pair<std::shared_ptr<const std::vector<TorchOperator>>, std::unordered_map<std::string_view, size_t>> indexed;
-    std::lock_guard lock(mutex);
-    if (indexed.first != operators_) {
-      indexed = {operators_, {}};
-      for (size_t i = 0; i < ops.size(); ++i) indexed.second.emplace(ops[i].name, i);
-    }
-    if (auto it = indexed.second.find(query); it != indexed.second.end()) return ops[it->second];
-  }
-  const TorchOperator* base = nullptr;
-  int bases = 0;
-  std::vector<std::string> close;
-  for (const auto& op : ops) {
-    if (op.name.substr(0, op.name.find('.')) == query) base = &op, ++bases;
-    if (close.size() < 3 && op.name.find(query) != std::string::npos) close.push_back(op.name);
-  }
-  if (bases == 1) return *base;
-  std::string hint;
-  for (const auto& c : close) hint += (hint.empty() ? "; close: " : ", ") + c;
-  fail("no operator '" + shown(query) + "' in this process's dispatcher" + hint);
-}
-
-TorchKernel TorchView::readKernel(uint64_t addr) const {
-  TorchKernel k;
+Kernel TorchView::readKernel(uint64_t addr) const {
+  Kernel k;
   k.addr = addr;
   const uint64_t fn = addr + value("AnnotatedKernel_kernel");
   k.functor = mem_.readPointer(fn + value("KernelFunction_functor"), "a kernel");
@@ -310,13 +285,13 @@ int8_t maxLookups(int bits) { return static_cast<int8_t>(std::max(4, bits)); }
 
 }  // namespace
 
-const std::vector<std::pair<int, std::vector<TorchKernel>>>& TorchView::registered(const TorchOperator& op) const {
+const std::vector<std::pair<int, std::vector<Kernel>>>& TorchView::registered(const Operator& op) const {
   return kernelsOf(op).kernels;
 }
 
 // The last operator's stored table and kernels, kept for the command: `op-table OP` prints its
 // registrations and then its computed table, both from the same kernel map.
-const TorchView::OperatorKernels& TorchView::kernelsOf(const TorchOperator& op) const {
+const TorchView::OperatorKernels& TorchView::kernelsOf(const Operator& op) const {
   if (last_kernels_ && last_kernels_->entry == op.entry) return *last_kernels_;
   OperatorKernels k{op.entry, storedTable(op), {}};
   k.kernels = registered(op, k.table);
@@ -325,7 +300,7 @@ const TorchView::OperatorKernels& TorchView::kernelsOf(const TorchOperator& op) 
 
 // The stored dispatch table, in one read (106 entries of 32 bytes in 1.13): each slot's
 // KernelFunction as c10 copied it there (functor, boxed, unboxed and sym_unboxed; no debug string).
-std::vector<TorchKernel> TorchView::storedTable(const TorchOperator& op) const {
+std::vector<Kernel> TorchView::storedTable(const Operator& op) const {
   const uint64_t size = value("sizeof_KernelFunction"), slots = value("count_table_slots");
   const uint64_t functor = value("KernelFunction_functor"), boxed = value("KernelFunction_boxed"), unboxed = value("KernelFunction_unboxed");
   const uint64_t sym_unboxed = value("KernelFunction_sym_unboxed");
@@ -334,7 +309,7 @@ std::vector<TorchKernel> TorchView::storedTable(const TorchOperator& op) const {
   std::vector<unsigned char> bytes(size * slots);
   const uint64_t at = op.entry + value("OperatorEntry_dispatchTable");
   mem_.read(at, bytes.data(), bytes.size(), "a dispatch table");
-  std::vector<TorchKernel> table(slots);
+  std::vector<Kernel> table(slots);
   for (uint64_t s = 0; s < slots; ++s) {
     table[s].addr = at + s * size;
     std::memcpy(&table[s].functor, bytes.data() + s * size + functor, 8);
@@ -351,8 +326,8 @@ std::vector<TorchKernel> TorchView::storedTable(const TorchOperator& op) const {
 // as many entries as the map counts; every list as long as its size and not empty; and a runtime
 // key's first kernel the one the dispatch table holds for it. A damaged byte that breaks none of
 // these would be a kernel listed under another key, printed as fact.
-std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(const TorchOperator& op,
-                                                                             const std::vector<TorchKernel>& table) const {
+std::vector<std::pair<int, std::vector<Kernel>>> TorchView::registered(const Operator& op,
+                                                                             const std::vector<Kernel>& table) const {
   const uint64_t map = op.entry + value("OperatorEntry_kernels");
   // The refusal's start, made only when one is given (this runs for every op-table).
   auto corrupt = [&] { return "the kernel map of " + op.name + " at " + hex(map) + " is corrupt ("; };
@@ -369,7 +344,7 @@ std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(cons
   if (!entries) fail(corrupt() + "no table)");
   const uint64_t slots = slots_minus_one + static_cast<uint64_t>(max_lookups);
   const uint64_t entry_size = value("sizeof_KernelMapEntry");
-  std::vector<std::pair<int, std::vector<TorchKernel>>> out;
+  std::vector<std::pair<int, std::vector<Kernel>>> out;
   for (uint64_t i = 0; i < slots; ++i) {
     const uint64_t e = entries + i * entry_size;
     const int8_t distance = mem_.read<int8_t>(e, "a kernel map entry");
@@ -383,7 +358,7 @@ std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(cons
     for (const auto& [k, _] : out)
       if (k == key) fail(corrupt() + info->name + " is in it twice)");
     const uint64_t head = e + value("KernelMapEntry_list");
-    std::vector<TorchKernel> list;
+    std::vector<Kernel> list;
     for (uint64_t node = mem_.readPointer(head, "a kernel list"); node != head; node = mem_.readPointer(node, "a kernel list")) {
       if (list.size() >= kMaxKernelsPerKey) fail("the kernel list of " + op.name + " does not end (corrupt memory)");
       list.push_back(readKernel(node + value("StdListNode_data")));
@@ -401,7 +376,7 @@ std::vector<std::pair<int, std::vector<TorchKernel>>> TorchView::registered(cons
   return out;
 }
 
-std::optional<std::string> TorchView::schemaDebug(const TorchOperator& op) const {
+std::optional<std::string> TorchView::schemaDebug(const Operator& op) const {
   const uint64_t schema = op.entry + value("OperatorEntry_schema");
   const uint8_t engaged = mem_.read<uint8_t>(schema + value("OptionalSchema_engaged"), "an operator schema");
   if (engaged > 1) fail("the schema of " + op.name + " at " + hex(schema) + " is corrupt (its optional's flag holds " + std::to_string(engaged) + ")");
@@ -410,18 +385,18 @@ std::optional<std::string> TorchView::schemaDebug(const TorchOperator& op) const
 }
 
 // OperatorEntry::computeDispatchTableEntryWithDebug: the rules, in their order.
-TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels, int key) const {
+TableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::vector<Kernel>>>& kernels, int key) const {
   const KeyTable& kt = keys();
   const KeyInfo* info = kt.byValue(key);
-  TorchTableEntry e;
+  TableEntry e;
   e.key = key;
   e.slot = info ? info->slot : -1;
-  auto kernelAt = [&](int k) -> const TorchKernel* {
+  auto kernelAt = [&](int k) -> const Kernel* {
     for (const auto& [registered_key, list] : kernels)
       if (registered_key == k && !list.empty()) return &list.front();
     return nullptr;
   };
-  auto aliasKernel = [&](const KeyInfo* alias) -> const TorchKernel* { return alias ? kernelAt(alias->value) : nullptr; };
+  auto aliasKernel = [&](const KeyInfo* alias) -> const Kernel* { return alias ? kernelAt(alias->value) : nullptr; };
   auto inAlias = [&](const KeyInfo* alias) { return info && KeyTable::inAlias(*info, alias); };
   auto hasKernelIn = [&](uint64_t raw) {
     for (const auto& [k, list] : kernels)
@@ -429,7 +404,7 @@ TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::ve
     return false;
   };
   using Source = impl::TableEntrySource;
-  auto chosen = [&](const TorchKernel* k, Source source, const KeyInfo* registered_at = nullptr) {
+  auto chosen = [&](const Kernel* k, Source source, const KeyInfo* registered_at = nullptr) {
     if (k) e.kernel = *k;
     e.source = source;
     if (registered_at) e.registered_key = registered_at->value;
@@ -438,20 +413,20 @@ TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::ve
   };
   const AliasKeys& a = aliases_;
   const bool undefined = key == 0;
-  if (const TorchKernel* k = kernelAt(key)) {
+  if (const Kernel* k = kernelAt(key)) {
     e.registered_key = key;
     return chosen(k, Source::Kernel);
   }
   for (const KeyInfo* alias : {a.default_backend_nonfunctional, a.default_backend})
     if (undefined || inAlias(alias))
-      if (const TorchKernel* k = aliasKernel(alias)) return chosen(k, Source::DefaultBackendKernel, alias);
+      if (const Kernel* k = aliasKernel(alias)) return chosen(k, Source::DefaultBackendKernel, alias);
   const bool has_backend_kernel = hasKernelIn(info ? info->autograd_backends : 0) || aliasKernel(a.default_backend);
   if (inAlias(a.nested))
-    if (const TorchKernel* k = aliasKernel(a.nested)) return chosen(k, Source::NestedKernel, a.nested);
+    if (const Kernel* k = aliasKernel(a.nested)) return chosen(k, Source::NestedKernel, a.nested);
   if (undefined || inAlias(a.math)) {
-    if (const TorchKernel* k = aliasKernel(a.math)) {
+    if (const Kernel* k = aliasKernel(a.math)) {
       if (info && info->name == "AutogradOther" && hasKernelIn(value("set_autogradother_backends"))) {
-        TorchKernel ambiguous;  // c10's ambiguousAutogradOtherKernel(): its debug string is this
+        Kernel ambiguous;  // c10's ambiguousAutogradOtherKernel(): its debug string is this
         ambiguous.debug = "ambiguous_autogradother";
         return chosen(&ambiguous, Source::AmbiguousAutogradOther);
       }
@@ -459,9 +434,9 @@ TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::ve
     }
   }
   if (inAlias(a.autograd))
-    if (const TorchKernel* k = aliasKernel(a.autograd)) return chosen(k, Source::AutogradKernel, a.autograd);
+    if (const Kernel* k = aliasKernel(a.autograd)) return chosen(k, Source::AutogradKernel, a.autograd);
   if (inAlias(a.batched_decomposition))
-    if (const TorchKernel* k = aliasKernel(a.batched_decomposition)) return chosen(k, Source::BatchedKernel, a.batched_decomposition);
+    if (const Kernel* k = aliasKernel(a.batched_decomposition)) return chosen(k, Source::BatchedKernel, a.batched_decomposition);
   if (e.slot < 0) return chosen(nullptr, Source::Missing);
   const auto& fallbacks = backendFallbacks();
   if (static_cast<size_t>(e.slot) < fallbacks.size() && fallbacks[e.slot].valid())
@@ -473,17 +448,17 @@ TorchTableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::ve
 // the block's bytes are unchanged: they hold each kernel's pointers and its debug string's pointer
 // and length, so equal bytes are equal kernels (the strings are never written in place). Reading
 // the 106 debug strings anew would cost every op-table a hundred page reads.
-const std::vector<TorchKernel>& TorchView::backendFallbacks() const {
+const std::vector<Kernel>& TorchView::backendFallbacks() const {
   if (fallbacks_) return *fallbacks_;
   static std::mutex mutex;
-  static std::map<uint64_t, std::pair<std::vector<unsigned char>, std::shared_ptr<const std::vector<TorchKernel>>>> kept;
+  static std::map<uint64_t, std::pair<std::vector<unsigned char>, std::shared_ptr<const std::vector<Kernel>>>> kept;
   const uint64_t base = dispatcher_ + value("Dispatcher_backendFallbackKernels");
   const uint64_t size = value("sizeof_AnnotatedKernel"), slots = value("count_table_slots");
   std::vector<unsigned char> bytes(size * slots);
   mem_.read(base, bytes.data(), bytes.size(), "the backend fallbacks");
   std::lock_guard lock(mutex);
   if (auto it = kept.find(base); it != kept.end() && it->second.first == bytes) return *(fallbacks_ = it->second.second);
-  auto all = std::make_shared<std::vector<TorchKernel>>();
+  auto all = std::make_shared<std::vector<Kernel>>();
   for (uint64_t s = 0; s < slots; ++s) all->push_back(readKernel(base + s * size));
   kept[base] = {std::move(bytes), all};
   return *(fallbacks_ = all);
@@ -492,45 +467,30 @@ const std::vector<TorchKernel>& TorchView::backendFallbacks() const {
 // A computed entry must be what c10 computed and stored in the table (the same rules, the same
 // kernel maps and fallbacks): a kernel map or fallback that says otherwise was damaged, and the
 // entry would be printed as fact. An ambiguous AutogradOther entry is c10's own sentinel kernel.
-TorchTableEntry TorchView::checkedEntry(const TorchOperator& op, const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels,
-                                        int key, const std::vector<TorchKernel>& table) const {
-  TorchTableEntry e = computeEntry(kernels, key);
+TableEntry TorchView::checkedEntry(const Operator& op, const std::vector<std::pair<int, std::vector<Kernel>>>& kernels,
+                                        int key, const std::vector<Kernel>& table) const {
+  TableEntry e = computeEntry(kernels, key);
   if (e.slot < 0 || static_cast<size_t>(e.slot) >= table.size() || e.ambiguous()) return e;
-  const TorchKernel& stored = table[e.slot];
-  if (!sameKernel(e.present() ? e.kernel : TorchKernel{}, stored))
+  const Kernel& stored = table[e.slot];
+  if (!sameKernel(e.present() ? e.kernel : Kernel{}, stored))
     fail("the kernels of " + op.name + " are corrupt (for " + keys().name(key) + " its kernel map and fallbacks give " +
          (e.present() ? "the kernel " + shown(e.kernel.debug) : std::string("none")) + ", its dispatch table holds another)");
   return e;
 }
 
-std::vector<TorchTableEntry> TorchView::computedTable(const TorchOperator& op) const {
+std::vector<TableEntry> TorchView::computedTable(const Operator& op) const {
   const OperatorKernels& k = kernelsOf(op);
-  std::vector<TorchTableEntry> out;
+  std::vector<TableEntry> out;
   out.reserve(keys().runtimeKeys().size());
   for (int key : keys().runtimeKeys()) out.push_back(checkedEntry(op, k.kernels, key, k.table));
   return out;
 }
 
-TorchTableEntry TorchView::computedEntry(const TorchOperator& op, int key) const {
+TableEntry TorchView::computedEntry(const Operator& op, int key) const {
   const OperatorKernels& k = kernelsOf(op);
   return checkedEntry(op, k.kernels, key, k.table);
 }
 
-std::string TorchView::tableRow(const TorchTableEntry& e) const {
-  std::string row = keys().name(e.key);
-  if (!e.present()) return row + ": (missing)";
-  const char* source = impl::toString(e.source);
-  row.reserve(row.size() + e.kernel.debug.size() + std::strlen(source) + 18);
-  row.append(": ").append(e.fallthrough ? "fallthrough " : "").append(e.kernel.debug).append(" [").append(source).append("]");
-  return row;
-}
-
-std::string TorchView::dumpComputedTable(const TorchOperator& op) const {
-  std::string out;
-  for (const auto& e : computedTable(op))
-    if (e.present()) out += tableRow(e) + "\n";
-  return out;
-}
 
 namespace {
 
@@ -603,7 +563,7 @@ std::string functorTypeName(const std::string& mangled) {
 
 }  // namespace
 
-std::string TorchView::kernelName(const TorchKernel& k) const {
+std::string TorchView::kernelName(const Kernel& k) const {
   // A computed table names the same few kernels many times (a default backend kernel fills a
   // dozen slots), and op-table of every operator names the same kernels again: each is named
   // once per memory generation.
@@ -622,13 +582,13 @@ uint64_t TorchView::runtimeFunction(uint64_t functor) const {
 }
 
 // A kernel's function pointer leads into a module's code, or the kernel is damaged.
-void TorchView::checkCode(const TorchKernel& k, uint64_t fn, const char* what) const {
+void TorchView::checkCode(const Kernel& k, uint64_t fn, const char* what) const {
   if (!isCode(mem_.modules(), fn))
     fail("the kernel " + shown(k.debug) + " at " + hex(k.addr) + " is corrupt (" + what + ", " + hex(fn) +
          ", is in no module's code)");
 }
 
-std::string TorchView::nameKernel(const TorchKernel& k) const {
+std::string TorchView::nameKernel(const Kernel& k) const {
   if (fallthrough_ && k.boxed == fallthrough_) return "c10::fallthrough_kernel";
   if (!k.valid()) return "(no kernel)";
   if (k.functor) {  // an OperatorKernel: it has a vtable, and its type names the kernel

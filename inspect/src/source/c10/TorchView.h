@@ -15,43 +15,11 @@
 #include <vector>
 
 #include "target/Remote.h"
+#include "model/Dispatcher.h"
 #include "source/c10/TorchProfile.h"
 #include "dscope/OperatorEntry.h"
 
 namespace dscope::inspect {
-
-// An impl::AnnotatedKernel: its KernelFunction's pointers and its "registered at ..." string. A
-// kernel whose C++ signature takes c10::SymInt has sym_unboxed and no unboxed function
-// (makeFromUnboxedFunctor); KernelFunction::call prefers sym_unboxed.
-struct TorchKernel {
-  uint64_t addr = 0;
-  uint64_t functor = 0, boxed = 0, unboxed = 0, sym_unboxed = 0;
-  std::string debug;
-  bool valid() const { return boxed != 0; }  // KernelFunction::isValid()
-};
-// The same KernelFunction: the same functor and functions.
-inline bool sameKernel(const TorchKernel& a, const TorchKernel& b) {
-  return a.functor == b.functor && a.boxed == b.boxed && a.unboxed == b.unboxed && a.sym_unboxed == b.sym_unboxed;
-}
-
-struct TorchOperator {
-  uint64_t entry = 0;  // its impl::OperatorEntry
-  std::string name;    // "aten::add.Tensor"
-};
-
-// One entry of a computed dispatch table, as OperatorEntry::computeDispatchTableEntryWithDebug
-// finds it: the kernel, why (the same rules and labels as our runtime's), and the key it was
-// registered at (an alias key for an alias kernel; -1 for a backend fallback or none).
-struct TorchTableEntry {
-  int key = 0;
-  int slot = -1;
-  TorchKernel kernel;
-  impl::TableEntrySource source = impl::TableEntrySource::Missing;
-  int registered_key = -1;
-  bool fallthrough = false;
-  bool ambiguous() const { return source == impl::TableEntrySource::AmbiguousAutogradOther; }
-  bool present() const { return source != impl::TableEntrySource::Missing; }
-};
 
 // The dynamic type of a C++ object with a vtable as its type_info names it (mangled, without a
 // local type's leading '*'), or "" when addr holds none. Read through the vtable's RTTI slot,
@@ -78,24 +46,23 @@ class TorchView {
   const TorchProfile& profile() const { return *profile_; }
   const KeyTable& keys() const { return profile_->keys; }
 
-  const std::vector<TorchOperator>& operators() const;
-  // By full name, else by base name when that names one operator; InspectError otherwise.
-  TorchOperator findOperator(const std::string& query) const;
+  const std::vector<Operator>& operators() const;
+  std::shared_ptr<const std::vector<Operator>> operatorList() const {
+    operators();
+    return operators_;
+  }
   // The registered kernels by key, in DispatchKey order (as dumpState iterates), each key's list
   // front first (the active one). Held by the view until it reads another operator's kernels.
-  const std::vector<std::pair<int, std::vector<TorchKernel>>>& registered(const TorchOperator& op) const;
+  const std::vector<std::pair<int, std::vector<Kernel>>>& registered(const Operator& op) const;
   // The schema's "registered at ..." string, or nullopt when the operator has no schema.
-  std::optional<std::string> schemaDebug(const TorchOperator& op) const;
+  std::optional<std::string> schemaDebug(const Operator& op) const;
   // The computed entry of every runtime key (Undefined first, then c10's FULL order).
-  std::vector<TorchTableEntry> computedTable(const TorchOperator& op) const;
-  TorchTableEntry computedEntry(const TorchOperator& op, int key) const;
-  // _dispatch_dump_table(op): the valid entries, one line each.
-  std::string dumpComputedTable(const TorchOperator& op) const;
-  std::string tableRow(const TorchTableEntry& e) const;
+  std::vector<TableEntry> computedTable(const Operator& op) const;
+  TableEntry computedEntry(const Operator& op, int key) const;
   // What a kernel is, without DWARF: c10's sentinel it is, else the function a compile-time
   // function-pointer kernel names in its functor's type, the function a runtime functor wraps,
   // the functor's own type, or the boxed function's symbol.
-  std::string kernelName(const TorchKernel& k) const;
+  std::string kernelName(const Kernel& k) const;
   // The function a runtime functor over a function pointer holds (a kernel registered as a plain
   // function pointer: the frame its trampoline, shared by every kernel of that C++ signature,
   // calls), or 0 when the functor at `functor` is no such functor.
@@ -119,26 +86,26 @@ class TorchView {
  private:
   uint64_t value(const char* name) const { return profile_->at(name); }
   std::string readStdString(uint64_t addr, const char* what) const { return readCppString(mem_, addr, what); }
-  TorchKernel readKernel(uint64_t addr) const;
-  TorchTableEntry computeEntry(const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels, int key) const;
-  TorchTableEntry checkedEntry(const TorchOperator& op, const std::vector<std::pair<int, std::vector<TorchKernel>>>& kernels,
-                               int key, const std::vector<TorchKernel>& table) const;
-  std::vector<TorchKernel> storedTable(const TorchOperator& op) const;
+  Kernel readKernel(uint64_t addr) const;
+  TableEntry computeEntry(const std::vector<std::pair<int, std::vector<Kernel>>>& kernels, int key) const;
+  TableEntry checkedEntry(const Operator& op, const std::vector<std::pair<int, std::vector<Kernel>>>& kernels,
+                               int key, const std::vector<Kernel>& table) const;
+  std::vector<Kernel> storedTable(const Operator& op) const;
   struct OperatorKernels {
     uint64_t entry = 0;
-    std::vector<TorchKernel> table;                                  // the stored dispatch table, by slot
-    std::vector<std::pair<int, std::vector<TorchKernel>>> kernels;  // registered(op, &table)
+    std::vector<Kernel> table;                                  // the stored dispatch table, by slot
+    std::vector<std::pair<int, std::vector<Kernel>>> kernels;  // registered(op, &table)
   };
-  const OperatorKernels& kernelsOf(const TorchOperator& op) const;
+  const OperatorKernels& kernelsOf(const Operator& op) const;
   // The kernel map, each key's list checked against the stored table.
-  std::vector<std::pair<int, std::vector<TorchKernel>>> registered(const TorchOperator& op,
-                                                                   const std::vector<TorchKernel>& table) const;
+  std::vector<std::pair<int, std::vector<Kernel>>> registered(const Operator& op,
+                                                                   const std::vector<Kernel>& table) const;
   void validate() const;
   void resolveAliases();
-  std::string nameKernel(const TorchKernel& k) const;
-  void checkCode(const TorchKernel& k, uint64_t fn, const char* what) const;
-  const std::vector<TorchKernel>& backendFallbacks() const;
-  void checkOperators(uint64_t count, const std::vector<TorchOperator>& ops) const;
+  std::string nameKernel(const Kernel& k) const;
+  void checkCode(const Kernel& k, uint64_t fn, const char* what) const;
+  const std::vector<Kernel>& backendFallbacks() const;
+  void checkOperators(uint64_t count, const std::vector<Operator>& ops) const;
   std::string refusal() const;
   uint64_t pythonTypeOf(uint64_t addr) const;
   bool isTensorType(uint64_t type) const;
@@ -156,8 +123,8 @@ class TorchView {
   uint64_t dispatcher_ = 0;
   uint64_t fallthrough_ = 0;
   AliasKeys aliases_;
-  mutable std::shared_ptr<const std::vector<TorchOperator>> operators_;
-  mutable std::shared_ptr<const std::vector<TorchKernel>> fallbacks_;
+  mutable std::shared_ptr<const std::vector<Operator>> operators_;
+  mutable std::shared_ptr<const std::vector<Kernel>> fallbacks_;
   mutable std::optional<OperatorKernels> last_kernels_;
 };
 

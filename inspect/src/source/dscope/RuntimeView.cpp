@@ -23,21 +23,6 @@ std::vector<DispatchKey> tableKeysInSlotOrder() {
   return keys;
 }
 
-size_t editDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // Text as the runtime stores it (schemas, debug strings, file paths): UTF-8 without control
 // characters. Anything else is bytes that were never a string (corrupt memory).
 bool isText(const std::string& s) {
@@ -58,28 +43,8 @@ bool isText(const std::string& s) {
   return true;
 }
 
-std::string baseName(const std::string& full) {
-  auto ns = full.find("::");
-  auto dot = full.find('.', ns == std::string::npos ? 0 : ns);
-  return dot == std::string::npos ? full : full.substr(0, dot);
-}
 
 }  // namespace
-
-std::vector<std::string> closeNames(const std::string& query, const std::vector<RemoteOperator>& ops, size_t limit) {
-  // Compare with the full name and with the base name, so "aten::ad" finds aten::add.Tensor.
-  const size_t max_distance = std::max<size_t>(2, query.size() / 3);
-  std::vector<std::pair<size_t, std::string>> scored;
-  for (const auto& op : ops) {
-    if (query.size() > kMaxStringLength) break;
-    size_t d = std::min(editDistance(query, op.name), editDistance(query, baseName(op.name)));
-    if (d <= max_distance) scored.emplace_back(d, op.name);
-  }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::string> out;
-  for (size_t i = 0; i < scored.size() && out.size() < limit; ++i) out.push_back(scored[i].second);
-  return out;
-}
 
 void RuntimeView::noRuntime(NoRuntime kind, const std::string& message) const {
   // A core opened with another program has no runtime where the debugger looks, or garbage there:
@@ -164,7 +129,7 @@ OperatorListCache& operatorListCache() {
 }
 }  // namespace
 
-const std::vector<RemoteOperator>& RuntimeView::operators() const {
+const std::vector<Operator>& RuntimeView::operators() const {
   if (operators_) return operators_->ops;
   const uint64_t d = dispatcher();
   const uint32_t count = mem_.read<uint32_t>(d + layout().Dispatcher_num_operators, "operator count");
@@ -225,31 +190,14 @@ const std::vector<RemoteOperator>& RuntimeView::operators() const {
   return operators_->ops;
 }
 
-RemoteOperator RuntimeView::findOperator(const std::string& query) const {
-  const auto& ops = operators();
-  for (const auto& op : ops)
-    if (op.name == query) return op;
-  std::vector<const RemoteOperator*> overloads;
-  for (const auto& op : ops)
-    if (baseName(op.name) == query) overloads.push_back(&op);
-  if (overloads.size() == 1) return *overloads.front();
-  if (overloads.size() > 1) {
-    std::string names;
-    for (size_t i = 0; i < overloads.size() && i < 4; ++i) names += (i ? ", " : "") + overloads[i]->name;
-    if (overloads.size() > 4) names += ", ...";
-    fail("'" + shown(query) + "' names " + std::to_string(overloads.size()) + " overloads (" + names +
-         "); give the full name, e.g. " + overloads.front()->name);
-  }
-  auto close = closeNames(query, ops, 3);
-  std::string msg = "unknown operator '" + shown(query) + "'";
-  if (!close.empty()) {
-    msg += "; did you mean ";
-    for (size_t i = 0; i < close.size(); ++i) msg += (i == 0 ? "" : i + 1 == close.size() ? " or " : ", ") + close[i];
-    msg += "?";
-  }
-  // Not found in a list that could not be read whole: it may be in the part that was lost.
-  if (!operators_->warnings.empty()) msg += " (" + operators_->warnings.back() + ")";
-  fail(msg);
+std::shared_ptr<const std::vector<Operator>> RuntimeView::operatorList() const {
+  operators();
+  return {operators_, &operators_->ops};
+}
+
+std::string RuntimeView::incompleteListNote() const {
+  operators();
+  return operators_->warnings.empty() ? "" : operators_->warnings.back();
 }
 
 std::string RuntimeView::operatorName(uint64_t op) const {
@@ -272,7 +220,7 @@ std::optional<std::string> RuntimeView::tryOperatorName(uint64_t op) const {
   return name;
 }
 
-format::OperatorSnapshot RuntimeView::snapshot(uint64_t op) const {
+format::OperatorSnapshot RuntimeView::snapshot(uint64_t op, bool with_table) const {
   format::OperatorSnapshot s;
   s.name = operatorName(op);
   if (uint64_t schema = mem_.readPointer(op + layout().OperatorEntry_schema, "operator schema")) {
@@ -290,30 +238,35 @@ format::OperatorSnapshot RuntimeView::snapshot(uint64_t op) const {
   if (count > kMaxKernelsPerOperator)
     fail("operator " + s.name + " claims " + std::to_string(count) + " kernels (corrupt memory?)");
   std::unordered_set<uint64_t> seen;
-  for (uint64_t k = mem_.readPointer(op + layout().OperatorEntry_kernels, "kernel list"); k && s.kernels.size() < count;) {
+  std::vector<RemoteKernel> kernels;
+  for (uint64_t k = mem_.readPointer(op + layout().OperatorEntry_kernels, "kernel list"); k && kernels.size() < count;) {
     if (!seen.insert(k).second) fail("the kernel list of " + s.name + " loops back to " + hex(k) + " (corrupt memory?)");
-    RemoteKernel rk = kernel(k);
-    s.kernels.push_back({rk.key, rk.debug, rk.inferred_schema.value_or(""), isFallthrough(rk), rk.boxed_fn != 0,
-                         rk.unboxed_fn != 0});
-    k = rk.next;
+    kernels.push_back(kernel(k));
+    k = kernels.back().next;
   }
-  if (s.kernels.size() < count)
-    warn("the kernel list of " + s.name + " ends after " + groupThousands(s.kernels.size()) + " of the " +
+  // The formatter's order: by key, each key's newest first (the list's order, kept by a stable sort).
+  std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  for (const RemoteKernel& rk : kernels)
+    s.kernels.push_back({toString(rk.key), isAliasDispatchKey(rk.key), rk.debug, rk.inferred_schema.value_or(""),
+                         isFallthrough(rk), rk.boxed_fn != 0, rk.unboxed_fn != 0});
+  if (kernels.size() < count)
+    warn("the kernel list of " + s.name + " ends after " + groupThousands(kernels.size()) + " of the " +
          groupThousands(count) + " kernels the operator counts (a null link: corrupt memory): the rest are not shown");
-  for (const TableEntry& e : validTableEntries(op))
-    s.table.push_back({e.key, e.kernel.debug, impl::toString(e.source), isFallthrough(e.kernel)});
+  if (with_table)
+    for (const RemoteTableEntry& e : validTableEntries(op))
+      s.table.push_back({toString(e.key), e.kernel.debug, impl::toString(e.source), isFallthrough(e.kernel)});
   return s;
 }
 
-std::vector<TableEntry> RuntimeView::tableEntries(uint64_t op) const {
-  std::vector<TableEntry> entries;
+std::vector<RemoteTableEntry> RuntimeView::tableEntries(uint64_t op) const {
+  std::vector<RemoteTableEntry> entries;
   for (DispatchKey key : tableKeysInSlotOrder()) entries.push_back(tableEntry(op, key));
   return entries;
 }
 
-std::vector<TableEntry> RuntimeView::validTableEntries(uint64_t op) const {
-  std::vector<TableEntry> entries = tableEntries(op);
-  std::erase_if(entries, [this](const TableEntry& e) { return isMissing(e.kernel); });
+std::vector<RemoteTableEntry> RuntimeView::validTableEntries(uint64_t op) const {
+  std::vector<RemoteTableEntry> entries = tableEntries(op);
+  std::erase_if(entries, [this](const RemoteTableEntry& e) { return isMissing(e.kernel); });
   return entries;
 }
 
@@ -325,8 +278,8 @@ const RuntimeView::RemoteTable& RuntimeView::table(uint64_t op) const {
   return tables_.emplace(op, t).first->second;
 }
 
-TableEntry RuntimeView::tableEntry(uint64_t op, DispatchKey key) const {
-  TableEntry e;
+RemoteTableEntry RuntimeView::tableEntry(uint64_t op, DispatchKey key) const {
+  RemoteTableEntry e;
   e.key = key;
   e.slot = getDispatchTableIndexForDispatchKey(key);
   const RemoteTable& t = table(op);

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/Dispatcher.h"
 #include "target/Remote.h"
 #include "dscope/DebugInterface.h"
 #include "dscope/DispatchKeySet.h"
@@ -40,20 +41,15 @@ struct RemoteKernel {
   uint64_t next = 0;
 };
 
-struct RemoteOperator {
-  uint64_t addr = 0;
-  std::string name;  // "aten::add.Tensor"
-};
-
 // A target's operator list as RuntimeView::operators() reads it, with an index by address.
 struct OperatorList {
-  std::vector<RemoteOperator> ops;
+  std::vector<Operator> ops;
   std::unordered_map<uint64_t, size_t> by_addr;  // operatorName() without a read
   std::vector<std::string> warnings;             // the walk's, repeated whenever the list is used
 };
 
 // One computed dispatch-table entry, with the kernel behind it.
-struct TableEntry {
+struct RemoteTableEntry {
   DispatchKey key = DispatchKey::Undefined;
   int slot = 0;
   impl::TableEntrySource source = impl::TableEntrySource::Missing;
@@ -86,25 +82,27 @@ class RuntimeView {
 
   // ---- operators ----
   // Registration order; names read once per view.
-  const std::vector<RemoteOperator>& operators() const;
-  // By full name, else by base name when that names exactly one operator; InspectError (with
-  // up to three close names) otherwise.
-  RemoteOperator findOperator(const std::string& query) const;
+  const std::vector<Operator>& operators() const;
+  // The same list, shared (the model's operatorList()).
+  std::shared_ptr<const std::vector<Operator>> operatorList() const;
+  // Why the list may lack an operator (the walk's last warning), or "".
+  std::string incompleteListNote() const;
   // An operator's name; InspectError when op is no operator (its name unreadable or no name).
   std::string operatorName(uint64_t op) const;
   // The same, or nullopt: for checking whether a pointer read from a record is an operator.
   std::optional<std::string> tryOperatorName(uint64_t op) const;
-  // What OperatorEntry::snapshot() builds in-process, from remote memory.
-  format::OperatorSnapshot snapshot(uint64_t op) const;
+  // What OperatorEntry::snapshot() builds in-process, from remote memory (without the computed
+  // table unless with_table).
+  format::OperatorSnapshot snapshot(uint64_t op, bool with_table = true) const;
   // The computed entry of a runtime key (Undefined: slot 0).
-  TableEntry tableEntry(uint64_t op, DispatchKey key) const;
+  RemoteTableEntry tableEntry(uint64_t op, DispatchKey key) const;
   // The AnnotatedKernel address an operator's table holds at a slot (0..num_runtime_entries-1).
   uint64_t tableKernel(uint64_t op, int slot) const { return table(op).kernels[slot]; }
   // Every entry, Undefined first then slot order.
-  std::vector<TableEntry> tableEntries(uint64_t op) const;
+  std::vector<RemoteTableEntry> tableEntries(uint64_t op) const;
   // The entries that hold a kernel (not the missing sentinel), Undefined first then slot order:
   // the rows of _dispatch_dump_table.
-  std::vector<TableEntry> validTableEntries(uint64_t op) const;
+  std::vector<RemoteTableEntry> validTableEntries(uint64_t op) const;
 
   // ---- kernels ----
   RemoteKernel kernel(uint64_t addr) const;
@@ -170,7 +168,5 @@ class RuntimeView {
   mutable bool runtime_library_found_ = false;
 };
 
-// Close operator names for "did you mean" (at most `limit`, best first).
-std::vector<std::string> closeNames(const std::string& query, const std::vector<RemoteOperator>& ops, size_t limit);
 
 }  // namespace dscope::inspect

@@ -31,25 +31,6 @@ std::string notAKeySet(const std::string& expr, const std::string& type) {
   return expr + " is a " + type + ", not a DispatchKeySet or a tensor";
 }
 
-// The key set word a value holds: a DispatchKeySet's repr_; a tensor's (Tensor, TensorImpl, or a
-// pointer to either); an integer as it is. InspectError with the message after "cannot evaluate".
-uint64_t keySetWord(Session& s, const std::string& expr, const dscope_value& v) {
-  if (v.kind == DSCOPE_KIND_INTEGER) return v.bits;
-  if (v.kind == DSCOPE_KIND_OTHER) fail(notAKeySet(expr, v.shown));
-  const std::string type = v.type;
-  const bool pointer = v.kind == DSCOPE_KIND_POINTER;
-  const uint64_t at = objectAddress(v, expr);
-  if (type == "dscope::DispatchKeySet") return at ? s.mem().read<uint64_t>(at, "key set") : v.bits;
-  if (type != "dscope::Tensor" && type != "dscope::TensorImpl") fail(notAKeySet(expr, pointer ? type : v.shown));
-  if (!at) fail(expr + " is not in memory");
-  const auto& layout = s.runtime().layout();
-  uint64_t impl = at;
-  if (type == "dscope::Tensor") {
-    impl = s.mem().readPointer(at + layout.Tensor_impl, "tensor");
-    if (!impl) fail(expr + " is an undefined tensor");
-  }
-  return s.mem().read<uint64_t>(impl + layout.TensorImpl_key_set, "tensor");
-}
 
 // The frame's variable `name` when it has one; InspectError for a frame without debug information.
 std::optional<dscope_value> frameVariable(Session& s, const std::string& frame, const char* name, bool parameter,
@@ -103,20 +84,26 @@ uint64_t frameEntry(Session& s, const std::string& frame) {
 
 }  // namespace
 
-DispatchKeySet keySetArgument(Session& s, const std::string& text) {
-  if (text.empty()) fail("an empty value: give a number or an expression");
-  if (auto n = parseNumber(text)) return DispatchKeySet::from_raw_repr(*n);
-  std::string error;
-  const auto v = s.mem().evaluate(text, &error);
-  if (!v && error.empty())
-    fail("not a number: " + shown(text) + " (a decimal, 0x-hex or 0-octal value; expressions need a debugger)");
-  try {
-    if (!v) fail(error);
-    return DispatchKeySet::from_raw_repr(keySetWord(s, text, *v));
-  } catch (const InspectError& e) {
-    fail("cannot evaluate '" + shown(text) + "': " + shown(messageOf(e)));
+// The key set word a value holds: a DispatchKeySet's repr_; a tensor's (Tensor, TensorImpl, or a
+// pointer to either); an integer as it is. InspectError with the message after "cannot evaluate".
+uint64_t keySetWord(Session& s, const std::string& expr, const dscope_value& v) {
+  if (v.kind == DSCOPE_KIND_INTEGER) return v.bits;
+  if (v.kind == DSCOPE_KIND_OTHER) fail(notAKeySet(expr, v.shown));
+  const std::string type = v.type;
+  const bool pointer = v.kind == DSCOPE_KIND_POINTER;
+  const uint64_t at = objectAddress(v, expr);
+  if (type == "dscope::DispatchKeySet") return at ? s.mem().read<uint64_t>(at, "key set") : v.bits;
+  if (type != "dscope::Tensor" && type != "dscope::TensorImpl") fail(notAKeySet(expr, pointer ? type : v.shown));
+  if (!at) fail(expr + " is not in memory");
+  const auto& layout = s.runtime().layout();
+  uint64_t impl = at;
+  if (type == "dscope::Tensor") {
+    impl = s.mem().readPointer(at + layout.Tensor_impl, "tensor");
+    if (!impl) fail(expr + " is an undefined tensor");
   }
+  return s.mem().read<uint64_t>(impl + layout.TensorImpl_key_set, "tensor");
 }
+
 
 bool frameOpIs(Session& s, const std::string& frame, const std::string& name) {
   checkOperatorName(name);

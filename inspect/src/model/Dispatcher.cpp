@@ -1,0 +1,95 @@
+#include "model/Dispatcher.h"
+
+#include <algorithm>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+
+#include "commands/CommandLine.h"
+#include "target/Remote.h"
+
+namespace dscope::inspect {
+
+namespace {
+
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "aten::add" of "aten::add.Tensor" (the overload name follows the first '.' after the namespace).
+std::string_view baseName(std::string_view full) {
+  auto ns = full.find("::");
+  auto dot = full.find('.', ns == std::string_view::npos ? 0 : ns);
+  return dot == std::string_view::npos ? full : full.substr(0, dot);
+}
+
+// An index by full name of the list last searched, kept with the list it indexes: a session asks
+// for one operator after another in the same list (op-table of every operator).
+size_t indexOf(const std::shared_ptr<const std::vector<Operator>>& list, const std::string& name) {
+  static std::mutex mutex;
+  static std::pair<std::shared_ptr<const std::vector<Operator>>, std::unordered_map<std::string_view, size_t>> indexed;
+  std::lock_guard lock(mutex);
+  if (indexed.first != list) {
+    indexed = {list, {}};
+    for (size_t i = 0; i < list->size(); ++i) indexed.second.emplace((*list)[i].name, i);
+  }
+  auto it = indexed.second.find(name);
+  return it == indexed.second.end() ? list->size() : it->second;
+}
+
+}  // namespace
+
+std::vector<std::string> closeNames(const std::string& query, const std::vector<Operator>& ops, size_t limit) {
+  // Compare with the full name and with the base name, so "aten::ad" finds aten::add.Tensor.
+  const size_t max_distance = std::max<size_t>(2, query.size() / 3);
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& op : ops) {
+    if (query.size() > kMaxStringLength) break;
+    size_t d = std::min(editDistance(query, op.name), editDistance(query, baseName(op.name)));
+    if (d <= max_distance) scored.emplace_back(d, op.name);
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && out.size() < limit; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+Operator Dispatcher::findOperator(const std::string& query) const {
+  const auto list = operatorList();
+  const auto& ops = *list;
+  if (const size_t i = indexOf(list, query); i < ops.size()) return ops[i];
+  std::vector<const Operator*> overloads;
+  for (const auto& op : ops)
+    if (baseName(op.name) == query) overloads.push_back(&op);
+  if (overloads.size() == 1) return *overloads.front();
+  if (overloads.size() > 1) {
+    std::string names;
+    for (size_t i = 0; i < overloads.size() && i < 4; ++i) names += (i ? ", " : "") + overloads[i]->name;
+    if (overloads.size() > 4) names += ", ...";
+    fail("'" + shown(query) + "' names " + std::to_string(overloads.size()) + " overloads (" + names +
+         "); give the full name, e.g. " + overloads.front()->name);
+  }
+  auto close = closeNames(query, ops, 3);
+  std::string msg = "unknown operator '" + shown(query) + "'";
+  if (!close.empty()) {
+    msg += "; did you mean ";
+    for (size_t i = 0; i < close.size(); ++i) msg += (i == 0 ? "" : i + 1 == close.size() ? " or " : ", ") + close[i];
+    msg += "?";
+  }
+  // Not found in a list that could not be read whole: it may be in the part that was lost.
+  if (std::string note = incompleteListNote(); !note.empty()) msg += " (" + note + ")";
+  fail(msg);
+}
+
+}  // namespace dscope::inspect

@@ -1,0 +1,107 @@
+// The one dispatcher model, in c10's own terms: operators, an operator's registrations and
+// computed table, kernels, the key table, threads' TLS key sets, what a value's key set is. Two
+// sources implement it: our runtime read through its descriptor (source/dscope) and a real c10
+// build read through its layout profile (source/c10). Commands are written once over it and never
+// ask which runtime they read; keys are the source's own key values, named by its key table.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dscope/OperatorEntry.h"
+#include "dscope/format/OperatorSnapshot.h"
+#include "dscope/inspect.h"
+#include "model/KeyTable.h"
+
+namespace dscope::inspect {
+
+// An impl::AnnotatedKernel: its KernelFunction's pointers and its "registered at ..." string. A
+// c10 kernel whose C++ signature takes c10::SymInt has sym_unboxed and no unboxed function
+// (makeFromUnboxedFunctor); KernelFunction::call prefers sym_unboxed.
+struct Kernel {
+  uint64_t addr = 0;
+  uint64_t functor = 0, boxed = 0, unboxed = 0, sym_unboxed = 0;
+  std::string debug;
+  bool valid() const { return boxed != 0; }  // KernelFunction::isValid()
+};
+// The same KernelFunction: the same functor and functions.
+inline bool sameKernel(const Kernel& a, const Kernel& b) {
+  return a.functor == b.functor && a.boxed == b.boxed && a.unboxed == b.unboxed && a.sym_unboxed == b.sym_unboxed;
+}
+
+struct Operator {
+  uint64_t entry = 0;  // its impl::OperatorEntry
+  std::string name;    // "aten::add.Tensor"
+};
+
+// One entry of a computed dispatch table, as OperatorEntry::computeDispatchTableEntryWithDebug
+// finds it: the kernel, why (c10's rules and labels), and the key it was registered at (an alias
+// key for an alias kernel; -1 for a backend fallback or none).
+struct TableEntry {
+  int key = 0;
+  int slot = -1;
+  Kernel kernel;
+  impl::TableEntrySource source = impl::TableEntrySource::Missing;
+  int registered_key = -1;
+  bool fallthrough = false;
+  bool ambiguous() const { return source == impl::TableEntrySource::AmbiguousAutogradOther; }
+  bool present() const { return source != impl::TableEntrySource::Missing; }
+};
+
+// A thread's TLS key sets, decoded (stored XOR the key table's defaults).
+struct ThreadKeySets {
+  int64_t tid = 0;
+  std::string shown_tid;  // "4242 (tid 5 in its pid namespace)", or "4242"
+  bool alive = true;      // false: the last sets a thread that has exited left behind
+  uint64_t included = 0, excluded = 0;
+};
+
+class Dispatcher {
+ public:
+  virtual ~Dispatcher() = default;
+
+  // The JSON's "runtime" field, the same in every answer (docs/JSON-SCHEMA.md): "dscope" or
+  // "pytorch" (which `--runtime torch` selects).
+  virtual const char* runtimeId() const = 0;
+  virtual const KeyTable& keys() const = 0;
+
+  // ---- operators ----
+  // Registration order, held by the source for as long as the target is unchanged.
+  virtual std::shared_ptr<const std::vector<Operator>> operatorList() const = 0;
+  const std::vector<Operator>& operators() const { return *operatorList(); }
+  // By full name, else by base name when that names one operator; InspectError naming the
+  // overloads a base name has, or up to three close names.
+  Operator findOperator(const std::string& query) const;
+  // What `_dispatch_dump` prints: the schema and every registration in key order (the snapshot's
+  // table is left empty: computedTable gives it).
+  virtual format::OperatorSnapshot registrations(const Operator& op) const = 0;
+  // The computed entry of every runtime key, Undefined first, in the order _dispatch_dump_table
+  // prints them (missing ones included).
+  virtual std::vector<TableEntry> computedTable(const Operator& op) const = 0;
+  // The computed entry of one runtime key.
+  virtual TableEntry computedEntry(const Operator& op, int key) const = 0;
+  // What a kernel is: the user's function where it can be named, else the functor's type or the
+  // boxed function's symbol.
+  virtual std::string kernelName(const Kernel& k) const = 0;
+
+  // ---- threads and values ----
+  // The TLS key sets of thread tid (the debugger's id), or of the first thread that has any when
+  // tid is 0; InspectError saying why there are none.
+  virtual ThreadKeySets threadKeySets(int64_t tid) const = 0;
+  // The key set a number names: a raw key set, or what lies at an address (a tensor).
+  virtual uint64_t keySetOfWord(uint64_t word) const = 0;
+  // The key set a debugger value holds (a key set, a tensor, a pointer to either); InspectError.
+  virtual uint64_t keySetOfValue(const std::string& text, const dscope_value& value) const = 0;
+
+ protected:
+  // What an unknown name's error adds: the reason the operator list may be incomplete.
+  virtual std::string incompleteListNote() const { return ""; }
+};
+
+// Close operator names for "did you mean" (at most `limit`, best first).
+std::vector<std::string> closeNames(const std::string& query, const std::vector<Operator>& ops, size_t limit);
+
+}  // namespace dscope::inspect

@@ -1,0 +1,29 @@
+// A real c10 build as the dispatcher model sees it: TorchView's reads (through the build's layout
+// profile) in the model's terms.
+#pragma once
+
+#include "model/Dispatcher.h"
+#include "source/c10/TorchView.h"
+
+namespace dscope::inspect {
+
+class C10Dispatcher final : public Dispatcher {
+ public:
+  explicit C10Dispatcher(const TorchView& tv) : tv_(tv) {}
+
+  const char* runtimeId() const override { return "pytorch"; }
+  const KeyTable& keys() const override { return tv_.keys(); }
+  std::shared_ptr<const std::vector<Operator>> operatorList() const override { return tv_.operatorList(); }
+  format::OperatorSnapshot registrations(const Operator& op) const override;
+  std::vector<TableEntry> computedTable(const Operator& op) const override { return tv_.computedTable(op); }
+  TableEntry computedEntry(const Operator& op, int key) const override { return tv_.computedEntry(op, key); }
+  std::string kernelName(const Kernel& k) const override { return tv_.kernelName(k); }
+  ThreadKeySets threadKeySets(int64_t tid) const override;
+  uint64_t keySetOfWord(uint64_t word) const override;
+  uint64_t keySetOfValue(const std::string& text, const dscope_value& value) const override;
+
+ private:
+  const TorchView& tv_;
+};
+
+}  // namespace dscope::inspect

@@ -1,0 +1,42 @@
+// Our runtime as the dispatcher model sees it: RuntimeView's reads (through the descriptor and
+// the layout profile it carries) in the model's terms.
+#pragma once
+
+#include "model/Dispatcher.h"
+#include "source/dscope/RuntimeView.h"
+
+namespace dscope::inspect {
+
+class Session;
+
+// The runtime's key table (its DispatchKey enum as data).
+const KeyTable& dscopeKeyTable();
+
+class DscopeDispatcher final : public Dispatcher {
+ public:
+  // The runtime is read on first use: the key table and values need none (a core of another build
+  // still decodes a raw key set).
+  explicit DscopeDispatcher(Session& session) : session_(session) {}
+
+  const char* runtimeId() const override { return "dscope"; }
+  const KeyTable& keys() const override { return dscopeKeyTable(); }
+  std::shared_ptr<const std::vector<Operator>> operatorList() const override { return rt().operatorList(); }
+  format::OperatorSnapshot registrations(const Operator& op) const override;
+  std::vector<TableEntry> computedTable(const Operator& op) const override;
+  TableEntry computedEntry(const Operator& op, int key) const override;
+  std::string kernelName(const Kernel& k) const override;
+  ThreadKeySets threadKeySets(int64_t tid) const override;
+  uint64_t keySetOfWord(uint64_t word) const override { return word; }
+  uint64_t keySetOfValue(const std::string& text, const dscope_value& value) const override;
+
+ protected:
+  std::string incompleteListNote() const override { return rt().incompleteListNote(); }
+
+ private:
+  const RuntimeView& rt() const;
+  TableEntry entry(const RemoteTableEntry& e) const;
+
+  Session& session_;
+};
+
+}  // namespace dscope::inspect
