@@ -108,7 +108,7 @@ bool Session::readsTorch(const std::optional<std::string>& runtime_option) {
 
 const Dispatcher& Session::dispatcher(const std::optional<std::string>& runtime_option) {
   if (readsTorch(runtime_option)) {
-    if (!c10_model_) c10_model_.emplace(torch());
+    if (!c10_model_) c10_model_.emplace(*this, torch());
     return *c10_model_;
   }
   if (!dscope_model_) dscope_model_.emplace(*this);

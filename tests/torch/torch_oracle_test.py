@@ -406,7 +406,7 @@ def same_answers_on_both(dscope, pid):
             return {"not JSON": lines[-1]}
     problems = []
     for command in ("op-table aten::mm", "op-table aten::mm --key CPU", "op-table aten::mm --registered",
-                    "op-table aten::no_such_op", "keyset 0x8000", "op-table --missing Meta"):
+                    "op-table aten::no_such_op", "keyset 0x8000", "op-table --missing Meta", "dispatch-summary"):
         ours, theirs = ask("dscope", command), ask("torch", command)
         if sorted(ours) != sorted(theirs):
             problems.append("%s: the fields differ between the runtimes:\n  dscope: %s\n  torch:  %s"

@@ -57,8 +57,10 @@ extern const char* const kDispatchBreakUsage;
 std::string runKeyset(Session& s, const std::vector<std::string>& words);
 std::string runOpTable(Session& s, const std::vector<std::string>& words);
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words);
-// dispatch-trace on real PyTorch (stack/TorchTrace.cpp), after the common argument checks.
+// dispatch-trace's answer from each runtime, after the common argument checks: on real PyTorch
+// (stack/TorchTrace.cpp) and from our runtime's records (DispatchTraceCommand.cpp).
 std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args);
+std::string recordsDispatchTrace(Session& s, const ParsedArgs& args);
 
 // ---- values (Values.cpp, ValueSummary.cpp) ----
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "commands/CommandLine.h"
+#include "commands/Commands.h"
 #include "stack/DispatchSummary.h"
 #include "commands/Json.h"
 
@@ -219,9 +220,9 @@ std::string tlsChange(std::pair<uint64_t, uint64_t> sets, std::pair<uint64_t, ui
 }
 
 std::string runDispatchSummary(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--json"}, {}}, kDispatchSummaryUsage);
+  ParsedArgs args = parseArgs(words, {{"--json"}, {"--runtime"}}, kDispatchSummaryUsage);
   if (!args.positional.empty()) usageError("unexpected argument '" + shown(args.positional.front()) + "'", kDispatchSummaryUsage);
-  const ProcessDispatchState process = s.readsTorch(std::nullopt) ? torchDispatchState(s) : recordsDispatchState(s);
+  const ProcessDispatchState process = s.dispatcher(args.value("--runtime")).dispatchState();
   const CrashSignature sig = crashSignature(process);
   return args.has("--json") ? summaryJson(process, sig) : summaryText(process, sig);
 }

@@ -514,13 +514,13 @@ ProcessDispatchState recordsDispatchState(Session& s) {
 
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args =
-      parseArgs(words, {{"--all", "--full", "--json", "--frames"}, {"--thread", "--max-frames"}}, kDispatchTraceUsage);
+      parseArgs(words, {{"--all", "--full", "--json", "--frames"}, {"--thread", "--max-frames", "--runtime"}}, kDispatchTraceUsage);
   if (!args.positional.empty()) usageError("unexpected argument '" + shown(args.positional.front()) + "'", kDispatchTraceUsage);
   if (args.has("--all") && args.value("--thread")) usageError("--thread or --all, not both", kDispatchTraceUsage);
-  if (s.readsTorch(std::nullopt)) {
-    if (args.has("--json")) fail("on PyTorch, dispatch-trace answers in text (dispatch-summary --json gives every thread's state)");
-    return runTorchDispatchTrace(s, args);
-  }
+  return s.dispatcher(args.value("--runtime")).dispatchTrace(args);
+}
+
+std::string recordsDispatchTrace(Session& s, const ParsedArgs& args) {
   if (args.has("--frames")) return framesTrace(s, args);
   if (args.value("--max-frames")) usageError("--max-frames goes with --frames", kDispatchTraceUsage);
   const RuntimeView& rt = s.runtime();

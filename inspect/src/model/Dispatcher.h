@@ -15,8 +15,11 @@
 #include "dscope/format/OperatorSnapshot.h"
 #include "dscope/inspect.h"
 #include "model/KeyTable.h"
+#include "stack/DispatchSummary.h"
 
 namespace dscope::inspect {
+
+struct ParsedArgs;
 
 // An impl::AnnotatedKernel: its KernelFunction's pointers and its "registered at ..." string. A
 // c10 kernel whose C++ signature takes c10::SymInt has sym_unboxed and no unboxed function
@@ -95,6 +98,14 @@ class Dispatcher {
   virtual uint64_t keySetOfWord(uint64_t word) const = 0;
   // The key set a debugger value holds (a key set, a tensor, a pointer to either); InspectError.
   virtual uint64_t keySetOfValue(const std::string& text, const dscope_value& value) const = 0;
+
+  // ---- stacks: frames -> dispatches ----
+  // Every thread's dispatch state (dispatch-summary, dscope core's default answer): ours from its
+  // dispatch records, a c10 build's rebuilt from the threads' native stacks.
+  virtual ProcessDispatchState dispatchState() const = 0;
+  // dispatch-trace's answer, its options checked (ParsedArgs of commands/CommandLine.h): ours from
+  // the records (or the stack with --frames), a c10 build's from the stack.
+  virtual std::string dispatchTrace(const ParsedArgs& args) const = 0;
 
  protected:
   // What an unknown name's error adds: the reason the operator list may be incomplete.

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "commands/Commands.h"
-
 namespace dscope::inspect {
+
+class Session;
 
 extern const char* const kDispatchSummaryUsage;
 

@@ -1,12 +1,18 @@
 #include "source/c10/C10Dispatcher.h"
 
 #include "commands/CommandLine.h"
+#include "commands/Commands.h"
 #include "source/c10/TorchSchema.h"
 #include "target/ThreadLocal.h"
 
 namespace dscope::inspect {
 
 format::OperatorSnapshot C10Dispatcher::registrations(const Operator& op) const { return registrationsOf(tv_, op); }
+
+std::string C10Dispatcher::dispatchTrace(const ParsedArgs& args) const {
+  if (args.has("--json")) fail("on PyTorch, dispatch-trace answers in text (dispatch-summary --json gives every thread's state)");
+  return runTorchDispatchTrace(session_, args);
+}
 
 ThreadKeySets C10Dispatcher::threadKeySets(int64_t tid) const {
   if (!tid) fail("no thread to read: the debugger has no selected thread");

@@ -7,9 +7,11 @@
 
 namespace dscope::inspect {
 
+class Session;
+
 class C10Dispatcher final : public Dispatcher {
  public:
-  explicit C10Dispatcher(const TorchView& tv) : tv_(tv) {}
+  C10Dispatcher(Session& session, const TorchView& tv) : session_(session), tv_(tv) {}
 
   const char* runtimeId() const override { return "pytorch"; }
   const KeyTable& keys() const override { return tv_.keys(); }
@@ -21,8 +23,11 @@ class C10Dispatcher final : public Dispatcher {
   ThreadKeySets threadKeySets(int64_t tid) const override;
   uint64_t keySetOfWord(uint64_t word) const override;
   uint64_t keySetOfValue(const std::string& text, const dscope_value& value) const override;
+  ProcessDispatchState dispatchState() const override { return torchDispatchState(session_); }
+  std::string dispatchTrace(const ParsedArgs& args) const override;
 
  private:
+  Session& session_;
   const TorchView& tv_;
 };
 

@@ -42,6 +42,10 @@ ThreadKeySets DscopeDispatcher::threadKeySets(int64_t tid) const {
   return {b.tid, b.shown_tid, b.records.state == DSCOPE_THREAD_ALIVE, included.raw_repr(), excluded.raw_repr()};
 }
 
+ProcessDispatchState DscopeDispatcher::dispatchState() const { return recordsDispatchState(session_); }
+
+std::string DscopeDispatcher::dispatchTrace(const ParsedArgs& args) const { return recordsDispatchTrace(session_, args); }
+
 uint64_t DscopeDispatcher::keySetOfValue(const std::string& text, const dscope_value& value) const {
   return keySetWord(session_, text, value);
 }

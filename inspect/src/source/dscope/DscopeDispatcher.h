@@ -28,6 +28,8 @@ class DscopeDispatcher final : public Dispatcher {
   ThreadKeySets threadKeySets(int64_t tid) const override;
   uint64_t keySetOfWord(uint64_t word) const override { return word; }
   uint64_t keySetOfValue(const std::string& text, const dscope_value& value) const override;
+  ProcessDispatchState dispatchState() const override;
+  std::string dispatchTrace(const ParsedArgs& args) const override;
 
  protected:
   std::string incompleteListNote() const override { return rt().incompleteListNote(); }
