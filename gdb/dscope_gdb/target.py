@@ -38,8 +38,17 @@ _MAPPING_STARTS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER
                                    ctypes.POINTER(ctypes.c_uint64))
 
 
-class _StopRegisters(ctypes.Structure):  # inspect.h dscope_stop_registers
-    _fields_ = [("tid", ctypes.c_int64), ("pc", ctypes.c_uint64), ("sp", ctypes.c_uint64), ("args", ctypes.c_uint64 * 6)]
+class _BreakPoint(ctypes.Structure):  # inspect.h dscope_break_point
+    _fields_ = [("where", ctypes.c_uint32), ("name", ctypes.c_char_p), ("does", ctypes.c_uint32)]
+
+
+class _CommandHelp(ctypes.Structure):  # inspect.h dscope_command_help
+    _fields_ = [("name", ctypes.c_char_p), ("summary", ctypes.c_char_p), ("details", ctypes.c_char_p),
+                ("flags", ctypes.c_uint32)]
+
+
+# The name the library knows this front end by (its break points and help differ per debugger).
+_FRONT_END = b"gdb"
 
 
 class _ValueType(ctypes.Structure):
@@ -326,8 +335,8 @@ def _thread_exists(_ctx, tid):
 
 @_callback(_THREAD_POINTER)
 def _thread_pointer(_ctx, tid, out):
-    """The fs_base register of the thread whose LWP is tid (its glibc struct pthread), read in its
-    innermost frame; the selected thread and frame are left as they were."""
+    """The thread pointer register (the library names it) of the thread whose LWP is tid, read in
+    its innermost frame; the selected thread and frame are left as they were."""
     thread = next((t for t in gdb.selected_inferior().threads() if t.ptid[1] == tid), None)
     if thread is None:
         return 1
@@ -335,7 +344,7 @@ def _thread_pointer(_ctx, tid, out):
     frame = gdb.selected_frame() if selected is not None else None
     try:
         thread.switch()
-        out[0] = int(gdb.newest_frame().read_register("fs_base")) & _MASK64
+        out[0] = int(gdb.newest_frame().read_register(_registers["thread_pointer"])) & _MASK64
     finally:
         if selected is not None and selected != thread:
             selected.switch()
@@ -544,7 +553,7 @@ gdb.events.clear_objfiles.connect(_forget_addresses)
 gdb.events.exited.connect(_forget_addresses)  # a re-run relocates the program anew
 
 
-# What places GDB's breakpoint on dscope_debug_break_hook (commands.py), asked by the library
+# What places GDB's breakpoint on the runtime's hook (commands.py), asked by the library
 # before it writes dispatch breakpoints into the runtime.
 break_hook = {"place": None}
 
@@ -562,6 +571,13 @@ def _is_core():
 
 # inspect.h dscope_hit_action
 HIT_CONTINUE, HIT_STOP, HIT_SYNC_ON_RETURN = 0, 1, 2
+# inspect.h dscope_point_where, DSCOPE_POINT_* and DSCOPE_COMMAND_*
+POINT_FUNCTION, POINT_LOAD = 0, 1
+POINT_HITS, POINT_ARMS, POINT_LOCATES = 1, 2, 4
+COMMAND_BREAKS, COMMAND_COMPLETES_OPERATOR, COMMAND_COMPLETES_EXPRESSION = 1, 2, 4
+
+# The registers the library names (dscope_thread_pointer_register), for the callbacks; set by Inspect.
+_registers = {"thread_pointer": None}
 
 
 class Inspect:
@@ -578,7 +594,8 @@ class Inspect:
             "dscope_frame_key": [target, ctypes.c_char_p, is_error],
             "dscope_breaks_command": [table, target, ctypes.c_char_p, is_error],
             "dscope_breaks_arm": [table, target, is_error],
-            "dscope_breaks_hit": [table, target, ctypes.POINTER(_StopRegisters), ctypes.POINTER(ctypes.c_int), is_error],
+            "dscope_breaks_hit_registers": [table, target, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64),
+                                            ctypes.c_uint64, ctypes.POINTER(ctypes.c_int), is_error],
             "dscope_breaks_locations": [table, target, is_error],
         }
         for name, argtypes in strings.items():
@@ -595,6 +612,20 @@ class Inspect:
         self._lib.dscope_breaks_new.restype = ctypes.c_void_p
         self._lib.dscope_breaks_count.argtypes = [ctypes.c_void_p]
         self._breaks = self._lib.dscope_breaks_new()
+        # The library's static tables (inspect.h, front ends): read once.
+        self._lib.dscope_break_point_at.restype = ctypes.POINTER(_BreakPoint)
+        self._lib.dscope_break_point_at.argtypes = [ctypes.c_char_p, ctypes.c_uint64]
+        self._lib.dscope_command_at.restype = ctypes.POINTER(_CommandHelp)
+        self._lib.dscope_command_at.argtypes = [ctypes.c_char_p, ctypes.c_uint64]
+        self._lib.dscope_stop_register_at.restype = ctypes.c_char_p
+        self._lib.dscope_stop_register_at.argtypes = [ctypes.c_uint64]
+        self._lib.dscope_thread_pointer_register.restype = ctypes.c_char_p
+        self.break_points = [(row.where, row.name.decode(), row.does)
+                             for row in _rows(lambda i: self._lib.dscope_break_point_at(_FRONT_END, i))]
+        self.commands = [(row.name.decode(), row.summary.decode(), row.details.decode(), row.flags)
+                         for row in _rows(lambda i: self._lib.dscope_command_at(_FRONT_END, i))]
+        self.stop_registers = [name.decode() for name in _rows(self._lib.dscope_stop_register_at)]
+        _registers["thread_pointer"] = self._lib.dscope_thread_pointer_register().decode()
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _module_at, _evaluate,
                                _frame_variable, _thread_tid, 0, _stack_frame, 0, _frame_walk_end, _thread_exists, _mapping_starts,
                                _executable_build_id, 0, _place_break_hook, 0, _thread_pointer)
@@ -658,14 +689,14 @@ class Inspect:
     def break_count(self):
         return self._lib.dscope_breaks_count(self._breaks)
 
-    def break_hit(self, tid, pc, sp, args):
+    def break_hit(self, tid, values):
         """(text, action, is_error) of a stop at a dispatch-break location (the hook, a kernel's or a
-        registration's entry): args are rdi, rsi, rdx, rcx, r8, r9 at its first instruction; action
-        one of inspect.h's dscope_hit_action (HIT_*)."""
-        registers = _StopRegisters(tid, pc, sp, (ctypes.c_uint64 * 6)(*args))
+        registration's entry): values are the registers named by stop_registers, at its first
+        instruction; action one of inspect.h's dscope_hit_action (HIT_*)."""
+        registers = (ctypes.c_uint64 * len(values))(*(v & _MASK64 for v in values))
         action = ctypes.c_int(0)
-        text, is_error = self._answer(lambda target, is_error: self._lib.dscope_breaks_hit(
-            self._breaks, target, ctypes.byref(registers), ctypes.byref(action), is_error))
+        text, is_error = self._answer(lambda target, is_error: self._lib.dscope_breaks_hit_registers(
+            self._breaks, target, tid, registers, len(values), ctypes.byref(action), is_error))
         return text, action.value, is_error
 
     def break_locations(self):
@@ -719,6 +750,16 @@ class Inspect:
     def complete_ops(self, prefix, limit=200):
         text = self._take(self._lib.dscope_inspect_complete_ops(ctypes.byref(self._target), prefix.encode(), limit))
         return [line for line in text.splitlines() if line]
+
+
+def _rows(row_at):
+    """The rows of one of the library's static tables, row_at(0), row_at(1), ... up to the first NULL."""
+    rows = []
+    while True:
+        row = row_at(len(rows))
+        if not row:
+            return rows
+        rows.append(row.contents if isinstance(row, ctypes._Pointer) else row)
 
 
 def _selected_tid():

@@ -304,6 +304,26 @@ DSCOPE_INSPECT_EXPORT char* dscope_breaks_hit(dscope_breaks* breaks, const dscop
   });
 }
 
+DSCOPE_INSPECT_EXPORT char* dscope_breaks_hit_registers(dscope_breaks* breaks, const dscope_target* target, int64_t tid,
+                                                        const uint64_t* values, uint64_t count, int* action,
+                                                        int* is_error) {
+  // The words after tid, in dscope_stop_register_at's order (FrontEnds.cpp checks their number).
+  constexpr uint64_t kWords = (sizeof(dscope_stop_registers) - sizeof(int64_t)) / sizeof(uint64_t);
+  if (!values || count != kWords) {
+    if (action) *action = DSCOPE_HIT_CONTINUE;
+    return dscope::inspect::guarded(is_error, [&]() -> std::string {
+      dscope::inspect::fail("dispatch-break: " + std::to_string(count) + " registers given, " +
+                            std::to_string(kWords) + " needed (dscope_stop_register_at)");
+    });
+  }
+  dscope_stop_registers registers{};
+  registers.tid = tid;
+  registers.pc = values[0];
+  registers.sp = values[1];
+  std::copy(values + 2, values + kWords, registers.args);
+  return dscope_breaks_hit(breaks, target, &registers, action, is_error);
+}
+
 DSCOPE_INSPECT_EXPORT char* dscope_breaks_locations(dscope_breaks* breaks, const dscope_target* target, int* is_error) {
   using namespace dscope::inspect;
   return guarded(is_error, [&] {

@@ -1,20 +1,16 @@
 // dispatch-break in LLDB: the inspect library keeps the table of breakpoints, writes the runtime's
-// in-process break filter and says everything (dscope_breaks_*); this keeps LLDB's breakpoint on
-// dscope_debug_break_hook and tells the library when to arm. The runtime checks the operator name
-// (and key) itself and calls the hook only on a match, so the program runs at full speed between
-// stops. The breakpoints are C++ callbacks (SBBreakpoint::SetCallback).
-//
-// Arming: the filter lives in the runtime's memory, so it is written once the runtime is loaded
-// and relocated and before it dispatches anything. Breakpoints on
-// dscope::debug::registerCurrentThread (which every thread calls before its first dispatch
-// checks the filter) and on `main` arm a pending filter once per process and continue: that
-// covers `dispatch-break` before `process launch`, re-runs, and a runtime loaded later with
-// dlopen. (LLDB 16 on Linux resolves breakpoints in the program's libraries only at its entry
-// point, after their static constructors ran: a dispatch made there cannot be caught.)
+// in-process break filter and says everything (dscope_breaks_*); this keeps LLDB's breakpoints
+// where the library says (dscope_break_point_at: its hook, and where to arm the filter and place
+// real PyTorch's kernels; dscope_breaks_locations: the kernels) and does at each stop what the
+// library's row says. The runtime checks the operator name (and key) itself and calls the hook
+// only on a match, so the program runs at full speed between stops. The breakpoints are C++
+// callbacks (SBBreakpoint::SetCallback), placed pending in LLDB's dummy target too, so that they
+// cover `dispatch-break` before `process launch`, re-runs, and a runtime loaded later with dlopen.
 #include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "LldbTarget.h"
 #include "Plugin.h"
@@ -22,21 +18,29 @@
 namespace dscope::lldb_plugin {
 namespace {
 
-constexpr const char* kHookSymbol = "dscope_debug_break_hook";
-constexpr const char* kFirstDispatchSymbol = "dscope::debug::registerCurrentThread";
 // Our breakpoints carry this name, which `breakpoint list` hides and `breakpoint delete` keeps,
 // like GDB's internal breakpoints.
 constexpr const char* kBreakpointName = "dscope_dispatch_break";
 
+struct BreakState;
+
+// One of the library's places (dscope_break_point_at), the baton of its breakpoints.
+struct Point {
+  BreakState* state;
+  const dscope_break_point* row;
+};
+
 // One per debugger (the baton of its breakpoints; never freed, as the debugger may outlive us).
 struct BreakState {
+  explicit BreakState(lldb::SBDebugger d) : debugger(d) {}
   lldb::SBDebugger debugger;
-  dscope_breaks* breaks;
+  dscope_breaks* breaks = dscope_breaks_new();
   uint32_t protected_process = 0;  // SBProcess::GetUniqueID() of the last process whose copies were protected
   // Real PyTorch: the breakpoint on each kernel entry the library names, by address, and the
   // process they were placed in.
   std::map<uint64_t, lldb::break_id_t> kernels;
   uint32_t kernels_process = 0;
+  std::vector<Point> points;  // one per row, made once: batons stay where they are
 };
 
 // Hides `target`'s breakpoints of our name from `breakpoint list` and keeps them from `breakpoint
@@ -90,24 +94,21 @@ bool onDispatchStop(void* baton, lldb::SBProcess& process, lldb::SBThread& threa
   auto* state = static_cast<BreakState*>(baton);
   try {
     lldb::SBFrame frame = thread.GetFrameAtIndex(0);
-    dscope_stop_registers registers{};
-    registers.tid = static_cast<int64_t>(thread.GetThreadID());
-    registers.pc = frame.GetPC();
-    registers.sp = frame.GetSP();
-    const char* names[6] = {"rdi", "rsi", "rdx", "rcx", "r8", "r9"};
-    for (int i = 0; i < 6; ++i) {
+    std::vector<uint64_t> registers;  // the ones the library names, in its order
+    for (uint64_t i = 0; const char* name = dscope_stop_register_at(i); ++i) {
       lldb::SBError error;
-      registers.args[i] = frame.FindRegister(names[i]).GetValueAsUnsigned(error, 0);
-      if (error.Fail()) throw std::runtime_error(std::string("cannot read register ") + names[i]);
+      registers.push_back(frame.FindRegister(name).GetValueAsUnsigned(error, 0));
+      if (error.Fail()) throw std::runtime_error(std::string("cannot read register ") + name);
     }
     int action = DSCOPE_HIT_CONTINUE;
     LldbTarget target(process.GetTarget(), frame);
     const InspectResult r = target.answer([&](const dscope_target* t, int* is_error) {
-      return dscope_breaks_hit(state->breaks, t, &registers, &action, is_error);
+      return dscope_breaks_hit_registers(state->breaks, t, static_cast<int64_t>(thread.GetThreadID()),
+                                         registers.data(), registers.size(), &action, is_error);
     });
     if (!r.text.empty()) writeToDebugger(state->debugger, r.text);
     if (action == DSCOPE_HIT_SYNC_ON_RETURN) {
-      syncOnReturn(*state, process, registers.sp);
+      syncOnReturn(*state, process, frame.GetSP());
       return false;
     }
     if (action == DSCOPE_HIT_CONTINUE && !r.is_error) return false;
@@ -168,31 +169,34 @@ void syncKernelBreakpoints(BreakState& state, LldbTarget& target) {
   }
 }
 
-bool onFirstDispatch(void* baton, lldb::SBProcess& process, lldb::SBThread&, lldb::SBBreakpointLocation&) {
-  auto* state = static_cast<BreakState*>(baton);
+// A stop at one of the library's places other than its hook: arms the filter and places the
+// kernels again as its row says, and continues.
+bool onPoint(void* baton, lldb::SBProcess& process, lldb::SBThread&, lldb::SBBreakpointLocation&) {
+  const auto* point = static_cast<const Point*>(baton);
+  BreakState* state = point->state;
   try {
     if (dscope_breaks_count(state->breaks) == 0) return false;
     if (state->protected_process != process.GetUniqueID()) {
       // The copies from the dummy target, before any `breakpoint delete`; once per process: protected
-      // again at the next arming stop (`main`), LLDB 16 listed them again (lldb_dispatch_break_live).
+      // again at the next such stop, LLDB 16 listed them again (lldb_dispatch_break_live).
       protectBreakpoints(process.GetTarget());
       state->protected_process = process.GetUniqueID();
     }
     LldbTarget target(process.GetTarget());
-    // Once per process: the library remembers which process it armed.
-    const InspectResult armed = target.answer(
-        [&](const dscope_target* t, int* is_error) { return dscope_breaks_arm(state->breaks, t, is_error); });
-    if (!armed.text.empty()) writeToDebugger(state->debugger, armed.text);
-    syncKernelBreakpoints(*state, target);
+    if (point->row->does & DSCOPE_POINT_ARMS) {  // once per process: the library remembers which it armed
+      const InspectResult armed = target.answer(
+          [&](const dscope_target* t, int* is_error) { return dscope_breaks_arm(state->breaks, t, is_error); });
+      if (!armed.text.empty()) writeToDebugger(state->debugger, armed.text);
+    }
+    if (point->row->does & DSCOPE_POINT_LOCATES) syncKernelBreakpoints(*state, target);
   } catch (const std::exception& e) {
     writeToDebugger(state->debugger, std::string("dscope: dispatch-break: ") + e.what());
   }
-  return false;  // continue: this stop only armed the filter
+  return false;  // continue: this stop only armed the filter or placed the kernels
 }
 
-// A breakpoint on the first instruction of `function` (SBTarget::BreakpointCreateByName would
-// skip the prologue, and registerCurrentThread's first statement after it only runs when the
-// registry is not empty; the hook's arguments are in rdi/rsi/rdx only at its entry).
+// A breakpoint on the first instruction of `function`, where the library's function points are
+// (dscope_point_where); SBTarget::BreakpointCreateByName would skip the prologue.
 lldb::SBBreakpoint createAtEntry(lldb::SBDebugger& debugger, lldb::SBTarget& target, bool dummy,
                                  const char* function) {
   lldb::SBBreakpointList before(target);
@@ -210,20 +214,20 @@ lldb::SBBreakpoint createAtEntry(lldb::SBDebugger& debugger, lldb::SBTarget& tar
   return lldb::SBBreakpoint();
 }
 
-// The hook and arming breakpoints in `target`, created once per target (pending until the
-// runtime loads).
+// The library's function points in `target`, created once per target (pending until a module
+// defines them). Its module-load points are for a debugger that stops when a module is loaded,
+// before its static initializers run; LLDB 16 on Linux does not (it resolves breakpoints in the
+// program's libraries only at its entry point), and the library names none for it.
 void ensureBreakpoints(BreakState& state, lldb::SBTarget target, bool dummy) {
   if (protectBreakpoints(target)) return;
-  lldb::SBBreakpoint hook = createAtEntry(state.debugger, target, dummy, kHookSymbol);
-  if (hook.IsValid()) hook.SetCallback(&onDispatchStop, &state);
-  // Arms a pending filter before the first dispatch of each thread; `main` arms it for a
-  // thread that already dispatched in a static constructor (LLDB 16 on Linux loads the
-  // libraries' symbols only at the program's entry point, after their constructors ran).
-  // Real PyTorch's kernels are placed there too, and where torch._C is initialized in Python
-  // (after libtorch's static initializers registered them).
-  for (const char* function : {kFirstDispatchSymbol, "main", "PyInit__C"}) {
-    lldb::SBBreakpoint arm_point = createAtEntry(state.debugger, target, dummy, function);
-    if (arm_point.IsValid()) arm_point.SetCallback(&onFirstDispatch, &state);
+  for (Point& point : state.points) {
+    if (point.row->where != DSCOPE_POINT_FUNCTION) continue;
+    lldb::SBBreakpoint b = createAtEntry(state.debugger, target, dummy, point.row->name);
+    if (!b.IsValid()) continue;
+    if (point.row->does & DSCOPE_POINT_HITS)
+      b.SetCallback(&onDispatchStop, &state);
+    else
+      b.SetCallback(&onPoint, &point);
   }
 }
 
@@ -268,18 +272,11 @@ class DispatchBreakCommand : public lldb::SBCommandPluginInterface {
 
 }  // namespace
 
-void registerDispatchBreak(lldb::SBDebugger debugger) {
-  auto* state = new BreakState{debugger, dscope_breaks_new(), 0, {}, 0};
-  lldb::SBCommand command = debugger.GetCommandInterpreter().AddCommand(
-      "dispatch-break", new DispatchBreakCommand(state), "Stop when an operator is dispatched.",
-      usageLine("dispatch-break").c_str());
-  if (command.IsValid())
-    command.SetHelpLong(
-        "The runtime checks the operator name (and key) itself and calls a hook only on a match, so the "
-        "program runs at full speed between stops. OP is a full name (aten::add.Tensor) or a base name "
-        "(aten::add, every overload). Set before `process launch` (or before the runtime is loaded), it "
-        "stays pending and arms when the runtime is loaded (before its first dispatch). At most 16: the "
-        "runtime's filter holds 16 entries.");
+lldb::SBCommandPluginInterface* newDispatchBreakCommand(lldb::SBDebugger debugger) {
+  auto* state = new BreakState(debugger);
+  for (uint64_t i = 0; const dscope_break_point* row = dscope_break_point_at(kFrontEnd, i); ++i)
+    state->points.push_back({state, row});
+  return new DispatchBreakCommand(state);
 }
 
 }  // namespace dscope::lldb_plugin

@@ -7,10 +7,14 @@
 
 namespace dscope::lldb_plugin {
 
-// keyset, op-table, dispatch-trace (Commands.cpp) and dispatch-break
-// (DispatchBreak.cpp).
+// The name the inspect library knows this front end by: its break points and help differ per
+// debugger (dscope_break_point_at, dscope_command_at).
+inline constexpr const char* kFrontEnd = "lldb";
+
+// The inspect library's user commands (Commands.cpp); dispatch-break's implementation, which
+// keeps LLDB's breakpoints where the library says (DispatchBreak.cpp).
 void registerCommands(lldb::SBDebugger debugger);
-void registerDispatchBreak(lldb::SBDebugger debugger);
+lldb::SBCommandPluginInterface* newDispatchBreakCommand(lldb::SBDebugger debugger);
 
 // The `dscope` type category: one C++ summary per row of the inspect library's value type table,
 // and one synthetic-children provider of the Python module `module` per row, which reaches the

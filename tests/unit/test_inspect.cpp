@@ -670,6 +670,24 @@ TEST_SUITE("inspect") {
     // A stop: the hook's arguments as a debugger reads them at the breakpoint.
     CHECK(testing::breakStopLine(t.get(), &entryOf("insp::probe"), 0x10001, static_cast<uint64_t>(K::CPU)) ==
           "dispatch-break: insp::probe at CPU (keyset DispatchKeySet(CPU))\n");
+    {
+      // The same stop from the registers a front end reads by the library's names, in its order
+      // (pc, sp, then the argument registers: test_front_ends.cpp).
+      std::vector<uint64_t> values{reinterpret_cast<uint64_t>(&dscope_debug_break_hook), 0,
+                                   reinterpret_cast<uint64_t>(&entryOf("insp::probe")), 0x10001,
+                                   static_cast<uint64_t>(K::CPU), 0, 0, 0};
+      dscope_breaks* table = dscope_breaks_new();
+      int is_error = -1, action = -1;
+      char* out = dscope_breaks_hit_registers(table, t.get(), 0, values.data(), values.size(), &action, &is_error);
+      const Result r = taken(out, is_error);
+      CHECK(action == DSCOPE_HIT_STOP);
+      CHECK(r.text.substr(0, r.text.find('\n') + 1) == "dispatch-break: insp::probe at CPU (keyset DispatchKeySet(CPU))\n");
+      // A register short: one line, and the program goes on.
+      out = dscope_breaks_hit_registers(table, t.get(), 0, values.data(), values.size() - 1, &action, &is_error);
+      checkOneLineError(taken(out, is_error));
+      CHECK(action == DSCOPE_HIT_CONTINUE);
+      dscope_breaks_free(table);
+    }
     checkOneLineError(breakStop(t.get(), reinterpret_cast<const void*>(0x10), 0x10001, 50));  // not an operator
     checkOneLineError(breakStop(t.get(), &entryOf("insp::probe"), 0x10001, 0xFFFF));  // no such key
   }

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 12
+#define DSCOPE_INSPECT_ABI_VERSION 13
 
 /* A value as the debugger sees it, described without reading through it (evaluate, frame_variable,
  * and the printers' dscope_value_summary): the library alone knows what the runtime's types hold.
@@ -255,15 +255,74 @@ enum dscope_hit_action {
  * print when it is DSCOPE_HIT_STOP (the stop line and why the dispatch went to that kernel). */
 char* dscope_breaks_hit(dscope_breaks* breaks, const dscope_target* target, const dscope_stop_registers* registers,
                         int* action, int* is_error);
+/* dscope_breaks_hit with the registers as a front end reads them: `values` holds the thread's
+ * registers named by dscope_stop_register_at, in that order, `count` of them (all of them, else
+ * the answer is one "dscope: " line). */
+char* dscope_breaks_hit_registers(dscope_breaks* breaks, const dscope_target* target, int64_t tid,
+                                  const uint64_t* values, uint64_t count, int* action, int* is_error);
 /* The code addresses the table's breakpoints need now in a process that runs real PyTorch, one
  * per line in hex: the kernels' entries and where kernels are registered (the kernels may change
  * there). "" when there are none: no breakpoint, PyTorch not loaded
  * or not initialized yet, or DispatchScope's runtime, whose filter needs only the hook. The front
  * end keeps exactly one native breakpoint on each, all answered by dscope_breaks_hit, adding and
  * removing as the list changes: it asks after each dispatch-break command, when libraries load,
- * at `main` and `PyInit__C` (PyTorch's static initializers have registered its kernels by then),
- * at each stop, and where a registration returns (DSCOPE_HIT_SYNC_ON_RETURN). */
+ * at the DSCOPE_POINT_LOCATES points (dscope_break_point_at: where PyTorch's static initializers
+ * have registered its kernels), at each stop, and where a registration returns
+ * (DSCOPE_HIT_SYNC_ON_RETURN). */
 char* dscope_breaks_locations(dscope_breaks* breaks, const dscope_target* target, int* is_error);
+
+/* ---- what a front end needs of the runtimes, the ABI and its user commands, so that it holds none
+ * of it: the places it keeps native breakpoints on for dispatch-break, the registers it reads at a
+ * stop there, its commands and their help. `front_end` names the debugger ("gdb", "lldb"): the
+ * answers differ where the debuggers do. Rows are static (never freed); NULL past the last row and
+ * for a front end the library does not know. */
+
+/* Where a dscope_break_point is. */
+enum dscope_point_where {
+  DSCOPE_POINT_FUNCTION = 0, /* the first instruction of the function `name` (a global symbol), in
+                                every module that defines it: placed pending, or as soon as a module
+                                defines it, in every process the front end debugs */
+  DSCOPE_POINT_LOAD = 1      /* the load of a module whose file name contains `name` (a front end
+                                that stops there before the module's static initializers run) */
+};
+/* What a front end does at a dscope_break_point (DSCOPE_POINT_* flags). Every stop there but a
+ * HITS one continues the program, printing only what the library answers. */
+#define DSCOPE_POINT_HITS 1u     /* dscope_breaks_hit(_registers) answers the stop (the runtime's hook) */
+#define DSCOPE_POINT_ARMS 2u     /* dscope_breaks_arm (once per process: the library keeps which) */
+#define DSCOPE_POINT_LOCATES 4u  /* dscope_breaks_locations again, reconciling the breakpoints on its
+                                    addresses (after ARMS when both) */
+typedef struct dscope_break_point {
+  uint32_t where; /* dscope_point_where */
+  const char* name;
+  uint32_t does;  /* DSCOPE_POINT_* */
+} dscope_break_point;
+/* Row `index` (from 0) of the places `front_end` keeps a native breakpoint on besides
+ * dscope_breaks_locations' addresses: needed while the table holds a breakpoint
+ * (dscope_breaks_count); the HITS one also when the library asks (place_break_hook). */
+const dscope_break_point* dscope_break_point_at(const char* front_end, uint64_t index);
+
+/* The registers a front end reads at a stop that dscope_breaks_hit_registers answers, by the names
+ * both GDB ($NAME) and LLDB (SBFrame::FindRegister) know them by: name `index` (from 0), NULL past
+ * the last. Their order is that of dscope_stop_registers' words after tid. */
+const char* dscope_stop_register_at(uint64_t index);
+/* The register holding a thread's thread pointer (dscope_target's thread_pointer). */
+const char* dscope_thread_pointer_register(void);
+
+/* One user command of a front end. */
+typedef struct dscope_command_help {
+  const char* name;    /* the command's word */
+  const char* summary; /* one line, the first of its help */
+  const char* details; /* the rest of its help, after its usage (dscope_inspect_usage): paragraphs of
+                          one line each, separated by an empty line, for the front end to wrap */
+  uint32_t flags;      /* DSCOPE_COMMAND_* */
+} dscope_command_help;
+#define DSCOPE_COMMAND_BREAKS 1u               /* runs through dscope_breaks_command (with the word
+                                                  removed), not dscope_inspect_run */
+#define DSCOPE_COMMAND_COMPLETES_OPERATOR 2u   /* its operand completes to operator names
+                                                  (dscope_inspect_complete_ops) */
+#define DSCOPE_COMMAND_COMPLETES_EXPRESSION 4u /* its operand is an expression of the debugger's */
+/* Row `index` (from 0) of `front_end`'s user commands. */
+const dscope_command_help* dscope_command_at(const char* front_end, uint64_t index);
 
 #ifdef __cplusplus
 }
