@@ -400,8 +400,9 @@ def same_answers_on_both(dscope, pid):
         out = subprocess.run([dscope, "pid", "--json", str(pid), *command.split(), "--runtime", runtime],
                              capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
         lines = [l for l in out.stdout.splitlines() if l.startswith("{")]
+        errors = [l for l in (out.stdout + out.stderr).splitlines() if l.startswith("dscope: ")]
         try:
-            return json.loads(lines[-1]) if lines else {"no answer": out.stdout + out.stderr}
+            return json.loads(lines[-1]) if lines else {"error": errors[-1]} if errors else {"no answer": out.stdout + out.stderr}
         except ValueError:
             return {"not JSON": lines[-1]}
     problems = []
