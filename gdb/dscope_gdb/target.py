@@ -590,7 +590,7 @@ class Inspect:
             "dscope_inspect_run": [target, ctypes.c_char_p, is_error],
             "dscope_inspect_usage": [ctypes.c_char_p, is_error],
             "dscope_inspect_complete_ops": [target, ctypes.c_char_p, ctypes.c_int],
-            "dscope_inspect_complete_keys": [ctypes.c_char_p],
+            "dscope_inspect_complete_keys": [target, ctypes.c_char_p],
             "dscope_frame_key": [target, ctypes.c_char_p, is_error],
             "dscope_breaks_command": [table, target, ctypes.c_char_p, is_error],
             "dscope_breaks_arm": [table, target, is_error],
@@ -722,7 +722,8 @@ class Inspect:
         return self._take(self._lib.dscope_inspect_usage(command.encode(), None)).strip()
 
     def complete_keys(self, prefix):
-        return [line for line in self._take(self._lib.dscope_inspect_complete_keys(prefix.encode())).splitlines() if line]
+        text = self._take(self._lib.dscope_inspect_complete_keys(ctypes.byref(self._target), prefix.encode()))
+        return [line for line in text.splitlines() if line]
 
     def frame_op_is(self, frame, name):
         """(1 or 0, None), or (None, the error line): whether the selected frame dispatches `name`."""

@@ -37,11 +37,12 @@ std::string usageOf(const std::string& command) {
 
 // The runtime keys (what --key and --missing take) starting with prefix, in c10's DispatchKeySet
 // order, for the front ends' completion.
-std::string keyNamesFrom(const std::string& prefix) {
+// The runtime keys of a key table whose names start with prefix, in c10's order, one per line.
+std::string keyNamesFrom(const KeyTable& keys, const std::string& prefix) {
   std::string out;
-  for (DispatchKey k : DispatchKeySet(DispatchKeySet::FULL)) {
-    const std::string name = toString(k);
-    if (name.compare(0, prefix.size(), prefix) == 0) out += name + "\n";
+  for (int k : keys.runtimeKeys()) {
+    const std::string& name = keys.name(k);
+    if (k != 0 && name.compare(0, prefix.size(), prefix) == 0) out += name + "\n";
   }
   return out;
 }
@@ -198,8 +199,19 @@ DSCOPE_INSPECT_EXPORT char* dscope_inspect_usage(const char* command, int* is_er
   return dscope::inspect::guarded(is_error, [&] { return dscope::inspect::usageOf(command ? command : ""); });
 }
 
-DSCOPE_INSPECT_EXPORT char* dscope_inspect_complete_keys(const char* prefix) {
-  return dscope::inspect::guarded(nullptr, [&] { return dscope::inspect::keyNamesFrom(prefix ? prefix : ""); });
+DSCOPE_INSPECT_EXPORT char* dscope_inspect_complete_keys(const dscope_target* target, const char* prefix) {
+  using namespace dscope::inspect;
+  return guarded(nullptr, [&] {
+    const std::string p = prefix ? prefix : "";
+    if (target) {
+      try {
+        Session session(target);
+        return keyNamesFrom(session.dispatcher(std::nullopt).keys(), p);
+      } catch (const InspectError&) {  // no runtime readable: our own table's names
+      }
+    }
+    return keyNamesFrom(dscopeKeyTable(), p);
+  });
 }
 
 DSCOPE_INSPECT_EXPORT int dscope_frame_op_is(const dscope_target* target, const char* frame, const char* name,

@@ -177,7 +177,7 @@ inline Result usageOf(const std::string& command) {
   return taken(out, is_error);
 }
 // The runtime keys starting with prefix (dscope_inspect_complete_keys).
-inline std::string keyNames(const std::string& prefix) { return taken(dscope_inspect_complete_keys(prefix.c_str()), 0).text; }
+inline std::string keyNames(const std::string& prefix) { return taken(dscope_inspect_complete_keys(nullptr, prefix.c_str()), 0).text; }
 
 // A value of a type of the value printers' table (its C++ or short name) as a front end describes
 // it: a value type by its bits (word), anything else as the object at address word.

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 13
+#define DSCOPE_INSPECT_ABI_VERSION 14
 
 /* A value as the debugger sees it, described without reading through it (evaluate, frame_variable,
  * and the printers' dscope_value_summary): the library alone knows what the runtime's types hold.
@@ -155,8 +155,10 @@ char* dscope_inspect_run(const dscope_target* target, const char* command_line, 
 char* dscope_inspect_usage(const char* command, int* is_error);
 /* Newline-separated operator names starting with `prefix` (at most `limit`), for completion. */
 char* dscope_inspect_complete_ops(const dscope_target* target, const char* prefix, int limit);
-/* Newline-separated runtime key names starting with `prefix` (what --key and --missing take). */
-char* dscope_inspect_complete_keys(const char* prefix);
+/* Newline-separated runtime key names starting with `prefix` (what --key and --missing take), of
+ * the runtime the target holds (its key table); DispatchScope's own with no target (NULL) or none
+ * readable. */
+char* dscope_inspect_complete_keys(const dscope_target* target, const char* prefix);
 
 void dscope_inspect_free(char* s);
 
