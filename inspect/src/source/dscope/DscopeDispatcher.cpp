@@ -71,6 +71,9 @@ const ThreadBlock& selectThread(const RuntimeView& rt, const std::vector<ThreadB
   };
   // Not found: it has not dispatched, unless its block may be one that could not be read.
   auto noBlock = [&](int64_t tid) {
+    // A number that is no thread at all (not the debugger's, no OS thread of the process).
+    if (mem.threadExists(tid) == false)
+      fail("no thread " + std::to_string(tid) + " (neither a debugger thread number nor a thread id that dispatched)");
     std::string why;
     for (const auto& b : blocks)
       if (!b.corrupt.empty()) why = corruptBlockLine(b).substr(8);
