@@ -18,20 +18,22 @@ sys.path.insert(0, str(HERE))
 import session  # noqa: E402
 
 PROGRAMS = {
-    # sample: the commands each reader is asked (one session each), and what its own reader's answer holds
-    "infinite_redispatch": (["dispatch-trace", "op-table myops::my_add", "keyset --tls"],
+    # sample: its arguments (to die with a core), the commands each reader is asked (one session
+    # each), and what its own reader's answer holds
+    "infinite_redispatch": ([], ["dispatch-trace", "op-table myops::my_add", "keyset --tls"],
                             "[call] op=[myops::my_add], key=[AutogradCPU]"),
-    "tls_leak": (["keyset --tls", "keyset --tls --json", "op-table aten::add.Tensor --json", "op-table --missing Meta"],
+    "tls_leak": (["--core"], ["keyset --tls", "keyset --tls --json", "op-table aten::add.Tensor --json",
+                              "op-table --missing Meta", "dispatch-summary"],
                  "excluded beyond the default"),
 }
 
 
-def crash(program, workdir):
+def crash(program, args, workdir):
     """The sample's kernel core (it dies of a signal), in workdir."""
     workdir.mkdir(parents=True, exist_ok=True)
     for old in workdir.glob("core*"):
         old.unlink()
-    subprocess.run(["bash", "-c", "ulimit -c unlimited; echo 0x37 > /proc/self/coredump_filter; exec \"$0\"", str(program)],
+    subprocess.run(["bash", "-c", "ulimit -c unlimited; echo 0x37 > /proc/self/coredump_filter; exec \"$0\" \"$@\"", str(program), *args],
                    cwd=workdir, capture_output=True, timeout=300)
     cores = sorted(workdir.glob("core*"), key=lambda p: p.stat().st_mtime)
     if not cores:
@@ -64,14 +66,15 @@ def main():
     p.add_argument("--other", type=pathlib.Path, required=True)
     p.add_argument("--workdir", type=pathlib.Path, required=True)
     a = p.parse_args()
+    a.this, a.other, a.workdir = a.this.resolve(), a.other.resolve(), a.workdir.resolve()
     if pathlib.Path("/proc/sys/kernel/core_pattern").read_text().startswith("|"):
         print("SKIP: kernel.core_pattern pipes cores to a program")
         return 77
     problems = []
-    for name, (commands, marker) in PROGRAMS.items():
+    for name, (args, commands, marker) in PROGRAMS.items():
         for built in (a.this, a.other):
             program = built / "samples" / name
-            core = crash(program, a.workdir / built.name / name)
+            core = crash(program, args, a.workdir / built.name / name)
             answers = {}
             for reader in (a.this, a.other):
                 answers[("dscope", reader.name)] = dscope_answers(reader, program, core, commands, a.workdir)
@@ -84,7 +87,8 @@ def main():
                     problems.append("%s on %s's %s core: %s's reader answers otherwise than %s's own:\n--- own\n%s\n--- foreign\n%s"
                                     % (tool, built.name, name, (a.other if built == a.this else a.this).name, built.name,
                                        own[-3000:], foreign[-3000:]))
-            print("%s's %s core: %d commands, read by both builds' dscope and GDB" % (built.name, name, len(commands)))
+            print("%s's %s core: %d commands, read by both builds' dscope and GDB (%d and %d bytes of answers)"
+                  % (built.name, name, len(commands), len(answers[("dscope", built.name)]), len(answers[("gdb", built.name)])))
     for problem in problems[:6]:
         print(problem)
     print("%d problems" % len(problems))
