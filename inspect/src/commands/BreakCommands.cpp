@@ -25,16 +25,8 @@ const char* const kDispatchBreakUsage =
 namespace {
 
 // Whether any operator is named `name` in full or as its base name (what the filter matches).
-bool operatorExists(const RuntimeView& rt, const std::string& name) {
-  if (!rt.descriptor().dispatcher) return false;
-  for (const auto& op : rt.operators())
-    if (namesOperator(op.name, name)) return true;
-  return false;
-}
-bool operatorExists(const TorchView& tv, const std::string& name) {
-  for (const auto& op : tv.operators())
-    if (namesOperator(op.name, name)) return true;
-  return false;
+bool operatorExists(const std::vector<Operator>& ops, const std::string& name) {
+  return std::any_of(ops.begin(), ops.end(), [&](const Operator& op) { return namesOperator(op.name, name); });
 }
 
 // Our runtime's key for an optional --key K.
@@ -267,11 +259,12 @@ std::string BreakTable::add(Session& s, const std::string& op, const std::string
     const TorchView* tv = torchToArm(s);
     if (!tv) return pending(pendingTorchKeys(s));
     if (!key.empty()) checkedBreakKey(tv->keys(), key);
-    return kept(operatorExists(*tv, op));
+    return kept(operatorExists(tv->operators(), op));
   }
   std::optional<bool> registered;  // unknown while no runtime can be read
   try {
-    registered = operatorExists(s.runtime(), op);
+    const RuntimeView& rt = s.runtime();
+    registered = rt.descriptor().dispatcher && operatorExists(rt.operators(), op);
   } catch (const RuntimeNotLoaded&) {
     // Not started yet, or stopped before the runtime loads: arms when the front end says the
     // runtime is loaded. A core never runs on: it says why nothing can be armed.

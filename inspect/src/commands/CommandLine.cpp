@@ -120,8 +120,8 @@ bool namesOperator(const std::string& full_name, const std::string& name) {
   return full_name == name || full_name.compare(0, name.size() + 1, name + ".") == 0;
 }
 
-DispatchKey parseKeyOrFail(const std::string& name) {
-  if (auto k = parseDispatchKey(name)) return *k;
+const KeyInfo& keyNamed(const KeyTable& keys, const std::string& name) {
+  if (const KeyInfo* k = keys.byName(name)) return *k;
   fail("unknown dispatch key '" + shown(name) + "' (PyTorch's names: CPU, AutogradCPU, Meta, BackendSelect, ...)");
 }
 

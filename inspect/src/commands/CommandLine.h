@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "model/KeyTable.h"
 #include "target/Remote.h"
 #include "dscope/DispatchKey.h"
 
@@ -65,7 +66,8 @@ void checkOperatorName(const std::string& name);
 // what a dispatch breakpoint and $dispatch_op_is match.
 bool namesOperator(const std::string& full_name, const std::string& name);
 
-// A dispatch key by its PyTorch name ("CPU", "AutogradCPU", "Autograd"); InspectError otherwise.
-DispatchKey parseKeyOrFail(const std::string& name);
+// A key of a runtime's key table by its name ("CPU", "AutogradCPU", "Autograd"); InspectError
+// naming it otherwise.
+const KeyInfo& keyNamed(const KeyTable& keys, const std::string& name);
 
 }  // namespace dscope::inspect

@@ -28,10 +28,9 @@ std::string tableRow(const KeyTable& kt, const TableEntry& e) {
 
 // The runtime key a --key or --missing option names; InspectError for an unknown or alias key.
 int runtimeKey(const Dispatcher& d, const std::string& name) {
-  const KeyInfo* k = d.keys().byName(name);
-  if (!k) fail("unknown dispatch key '" + shown(name) + "' (PyTorch's names: CPU, AutogradCPU, Meta, BackendSelect, ...)");
-  if (k->alias) fail(name + " is an alias key; computed tables hold runtime keys (e.g. CPU, AutogradCPU)");
-  return k->value;
+  const KeyInfo& k = keyNamed(d.keys(), name);
+  if (k.alias) fail(name + " is an alias key; computed tables hold runtime keys (e.g. CPU, AutogradCPU)");
+  return k.value;
 }
 
 std::string keyEntry(const Dispatcher& d, const Operator& op, const std::string& key, int value, bool json) {

@@ -244,11 +244,10 @@ void computedSet(const TorchView& tv, const Site& site, uint64_t arguments, int6
 }  // namespace
 
 int checkedBreakKey(const KeyTable& keys, const std::string& name) {
-  const KeyInfo* info = keys.byName(name);
-  if (!info) fail("unknown dispatch key '" + shown(name) + "' (PyTorch's names: CPU, AutogradCPU, Meta, BackendSelect, ...)");
-  if (info->alias) fail(name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
-  if (info->slot < 0) fail(name + " has no dispatch-table slot; no dispatch goes to it");
-  return info->value;
+  const KeyInfo& info = keyNamed(keys, name);
+  if (info.alias) fail(name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
+  if (info.slot < 0) fail(name + " has no dispatch-table slot; no dispatch goes to it");
+  return info.value;
 }
 
 TorchKernelSites torchKernelSites(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks) {

@@ -50,8 +50,8 @@ std::vector<int> KeyTable::keysOf(uint64_t raw) const {
   // A functionality bit no key has is a sentinel's (EndOfFunctionalityKeys, bit 63). c10's iterator
   // yields it, last, only after a per-backend key: its end state is the sentinel's with the
   // backend it starts with, which only a per-backend key changes.
-  const bool per_backend = std::any_of(out.begin(), out.end(), [&](int v) { return byValue(v)->bits & backendMask(); });
-  if (const uint64_t top = raw & ~backendMask() & ~known_bits_; top && per_backend) {
+  const auto per_backend = [&] { return std::any_of(out.begin(), out.end(), [&](int v) { return byValue(v)->bits & backendMask(); }); };
+  if (const uint64_t top = raw & ~backendMask() & ~known_bits_; top && per_backend()) {
     const KeyInfo* k = byValue(functionalityKey(63 - __builtin_clzll(top)));
     if (k && !k->alias && k->value != 0 && k->bits == 0) out.push_back(k->value);
   }
@@ -116,7 +116,8 @@ int KeyTable::highestKey(uint64_t raw) const {
     if (!k.alias && (k.bits == with_backend || (k.bits == top && best == 0))) best = std::max(best, k.value);
   // No key has the bit: c10 names the functionality by the bit's index (EndOfFunctionalityKeys for
   // bit 63, a sentinel whose set has no key).
-  if (best == 0 && byValue(functionalityKey(63 - __builtin_clzll(functionality)))) return functionalityKey(63 - __builtin_clzll(functionality));
+  const int by_index = functionalityKey(63 - __builtin_clzll(functionality));
+  if (best == 0 && byValue(by_index)) return by_index;
   return best;
 }
 
@@ -130,15 +131,16 @@ std::string KeyTable::bitName(int bit) const {
   return k->name;
 }
 
-int KeyTable::slotOf(uint64_t raw) const {
-  const int key = highestKey(raw);
+int KeyTable::slotOfKey(int key) const {
   if (key == 0) return 0;
   const KeyInfo* k = byValue(key);
   return k ? k->slot : -1;
 }
 
+int KeyTable::slotOf(uint64_t raw) const { return slotOfKey(highestKey(raw)); }
+
 std::string KeyTable::keyWithSlot(uint64_t raw) const {
-  const int key = highestKey(raw), slot = slotOf(raw);
+  const int key = highestKey(raw), slot = slotOfKey(key);
   if (slot >= 0) return name(key) + " (dispatch-table slot " + std::to_string(slot) + ")";
   return name(key) + " (bit " + std::to_string(63 - __builtin_clzll(raw & ~backendMask())) + " is set: the " + name(key) +
          " sentinel has no dispatch-table slot)";

@@ -84,6 +84,8 @@ class KeyTable {
  private:
   // The functionality key a functionality bit stands for (its index past the backends).
   int functionalityKey(int bit) const;
+  // slotOf for the set's highest key.
+  int slotOfKey(int key) const;
 
   std::vector<KeyInfo> keys_;  // by value
   std::map<std::string, int, std::less<>> by_name_;
