@@ -44,6 +44,7 @@ struct PrivateMember {
 };
 template struct PrivateMember<ErrorMsg, &c10::Error::msg_>;
 uint64_t rawBits(DispatchKeySet ks) { return ks.raw_repr(); }  // raw_repr() is non-const in 1.13
+#include "key_table.h"  // in this namespace, with c10 in scope
 
 // The GNU build-id of every loaded object whose file name contains `part`.
 std::string buildIdOf(const char* part) {
@@ -366,46 +367,9 @@ int main() {
   entry("Error_msg", reinterpret_cast<const char*>(&(error.*get(ErrorMsg{}))) - reinterpret_cast<const char*>(&error));
   entry("PODLocalDispatchKeySet_included", offsetof(impl::PODLocalDispatchKeySet, included_));
   entry("PODLocalDispatchKeySet_excluded", offsetof(impl::PODLocalDispatchKeySet, excluded_));
-  entry("count_backends", num_backends);
-  entry("count_functionality_keys", num_functionality_keys);
-  entry("count_table_slots", num_runtime_entries);
-  entry("count_dispatch_keys", static_cast<int>(DispatchKey::EndOfAliasKeys) + 1);
-
-  hexEntry("set_default_included", rawBits(default_included_set));
-  hexEntry("set_default_excluded", rawBits(default_excluded_set));
-  hexEntry("set_autogradother_backends", rawBits(autogradother_backends));
-  hexEntry("set_full_backend_mask", full_backend_mask);
-
-  for (int b = 1; b <= num_backends; ++b)
-    std::printf("backend %d %s\n", b - 1, toString(static_cast<BackendComponent>(b)));
-  // Every key with its raw bits and slot; alias keys list the runtime keys they cover, and an
-  // autograd key the backend keys it stands in front of (computeDispatchTableEntry's rules).
-  std::vector<DispatchKey> aliases;
-  for (int v = 0; v <= static_cast<int>(DispatchKey::EndOfAliasKeys); ++v)
-    if (isAliasDispatchKey(static_cast<DispatchKey>(v))) aliases.push_back(static_cast<DispatchKey>(v));
-  std::printf("runtime-keys 0");
-  for (DispatchKey k : DispatchKeySet(DispatchKeySet::FULL)) std::printf(" %d", static_cast<int>(k));
-  std::printf("\n");
-  for (int v = 0; v <= static_cast<int>(DispatchKey::EndOfAliasKeys); ++v) {
-    auto k = static_cast<DispatchKey>(v);
-    const bool alias = isAliasDispatchKey(k);
-    uint64_t bits = 0;
-    int slot = -1;
-    if (!alias && v != 0 && k != DispatchKey::EndOfFunctionalityKeys) {
-      bits = rawBits(DispatchKeySet(k));
-      slot = getDispatchTableIndexForDispatchKey(k);
-    }
-    std::printf("key %d %s bits=0x%llx slot=%d", v, toString(k), static_cast<unsigned long long>(bits), slot);
-    if (alias) std::printf(" alias");
-    std::string in;
-    if (!alias && v != 0)
-      for (DispatchKey a : aliases)
-        if (isIncludedInAlias(k, a)) in += (in.empty() ? "" : ",") + std::to_string(static_cast<int>(a));
-    if (!in.empty()) std::printf(" in=%s", in.c_str());
-    const uint64_t backends = alias || v == 0 ? 0 : rawBits(getBackendKeySetFromAutograd(k));
-    if (backends) std::printf(" autograd-backends=0x%llx", static_cast<unsigned long long>(backends));
-    std::printf("\n");
-  }
+  std::string keys;
+  appendKeyTable(keys);
+  std::fputs(keys.c_str(), stdout);
   printSchemaLayout(reinterpret_cast<uint64_t>(real_singleton));
   return 0;
 }

@@ -30,6 +30,10 @@ DispatchKeySet getRuntimeDispatchKeySet(DispatchKey t) {
   }
 }
 
+bool isIncludedInAlias(DispatchKey k, DispatchKey alias) {
+  return k != DispatchKey::Undefined && runtimeDispatchKeySetHas(alias, k);
+}
+
 bool runtimeDispatchKeySetHas(DispatchKey t, DispatchKey k) {
   switch (t) {
     case DispatchKey::Autograd: return autograd_dispatch_keyset.has(toFunctionalityKey(k));

@@ -1,4 +1,5 @@
 #include "dscope/OperatorEntry.h"
+#include "dscope/TableRules.h"
 
 #include <algorithm>
 #include <cstring>
@@ -20,10 +21,6 @@ const AnnotatedKernel& ambiguousAutogradOtherKernel() {
   static const AnnotatedKernel k{KernelFunction::makeAmbiguousAutogradOther(), "ambiguous_autogradother", nullptr,
                                  DispatchKey::Undefined, nullptr};
   return k;
-}
-
-bool isIncludedInAlias(DispatchKey k, DispatchKey alias) {
-  return k != DispatchKey::Undefined && runtimeDispatchKeySetHas(alias, k);
 }
 
 // Undefined, then the 137 runtime keys in slot order.
@@ -272,42 +269,37 @@ bool OperatorEntry::hasKernelForAnyDispatchKey(DispatchKeySet ks) const {
   return false;
 }
 
-// c10's computeDispatchTableEntryWithDebug: the first rule that matches wins.
+// c10's computeDispatchTableEntryWithDebug (dscope/TableRules.h), asked of this entry's kernels
+// and the dispatcher's fallbacks.
 std::pair<const AnnotatedKernel*, TableEntrySource> OperatorEntry::computeDispatchTableEntry(const Dispatcher& d,
                                                                                             DispatchKey k) const {
   using K = DispatchKey;
-  using S = TableEntrySource;
-  // 1. A kernel registered directly to k.
-  if (k != K::Undefined)
-    if (auto* a = newestKernelAt(k)) return {a, S::Kernel};
-  // 2-3. CompositeExplicitAutogradNonFunctional, then CompositeExplicitAutograd.
-  for (K alias : {K::CompositeExplicitAutogradNonFunctional, K::CompositeExplicitAutograd})
-    if (k == K::Undefined || isIncludedInAlias(k, alias))
-      if (auto* a = newestKernelAt(alias)) return {a, S::DefaultBackendKernel};
-  // A backend kernel (or CEA) for this key means a CIA kernel must not shadow it at Autograd<X>.
-  bool has_backend_kernel = hasKernelForAnyDispatchKey(getBackendKeySetFromAutograd(k)) ||
-                            newestKernelAt(K::CompositeExplicitAutograd) != nullptr;
-  // 4. CompositeImplicitAutogradNestedTensor.
-  if (isIncludedInAlias(k, K::CompositeImplicitAutogradNestedTensor))
-    if (auto* a = newestKernelAt(K::CompositeImplicitAutogradNestedTensor)) return {a, S::NestedKernel};
-  // 5. CompositeImplicitAutograd.
-  if (k == K::Undefined || isIncludedInAlias(k, K::CompositeImplicitAutograd)) {
-    if (auto* a = newestKernelAt(K::CompositeImplicitAutograd)) {
-      if (k == K::AutogradOther && hasKernelForAnyDispatchKey(autogradother_backends))
-        return {&ambiguousAutogradOtherKernel(), S::AmbiguousAutogradOther};
-      if (!has_backend_kernel) return {a, S::MathKernel};
+  struct Query {
+    const OperatorEntry& e;
+    const Dispatcher& d;
+    K k;
+    static K key(TableAlias a) {
+      switch (a) {
+        case TableAlias::CompositeExplicitAutogradNonFunctional: return K::CompositeExplicitAutogradNonFunctional;
+        case TableAlias::CompositeExplicitAutograd: return K::CompositeExplicitAutograd;
+        case TableAlias::CompositeImplicitAutogradNestedTensor: return K::CompositeImplicitAutogradNestedTensor;
+        case TableAlias::CompositeImplicitAutograd: return K::CompositeImplicitAutograd;
+        case TableAlias::Autograd: return K::Autograd;
+        case TableAlias::FuncTorchBatchedDecomposition: return K::FuncTorchBatchedDecomposition;
+      }
+      return K::Undefined;
     }
-  }
-  // 6. Autograd.
-  if (isIncludedInAlias(k, K::Autograd))
-    if (auto* a = newestKernelAt(K::Autograd)) return {a, S::AutogradKernel};
-  // 7. FuncTorchBatchedDecomposition.
-  if (isIncludedInAlias(k, K::FuncTorchBatchedDecomposition))
-    if (auto* a = newestKernelAt(K::FuncTorchBatchedDecomposition)) return {a, S::BatchedKernel};
-  // 8. The global backend fallback at this slot.
-  if (auto* fb = d.backendFallbackKernel(getDispatchTableIndexForDispatchKey(k))) return {fb, S::BackendFallback};
-  // 9. Missing.
-  return {&missingKernel(), S::Missing};
+    bool undefined() const { return k == K::Undefined; }
+    const AnnotatedKernel* direct() const { return e.newestKernelAt(k); }
+    bool covers(TableAlias a) const { return isIncludedInAlias(k, key(a)); }
+    const AnnotatedKernel* at(TableAlias a) const { return e.newestKernelAt(key(a)); }
+    bool backendKernel() const { return e.hasKernelForAnyDispatchKey(getBackendKeySetFromAutograd(k)); }
+    bool ambiguousAutogradOther() const { return k == K::AutogradOther && e.hasKernelForAnyDispatchKey(autogradother_backends); }
+    const AnnotatedKernel* ambiguous() const { return &ambiguousAutogradOtherKernel(); }
+    const AnnotatedKernel* fallback() const { return d.backendFallbackKernel(getDispatchTableIndexForDispatchKey(k)); }
+  };
+  const auto choice = chooseTableEntry(Query{*this, d, k});
+  return {choice.kernel ? choice.kernel : &missingKernel(), choice.source};
 }
 
 bool OperatorEntry::hasKernelForDispatchKey(DispatchKey k) const { return newestKernelAt(k) != nullptr; }

@@ -4,10 +4,12 @@
 
 #include "dscope/DebugInterface.h"
 
-/* The profile is the descriptor's last field (a longer list moves no other field). */
-typedef char profile_is_last[offsetof(struct dscope_debug_descriptor_t, profile) + sizeof(struct dscope_layout_profile) ==
+/* The profile text's place and size end the descriptor; a reader's typed layout is one uint64_t
+ * per name of the list. */
+typedef char profile_is_last[offsetof(struct dscope_debug_descriptor_t, profile_size) + sizeof(uint64_t) ==
                                      sizeof(struct dscope_debug_descriptor_t)
                                  ? 1
                                  : -1];
+typedef char layout_is_words[sizeof(struct dscope_layout_profile) % sizeof(uint64_t) == 0 ? 1 : -1];
 
 uint64_t dscope_c_reader_bloom_bit(uint64_t name_hash) { return dscope_break_bloom_bit(name_hash); }

@@ -3,7 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -48,12 +51,11 @@ debug::DispatchCycle cycleOf(const std::vector<dscope_dispatch_record>& c, uint6
 }  // namespace
 
 TEST_SUITE("debug_interface") {
-  TEST_CASE("the descriptor: magic, version, layout hash, pointer size, dispatcher, registry") {
+  TEST_CASE("the descriptor: magic, version, pointer size, dispatcher, registry") {
     const auto& d = dscope_debug_descriptor;
     CHECK(std::memcmp(d.magic, DSCOPE_DEBUG_MAGIC, 8) == 0);
     CHECK(d.version == DSCOPE_DEBUG_INTERFACE_VERSION);
     CHECK(d.pointer_size == sizeof(void*));
-    CHECK(d.layout_hash == debug::Layout::hash());
     CHECK(d.dispatcher == &Dispatcher::singleton());
     CHECK(d.records_first == DSCOPE_RECORDS_FIRST);
     CHECK(d.records_ring == DSCOPE_RECORDS_RING);
@@ -69,33 +71,50 @@ TEST_SUITE("debug_interface") {
     CHECK(mine->tls == &impl::raw_local_dispatch_key_set);
   }
 
-  TEST_CASE("the descriptor's layout profile (Layout::profile(), entry by entry, all hashed) and sentinel kernels") {
+  TEST_CASE("the descriptor's layout profile: every entry by name, the key table, its digest, in writable data") {
     const auto& d = dscope_debug_descriptor;
-    constexpr dscope_layout_profile expected = debug::Layout::profile();
-    size_t entries = 0;
+    REQUIRE(d.profile_text != nullptr);
+    const std::string text(d.profile_text, d.profile_size);
+    CHECK(std::strlen(d.profile_text) == d.profile_size);
+    CHECK(text.rfind("dscope-profile 1\nruntime dscope\n", 0) == 0);
+    auto line = [&](const std::string& l) { return text.find("\n" + l + "\n") != std::string::npos; };
 #define CHECK_PROFILE_ENTRY(name, expression) \
-  ++entries;                                  \
-  CHECK_MESSAGE(d.profile.name == expected.name, #name);
+  CHECK_MESSAGE(line(#name " " + std::to_string(debug::Layout::name)), #name);
     DSCOPE_LAYOUT_PROFILE(CHECK_PROFILE_ENTRY)
 #undef CHECK_PROFILE_ENTRY
-    CHECK(std::memcmp(&d.profile, &expected, sizeof expected) == 0);
-    // One uint64_t per entry and nothing else; the profile knows its own size and place.
-    CHECK(sizeof(dscope_layout_profile) == entries * sizeof(uint64_t));
-    CHECK(d.profile.sizeof_LayoutProfile == sizeof(dscope_layout_profile));
-    CHECK(d.profile.Descriptor_profile == offsetof(dscope_debug_descriptor_t, profile));
-    CHECK(d.profile.sizeof_Descriptor == sizeof(dscope_debug_descriptor_t));
-    CHECK(d.profile.count_table_slots == static_cast<uint64_t>(num_runtime_entries));
-    // The layout hash is the profile's, and every entry is part of it: changing any one changes it.
-    CHECK(debug::Layout::hashOf(d.profile) == d.layout_hash);
-    CHECK(debug::Layout::hash() == debug::Layout::hashOf(expected));
-#define CHECK_ENTRY_HASHED(name, expression)                        \
-  {                                                                 \
-    dscope_layout_profile changed = expected;                       \
-    changed.name += 8;                                              \
-    CHECK_MESSAGE(debug::Layout::hashOf(changed) != d.layout_hash, #name); \
-  }
-    DSCOPE_LAYOUT_PROFILE(CHECK_ENTRY_HASHED)
-#undef CHECK_ENTRY_HASHED
+    CHECK(line("Descriptor_profile_text " + std::to_string(offsetof(dscope_debug_descriptor_t, profile_text))));
+    // The key table, as c10's functions state it for this build.
+    CHECK(line("count_table_slots " + std::to_string(num_runtime_entries)));
+    CHECK(line("count_dispatch_keys " + std::to_string(num_all_dispatch_keys)));
+    CHECK(line("set_default_included 0x0000000804000000"));
+    CHECK(line("backend 0 CPUBit"));
+    const int cpu = static_cast<int>(DispatchKey::CPU), autograd_cpu = static_cast<int>(DispatchKey::AutogradCPU);
+    char key[128];
+    std::snprintf(key, sizeof key, "key %d CPU bits=0x%llx slot=%d", cpu,
+                  static_cast<unsigned long long>(DispatchKeySet(DispatchKey::CPU).raw_repr()),
+                  getDispatchTableIndexForDispatchKey(DispatchKey::CPU));
+    CHECK(text.find(std::string("\n") + key + " in=") != std::string::npos);
+    std::snprintf(key, sizeof key, "key %d AutogradCPU bits=0x%llx slot=%d", autograd_cpu,
+                  static_cast<unsigned long long>(DispatchKeySet(DispatchKey::AutogradCPU).raw_repr()),
+                  getDispatchTableIndexForDispatchKey(DispatchKey::AutogradCPU));
+    CHECK(text.find(std::string("\n") + key) != std::string::npos);
+    // The last line is the digest of everything before it, and the descriptor's layout hash.
+    const size_t last = text.rfind('\n', text.size() - 2) + 1;
+    char digest[64];
+    std::snprintf(digest, sizeof digest, "digest fnv1a64 0x%016llx\n", static_cast<unsigned long long>(d.layout_hash));
+    CHECK(text.substr(last) == digest);
+    CHECK(dscope_fnv1a64(text.substr(0, last).c_str()) == d.layout_hash);
+    // In a writable mapping: what a kernel core keeps of a library (its read-only file pages not).
+    std::ifstream maps("/proc/self/maps");
+    bool writable = false;
+    for (std::string m; std::getline(maps, m);) {
+      unsigned long long lo = 0, hi = 0;
+      char perms[5] = {};
+      if (std::sscanf(m.c_str(), "%llx-%llx %4s", &lo, &hi, perms) != 3) continue;
+      const auto at = reinterpret_cast<uintptr_t>(d.profile_text);
+      if (at >= lo && at + d.profile_size <= hi) writable = perms[1] == 'w';
+    }
+    CHECK(writable);
     // The sentinel kernels by address: the functions KernelFunction::isFallthrough() and the
     // like compare boxed_fn_ with, as a sentinel KernelFunction holds them.
     CHECK(d.fallthrough_kernel == reinterpret_cast<const void*>(&detail::fallthroughKernel));
@@ -103,7 +122,7 @@ TEST_SUITE("debug_interface") {
     CHECK(d.ambiguous_autograd_other_kernel == reinterpret_cast<const void*>(&detail::ambiguousAutogradOtherKernel));
     auto boxedFn = [&](const KernelFunction& k) {
       const void* fn = nullptr;
-      std::memcpy(&fn, reinterpret_cast<const char*>(&k) + d.profile.KernelFunction_boxed_fn, sizeof fn);
+      std::memcpy(&fn, reinterpret_cast<const char*>(&k) + debug::Layout::KernelFunction_boxed_fn, sizeof fn);
       return fn;
     };
     CHECK(boxedFn(KernelFunction::makeFallthrough()) == d.fallthrough_kernel);

@@ -43,9 +43,8 @@ uint64_t addressOf(F f) {
 
 // The function a kernel is entered through from the dispatcher (a KernelFunction field).
 uint64_t kernelField(const impl::AnnotatedKernel& k, uint64_t field) {
-  const auto& p = debug::Layout::profile();
   uint64_t fn = 0;
-  std::memcpy(&fn, reinterpret_cast<const char*>(&k) + p.AnnotatedKernel_kernel + field, sizeof fn);
+  std::memcpy(&fn, reinterpret_cast<const char*>(&k) + debug::Layout::AnnotatedKernel_kernel + field, sizeof fn);
   return fn;
 }
 
@@ -76,8 +75,8 @@ struct FakeStack : testing::TestTarget {
     const impl::AnnotatedKernel& k = e.lookup(e.dispatchKeyExtractor().getDispatchKeySetUnboxed(x));
     const uint64_t call_boxed = addressOf(static_cast<void (OperatorHandle::*)(Stack*) const>(&OperatorHandle::callBoxed));
     for (int d = 0; d < depth; ++d) {
-      pcs.push_back(kernelField(k, debug::Layout::profile().KernelFunction_functor) + 1);
-      pcs.push_back(kernelField(k, debug::Layout::profile().KernelFunction_boxed_fn) + 1);
+      pcs.push_back(kernelField(k, debug::Layout::KernelFunction_functor) + 1);
+      pcs.push_back(kernelField(k, debug::Layout::KernelFunction_boxed_fn) + 1);
       pcs.push_back(call_boxed + 1);
     }
   }

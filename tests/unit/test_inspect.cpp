@@ -833,22 +833,48 @@ TEST_SUITE("inspect") {
     fake.version = 99;
     CHECK(run(t, "dispatch-trace").text.find("debug interface version 99") != std::string::npos);
     std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    // The profile text must be the one the layout hash names, complete, and of our keys.
+    const std::string text(dscope_debug_descriptor.profile_text, dscope_debug_descriptor.profile_size);
+    auto useText = [&](std::string body) {  // body: a profile without its digest line, sealed here
+      static std::string kept;
+      char digest[64];
+      std::snprintf(digest, sizeof digest, "digest fnv1a64 0x%016llx\n", static_cast<unsigned long long>(dscope_fnv1a64(body.c_str())));
+      kept = body + digest;
+      fake.profile_text = kept.c_str();
+      fake.profile_size = kept.size();
+      fake.layout_hash = dscope_fnv1a64(body.c_str());
+    };
+    const std::string body = text.substr(0, text.rfind("digest fnv1a64 "));
     fake.layout_hash ^= 1;
-    char want[256];
-    std::snprintf(want, sizeof want,
-                  "dscope: the runtime in this process was built with a different layout (hash 0x%llx, expected 0x%llx); "
-                  "rebuild the tools from the same source\n",
-                  static_cast<unsigned long long>(fake.layout_hash), static_cast<unsigned long long>(debug::Layout::hash()));
-    CHECK(run(t, "keyset --tls").text == want);
-    // The profile the offsets come from must be the one the layout hash was made of.
+    Result hash = run(t, "keyset --tls");
+    checkOneLineError(hash);
+    CHECK(hash.text.find("dscope: the layout profile in dscope_debug_descriptor at ") == 0);
+    CHECK(hash.text.find("is unusable: its digest is not the descriptor's layout hash 0x") != std::string::npos);
+    // A reader of the same build takes its own profile by the digest; another digest's text is read.
     std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
-    fake.profile.OperatorEntry_next += 8;
-    Result profile = run(t, "op-table --list");
-    checkOneLineError(profile);
-    std::snprintf(want, sizeof want, ", not to its layout hash 0x%llx (corrupt memory)\n",
-                  static_cast<unsigned long long>(fake.layout_hash));
-    CHECK(profile.text.find("dscope: the layout profile in dscope_debug_descriptor at ") == 0);
-    CHECK(profile.text.find(want) != std::string::npos);
+    std::string damaged = text;
+    damaged[damaged.find("OperatorEntry_next ") + 20] ^= 1;
+    fake.profile_text = damaged.c_str();
+    CHECK(!run(t, "op-table --list").error);
+    fake.layout_hash ^= 1;
+    Result edited = run(t, "op-table --list");
+    checkOneLineError(edited);
+    CHECK(edited.text.find("is unusable: its digest does not match its contents") != std::string::npos);
+    // A profile without a name the reader resolves is refused before any command reads with it.
+    std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    const size_t next = body.find("\nOperatorEntry_next ");
+    useText(body.substr(0, next) + body.substr(body.find('\n', next + 1)));
+    Result lacking = run(t, "op-table aten::mm");
+    checkOneLineError(lacking);
+    CHECK(lacking.text.find("is unusable: it has no 'OperatorEntry_next' (cut short, or of another schema)") != std::string::npos);
+    // A runtime of other keys than the reader's is refused by name.
+    std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    std::string renamed = body;
+    renamed.replace(renamed.find(" PythonDispatcher "), 18, " PythonDispatchez ");
+    useText(renamed);
+    Result keys = run(t, "op-table aten::mm");
+    checkOneLineError(keys);
+    CHECK(keys.text.find("has another key table than these tools") != std::string::npos);
     // The sentinel kernels come from the descriptor, not from their symbols: a null one is corrupt.
     std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
     fake.missing_kernel = nullptr;

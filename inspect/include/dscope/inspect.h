@@ -212,7 +212,7 @@ typedef struct dscope_summary {
   const dscope_value_child* children;
 } dscope_summary;
 /* The summary of a value of a table type (value->type), decoded from its bits or from the object at
- * its address as the row says; the descriptor (version, layout hash) is checked before any
+ * its address as the row says; the descriptor (version, layout profile) is checked before any
  * object is read. Never NULL; free with dscope_summary_free. */
 dscope_summary* dscope_value_summary(const dscope_target* target, const dscope_value* value);
 void dscope_summary_free(dscope_summary* summary);

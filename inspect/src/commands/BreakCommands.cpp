@@ -177,7 +177,7 @@ const TorchView* torchToArm(Session& s) {
 const KeyTable* pendingTorchKeys(Session& s) {
   const auto libtorch = TorchView::findLibtorch(s.mem());
   if (!libtorch) return nullptr;
-  static std::shared_ptr<const TorchProfile> kept;  // the table handed out lives as long as the next lookup
+  static std::shared_ptr<const Profile> kept;  // the table handed out lives as long as the next lookup
   kept = findTorchProfile(fileBuildId(libtorch->path));
   return kept ? &kept->keys : nullptr;
 }

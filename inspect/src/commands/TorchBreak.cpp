@@ -46,7 +46,7 @@ struct Site {
 };
 
 std::vector<Site> sites(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks) {
-  const TorchProfile& p = tv.profile();
+  const Profile& p = tv.profile();
   const uint64_t size = p.at("sizeof_KernelFunction");
   std::vector<Site> out;
   std::set<std::pair<uint64_t, int>> seen;  // (operator, slot): two breakpoints may ask for one
@@ -177,7 +177,7 @@ uint64_t unboxedArguments(const TorchView& tv, const std::vector<SchemaParameter
     } else if (how == Passing::OptionalTensor) {
       // optional<at::Tensor>: where its engaged flag and its Tensor lie is the build's (c10::optional
       // puts the flag first, std::optional after the Tensor).
-      const TorchProfile& p = tv.profile();
+      const Profile& p = tv.profile();
       if (!tv.mem().read<uint8_t>(w[0] + p.at("OptionalTensor_engaged"), "an optional tensor")) {
         e.arguments.push_back({params[i].name, "None"});
         continue;
@@ -198,7 +198,7 @@ uint64_t unboxedArguments(const TorchView& tv, const std::vector<SchemaParameter
 
 // The same for a boxed call: the arguments are the last ones on its stack, as IValues.
 uint64_t boxedArguments(const TorchView& tv, const std::vector<SchemaParameter>& params, uint64_t stack, DispatchExplanation& e) {
-  const TorchProfile& p = tv.profile();
+  const Profile& p = tv.profile();
   const uint64_t begin = tv.mem().readPointer(stack + p.at("StdVector_begin"), "the argument stack");
   const uint64_t end = tv.mem().readPointer(stack + p.at("StdVector_end"), "the argument stack");
   const uint64_t size = p.at("sizeof_IValue"), n = params.size();
@@ -223,7 +223,7 @@ uint64_t boxedArguments(const TorchView& tv, const std::vector<SchemaParameter>&
 // computeDispatchKeySet: ((arguments | included) - excluded) & the operator's non-fallthrough mask
 // (per backend when its fallthroughs differ by backend). `-` keeps backend bits (c10's operator-).
 void computedSet(const TorchView& tv, const Site& site, uint64_t arguments, int64_t tid, DispatchExplanation& e) {
-  const TorchProfile& p = tv.profile();
+  const Profile& p = tv.profile();
   const auto [included, excluded] = tv.threadTls(tid);
   e.included = tv.keys().keySetString(included);
   e.excluded = tv.keys().keySetShown(excluded);
@@ -297,7 +297,7 @@ bool torchRegistrationConcerns(const Remote& mem, const TorchRegistrations& at, 
 
 std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks,
                                                  const dscope_stop_registers& r) {
-  const TorchProfile& p = tv.profile();
+  const Profile& p = tv.profile();
   for (const Site& site : sites(tv, breaks)) {
     if (site.location() != r.pc) continue;
     const auto call = entryCall(site.functor, site.calledUnboxed(), r);

@@ -21,6 +21,7 @@ struct KeyInfo {
   bool alias = false;
   std::vector<int> in_aliases;     // the alias keys that cover it (isIncludedInAlias)
   uint64_t autograd_backends = 0;  // getBackendKeySetFromAutograd: its backends, for an autograd key
+  bool operator==(const KeyInfo&) const = default;
 };
 
 class KeyTable {
@@ -29,9 +30,15 @@ class KeyTable {
   // are XORed with, and what keyset --tls reports departures from.
   struct Defaults {
     uint64_t included = 0, excluded = 0;
+    bool operator==(const Defaults&) const = default;
   };
   KeyTable() = default;
   KeyTable(std::vector<KeyInfo> keys, std::vector<int> runtime_order, std::vector<std::string> backend_names, Defaults defaults);
+
+  // The same keys, runtime order, backends and defaults: the same table.
+  bool operator==(const KeyTable& o) const {
+    return keys_ == o.keys_ && runtime_order_ == o.runtime_order_ && backend_names_ == o.backend_names_ && defaults_ == o.defaults_;
+  }
 
   const KeyInfo* byValue(int value) const;
   const KeyInfo* byName(std::string_view name) const;

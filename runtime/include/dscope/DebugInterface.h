@@ -3,7 +3,8 @@
  *
  * Entry point: the exported global `dscope_debug_descriptor` (in .dynsym, so it survives
  * `strip --strip-debug` and is in every core). A reader checks `magic`, `version` and
- * `layout_hash` first and decodes nothing on a mismatch.
+ * `pointer_size` first and decodes nothing on a mismatch; everything else it reads with the
+ * offsets of the runtime's own layout profile (`profile_text`).
  *
  * Every dispatching thread owns one `dscope_thread_records` block (the "shadow stack"),
  * linked from the descriptor. Each call/redispatch pushes a record at index `depth` and pops
@@ -24,11 +25,11 @@
 extern "C" {
 #endif
 
-/* Bump DSCOPE_DEBUG_INTERFACE_VERSION whenever the meaning of a field changes, a field is
- * added/removed here, or an entry of the layout profile's list (debug/LayoutProfile.h) is; the
- * layout hash additionally changes by itself whenever a value of that list changes (the size or
- * an offset of any struct the tools read, runtime C++ classes included). */
-#define DSCOPE_DEBUG_INTERFACE_VERSION 5u
+/* Bump DSCOPE_DEBUG_INTERFACE_VERSION whenever the meaning of a field changes or a field is
+ * added/removed here, or the meaning of a name of the layout profile's list (debug/LayoutProfile.h)
+ * changes. Sizes and offsets of the runtime's C++ classes are not part of it: they are values of
+ * the profile each runtime carries. */
+#define DSCOPE_DEBUG_INTERFACE_VERSION 6u
 #define DSCOPE_DEBUG_MAGIC "DSCOPEDD"
 #define DSCOPE_THREAD_RECORDS_MAGIC 0x5344524f43455244ull /* "DRECORDS" little endian */
 
@@ -89,8 +90,8 @@ struct dscope_debug_descriptor_t {
   char magic[8];        /* DSCOPE_DEBUG_MAGIC, not NUL-terminated */
   uint32_t version;     /* DSCOPE_DEBUG_INTERFACE_VERSION */
   uint32_t pointer_size;
-  uint64_t layout_hash; /* the hash of `profile` (dscope::debug::Layout::hash() of the build that
-                           wrote it) */
+  uint64_t layout_hash; /* the digest of profile_text: FNV-1a 64 of its text before the digest line
+                           it ends with (the same number as that line) */
   const void* dispatcher;                        /* dscope::Dispatcher* (set when created) */
   struct dscope_thread_records* thread_records;  /* registry head (lock-free push) */
   uint32_t thread_records_count;                 /* blocks in the registry */
@@ -117,10 +118,12 @@ struct dscope_debug_descriptor_t {
   const void* fallthrough_kernel; /* &dscope::detail::fallthroughKernel, the boxed_fn_ of a fallthrough */
   const void* missing_kernel;     /* &dscope::detail::missingKernel, the boxed_fn_ of a missing kernel */
   const void* ambiguous_autograd_other_kernel; /* &dscope::detail::ambiguousAutogradOtherKernel */
-  /* Every offset, size and count the tools read the runtime with (debug/LayoutProfile.h), as
-   * this build computed them: dscope::debug::Layout::profile(). layout_hash is its hash. Last,
-   * so that a longer list moves no other field. */
-  struct dscope_layout_profile profile;
+  /* This build's layout profile (docs/DEBUG-INTERFACE.md §9): the text of the one schema PyTorch's
+   * profile files are written in, holding every offset, size and count of debug/LayoutProfile.h's
+   * list by name and the key table, ending with its digest line. A reader resolves the names it
+   * needs from it, whatever build wrote it. In writable data, so that every core holds it. */
+  const char* profile_text;
+  uint64_t profile_size; /* bytes, without the terminating NUL */
 };
 
 /* The exported, never-stripped entry point for tools. Writable: debuggers arm the break filter. */

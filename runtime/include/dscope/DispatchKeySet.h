@@ -291,6 +291,8 @@ static_assert(nested_dispatch_keyset.raw_repr() == 0x400200ffff);
 DispatchKeySet getRuntimeDispatchKeySet(DispatchKey t);
 // Whether runtime key k is covered by alias (or plain) key t.
 bool runtimeDispatchKeySetHas(DispatchKey t, DispatchKey k);
+// Whether runtime key k (not Undefined) is one of alias key `alias`'s.
+bool isIncludedInAlias(DispatchKey k, DispatchKey alias);
 // The backend keys whose kernels an Autograd<X> key stands in front of.
 DispatchKeySet getBackendKeySetFromAutograd(DispatchKey t);
 bool isBackendDispatchKey(DispatchKey t);

@@ -134,6 +134,9 @@ class Dispatcher final {
   impl::OperatorEntry& findOrRegisterName_(const OperatorName& name);
 
   std::mutex mutex_;
+#ifdef DSCOPE_TEST_LAYOUT_PADDING
+  char test_layout_padding_[DSCOPE_TEST_LAYOUT_PADDING];  // as in OperatorEntry
+#endif
   impl::OperatorEntry* operators_head_ = nullptr;  // intrusive list in registration order
   impl::OperatorEntry* operators_tail_ = nullptr;
   uint32_t num_operators_ = 0;

@@ -204,6 +204,10 @@ class OperatorEntry {
   void checkSchemaMatches(const FunctionSchema& expected, std::string_view inferred, std::string_view debug) const;
 
   OperatorName name_;
+#ifdef DSCOPE_TEST_LAYOUT_PADDING
+  // Only in a test build of the runtime laid out unlike the tools' (tests/e2e/other_layout_test.py).
+  char test_layout_padding_[DSCOPE_TEST_LAYOUT_PADDING];
+#endif
   const char* full_name_;                 // "aten::add.Tensor" (heap)
   uint64_t name_hash_;
   uint64_t base_name_hash_;

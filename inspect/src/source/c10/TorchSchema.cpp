@@ -323,7 +323,7 @@ class SchemaPrinter {
   }
 
   const Remote& mem_;
-  const TorchProfile& p_;
+  const Profile& p_;
   const Kinds kind_;
   const Tags tag_;
   mutable uint64_t interned_ = 0;
@@ -334,13 +334,13 @@ class SchemaPrinter {
 
 std::optional<std::vector<SchemaParameter>> schemaArguments(const TorchView& tv, const Operator& op) {
   if (!tv.schemaDebug(op)) return std::nullopt;
-  const TorchProfile& p = tv.profile();
+  const Profile& p = tv.profile();
   return SchemaPrinter(tv).parameters(
       op.entry + p.at("OperatorEntry_schema") + p.at("OptionalSchema_payload") + p.at("AnnotatedSchema_schema"), false);
 }
 
 format::OperatorSnapshot registrationsOf(const TorchView& tv, const Operator& op) {
-  const TorchProfile& p = tv.profile();
+  const Profile& p = tv.profile();
   const SchemaPrinter printer(tv);
   format::OperatorSnapshot s;
   s.name = op.name;

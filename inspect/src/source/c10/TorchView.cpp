@@ -21,15 +21,6 @@ namespace dscope::inspect {
 
 namespace {
 
-// c10's alias keys by name: their values differ between builds, their meaning does not.
-constexpr const char* kAutograd = "Autograd";
-constexpr const char* kMath = "CompositeImplicitAutograd";
-constexpr const char* kNested = "CompositeImplicitAutogradNestedTensor";
-constexpr const char* kDefaultBackend = "CompositeExplicitAutograd";
-constexpr const char* kDefaultBackendNonFunctional = "CompositeExplicitAutogradNonFunctional";
-// 2.x's alias for functorch's batching rules; a build whose key table lacks it (1.13) never
-// applies the rule that reads it.
-constexpr const char* kBatchedDecomposition = "FuncTorchBatchedDecomposition";
 
 // Bounds on what a profile's structures may hold: a larger count is corrupt memory.
 constexpr uint64_t kMaxTorchOperators = 1u << 20;
@@ -105,7 +96,7 @@ struct KeptAnchors {
   uint64_t generation = 0;
   ModuleMapping libtorch;
   std::string build_id;
-  std::shared_ptr<const TorchProfile> profile;
+  std::shared_ptr<const Profile> profile;
   uint64_t dispatcher = 0, fallthrough = 0;
 };
 std::mutex anchors_mutex;
@@ -139,7 +130,7 @@ TorchView::TorchView(const Remote& mem) : mem_(mem) {
   const auto stated = profile_->build_ids.find("libtorch_cpu");
   const std::string profile_id = stated == profile_->build_ids.end() ? "" : stated->second;
   if (profile_id != id)
-    fail("the layout profile " + profile_->path + " is for libtorch_cpu build-id " + profile_id +
+    fail(profile_->origin + " is for libtorch_cpu build-id " + profile_id +
          ", not " + id);
   auto singleton = mem.findSymbol(profile_->symbol("realSingleton").c_str());
   if (!singleton || !*singleton) fail("libtorch_cpu exports no c10::Dispatcher::realSingleton()");
@@ -154,11 +145,10 @@ TorchView::TorchView(const Remote& mem) : mem_(mem) {
 
 void TorchView::resolveAliases() {
   const KeyTable& kt = keys();
-  aliases_ = {kt.byName(kAutograd), kt.byName(kMath), kt.byName(kNested), kt.byName(kDefaultBackend),
-              kt.byName(kDefaultBackendNonFunctional), kt.byName(kBatchedDecomposition)};
+  for (impl::TableAlias a : impl::kTableAliases) aliases_[static_cast<size_t>(a)] = kt.byName(impl::toString(a));
 }
 
-std::string TorchView::refusal() const { return "the layout profile " + profile_->path + " does not fit this process: "; }
+std::string TorchView::refusal() const { return profile_->origin + " does not fit this process: "; }
 
 // The checks of docs/DEBUG-INTERFACE.md §9 for a c10 profile, before any answer is given: the
 // operator list (checkOperators, once per list) and the fallthrough sentinel.
@@ -384,64 +374,53 @@ std::optional<std::string> TorchView::schemaDebug(const Operator& op) const {
   return readStdString(schema + value("OptionalSchema_payload") + value("AnnotatedSchema_debug"), "a schema debug string");
 }
 
-// OperatorEntry::computeDispatchTableEntryWithDebug: the rules, in their order.
+// OperatorEntry::computeDispatchTableEntryWithDebug (dscope/TableRules.h), asked of the kernel map
+// read from the process and the build's key table.
 TableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::vector<Kernel>>>& kernels, int key) const {
-  const KeyTable& kt = keys();
-  const KeyInfo* info = kt.byValue(key);
+  struct Query {
+    const TorchView& tv;
+    const std::vector<std::pair<int, std::vector<Kernel>>>& kernels;
+    int key;
+    const KeyInfo* info;
+    Kernel ambiguous_kernel;  // c10's ambiguousAutogradOtherKernel(): its debug string is this
+    const Kernel* kernelAt(int k) const {
+      for (const auto& [registered_key, list] : kernels)
+        if (registered_key == k && !list.empty()) return &list.front();
+      return nullptr;
+    }
+    bool hasKernelIn(uint64_t raw) const {
+      for (const auto& [k, list] : kernels)
+        if (const KeyInfo* ki = tv.keys().byValue(k); ki && !ki->alias && KeyTable::has(raw, *ki)) return true;
+      return false;
+    }
+    const KeyInfo* alias(impl::TableAlias a) const { return tv.aliases_[static_cast<size_t>(a)]; }
+    bool undefined() const { return key == 0; }
+    const Kernel* direct() const { return kernelAt(key); }
+    bool covers(impl::TableAlias a) const { return info && KeyTable::inAlias(*info, alias(a)); }
+    const Kernel* at(impl::TableAlias a) const { return alias(a) ? kernelAt(alias(a)->value) : nullptr; }
+    bool backendKernel() const { return hasKernelIn(info ? info->autograd_backends : 0); }
+    bool ambiguousAutogradOther() const {
+      return info && info->name == "AutogradOther" && hasKernelIn(tv.value("set_autogradother_backends"));
+    }
+    const Kernel* ambiguous() const { return &ambiguous_kernel; }
+    const Kernel* fallback() const {
+      const auto& fallbacks = tv.backendFallbacks();
+      const int slot = info ? info->slot : -1;
+      return slot >= 0 && static_cast<size_t>(slot) < fallbacks.size() && fallbacks[slot].valid() ? &fallbacks[slot] : nullptr;
+    }
+  };
+  Query q{*this, kernels, key, keys().byValue(key), {}};
+  q.ambiguous_kernel.debug = "ambiguous_autogradother";
+  const auto choice = impl::chooseTableEntry(q);
   TableEntry e;
   e.key = key;
-  e.slot = info ? info->slot : -1;
-  auto kernelAt = [&](int k) -> const Kernel* {
-    for (const auto& [registered_key, list] : kernels)
-      if (registered_key == k && !list.empty()) return &list.front();
-    return nullptr;
-  };
-  auto aliasKernel = [&](const KeyInfo* alias) -> const Kernel* { return alias ? kernelAt(alias->value) : nullptr; };
-  auto inAlias = [&](const KeyInfo* alias) { return info && KeyTable::inAlias(*info, alias); };
-  auto hasKernelIn = [&](uint64_t raw) {
-    for (const auto& [k, list] : kernels)
-      if (const KeyInfo* ki = kt.byValue(k); ki && !ki->alias && KeyTable::has(raw, *ki)) return true;
-    return false;
-  };
-  using Source = impl::TableEntrySource;
-  auto chosen = [&](const Kernel* k, Source source, const KeyInfo* registered_at = nullptr) {
-    if (k) e.kernel = *k;
-    e.source = source;
-    if (registered_at) e.registered_key = registered_at->value;
-    e.fallthrough = fallthrough_ && e.kernel.boxed == fallthrough_;
-    return e;
-  };
-  const AliasKeys& a = aliases_;
-  const bool undefined = key == 0;
-  if (const Kernel* k = kernelAt(key)) {
-    e.registered_key = key;
-    return chosen(k, Source::Kernel);
-  }
-  for (const KeyInfo* alias : {a.default_backend_nonfunctional, a.default_backend})
-    if (undefined || inAlias(alias))
-      if (const Kernel* k = aliasKernel(alias)) return chosen(k, Source::DefaultBackendKernel, alias);
-  const bool has_backend_kernel = hasKernelIn(info ? info->autograd_backends : 0) || aliasKernel(a.default_backend);
-  if (inAlias(a.nested))
-    if (const Kernel* k = aliasKernel(a.nested)) return chosen(k, Source::NestedKernel, a.nested);
-  if (undefined || inAlias(a.math)) {
-    if (const Kernel* k = aliasKernel(a.math)) {
-      if (info && info->name == "AutogradOther" && hasKernelIn(value("set_autogradother_backends"))) {
-        Kernel ambiguous;  // c10's ambiguousAutogradOtherKernel(): its debug string is this
-        ambiguous.debug = "ambiguous_autogradother";
-        return chosen(&ambiguous, Source::AmbiguousAutogradOther);
-      }
-      if (!has_backend_kernel) return chosen(k, Source::MathKernel, a.math);
-    }
-  }
-  if (inAlias(a.autograd))
-    if (const Kernel* k = aliasKernel(a.autograd)) return chosen(k, Source::AutogradKernel, a.autograd);
-  if (inAlias(a.batched_decomposition))
-    if (const Kernel* k = aliasKernel(a.batched_decomposition)) return chosen(k, Source::BatchedKernel, a.batched_decomposition);
-  if (e.slot < 0) return chosen(nullptr, Source::Missing);
-  const auto& fallbacks = backendFallbacks();
-  if (static_cast<size_t>(e.slot) < fallbacks.size() && fallbacks[e.slot].valid())
-    return chosen(&fallbacks[e.slot], Source::BackendFallback);
-  return chosen(nullptr, Source::Missing);
+  e.slot = q.info ? q.info->slot : -1;
+  if (choice.kernel) e.kernel = *choice.kernel;
+  e.source = choice.source;
+  if (choice.source == impl::TableEntrySource::Kernel) e.registered_key = key;
+  if (choice.alias) e.registered_key = q.alias(*choice.alias)->value;
+  e.fallthrough = fallthrough_ && e.kernel.boxed == fallthrough_;
+  return e;
 }
 
 // The Dispatcher's backend fallbacks (one AnnotatedKernel per slot), kept across commands while
@@ -639,7 +618,7 @@ uint64_t TorchView::tensorKeySet(uint64_t impl) const {
   bool backend = false;
   for (int k : keys().keysOf(raw)) {
     const KeyInfo& key = *keys().byValue(k);
-    backend = backend || ((key.bits & backend_mask) && !keys().inAlias(key, kAutograd)) || key.name == "SparseCsrCPU" ||
+    backend = backend || ((key.bits & backend_mask) && !keys().inAlias(key, impl::toString(impl::TableAlias::Autograd))) || key.name == "SparseCsrCPU" ||
               key.name == "SparseCsrCUDA" || key.name == "MkldnnCPU";
   }
   if (!backend && dynamicTypeName(mem_, impl).find("UndefinedTensorImpl") == std::string::npos)

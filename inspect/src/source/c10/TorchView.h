@@ -1,10 +1,11 @@
 // Real PyTorch's dispatcher (libtorch, c10) read out of a target without debug information:
-// through a layout profile of the exact build (TorchProfile.h), found by the build-id of the
+// through a layout profile of the exact build (Profile.h), found by the build-id of the
 // libtorch_cpu the target maps, and checked against the process before any answer is given.
 // Only exported symbols are looked up: Dispatcher::realSingleton() (the Dispatcher object sits at
 // a fixed distance from it in the same library) and the TLS key sets of libc10.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "dscope/TableRules.h"
 #include "target/Remote.h"
 #include "model/Dispatcher.h"
 #include "source/c10/TorchProfile.h"
@@ -43,7 +45,7 @@ class TorchView {
   explicit TorchView(const Remote& mem);
 
   const Remote& mem() const { return mem_; }
-  const TorchProfile& profile() const { return *profile_; }
+  const Profile& profile() const { return *profile_; }
   const KeyTable& keys() const { return profile_->keys; }
 
   const std::vector<Operator>& operators() const;
@@ -112,17 +114,15 @@ class TorchView {
 
   // c10's alias keys by name, looked up once (null where this build has none: 1.13 has no
   // FuncTorchBatchedDecomposition, and a rule that reads a missing alias never applies).
-  struct AliasKeys {
-    const KeyInfo *autograd = nullptr, *math = nullptr, *nested = nullptr, *default_backend = nullptr,
-                  *default_backend_nonfunctional = nullptr, *batched_decomposition = nullptr;
-  };
 
   const Remote& mem_;
   ModuleMapping libtorch_;
-  std::shared_ptr<const TorchProfile> profile_;  // never null
+  std::shared_ptr<const Profile> profile_;  // never null
   uint64_t dispatcher_ = 0;
   uint64_t fallthrough_ = 0;
-  AliasKeys aliases_;
+  // The computed-table rules' alias keys (dscope/TableRules.h), by impl::TableAlias; null where
+  // the build has none (1.13: FuncTorchBatchedDecomposition).
+  std::array<const KeyInfo*, std::size(impl::kTableAliases)> aliases_{};
   mutable std::shared_ptr<const std::vector<Operator>> operators_;
   mutable std::shared_ptr<const std::vector<Kernel>> fallbacks_;
   mutable std::optional<OperatorKernels> last_kernels_;

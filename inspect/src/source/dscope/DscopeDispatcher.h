@@ -3,19 +3,17 @@
 #pragma once
 
 #include "model/Dispatcher.h"
+#include "source/dscope/DscopeProfile.h"
 #include "source/dscope/RuntimeView.h"
 
 namespace dscope::inspect {
 
 class Session;
 
-// The runtime's key table (its DispatchKey enum as data).
-const KeyTable& dscopeKeyTable();
-
 class DscopeDispatcher final : public Dispatcher {
  public:
   // The runtime is read on first use: the key table and values need none (a core of another build
-  // still decodes a raw key set).
+  // still decodes a raw key set). RuntimeView refuses a runtime whose key table is not this one.
   explicit DscopeDispatcher(Session& session) : session_(session) {}
 
   const char* runtimeId() const override { return "dscope"; }

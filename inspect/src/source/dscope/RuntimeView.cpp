@@ -8,11 +8,8 @@
 #include "commands/CommandLine.h"
 #include "target/TargetImage.h"
 #include "target/ThreadLocal.h"
-#include "dscope/debug/Layout.h"
 
 namespace dscope::inspect {
-
-using debug::Layout;
 
 namespace {
 
@@ -86,13 +83,32 @@ RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
   if (descriptor_.pointer_size != sizeof(void*))
     fail("the runtime in this process has " + std::to_string(descriptor_.pointer_size) + "-byte pointers, these tools " +
          "read " + std::to_string(sizeof(void*)) + "-byte pointers");
-  if (descriptor_.layout_hash != Layout::hash())
-    fail("the runtime in this process was built with a different layout (hash " + hex(descriptor_.layout_hash) +
-         ", expected " + hex(Layout::hash()) + "); rebuild the tools from the same source");
-  // Every offset below comes from the profile: it must be the one the hash was made of.
-  if (const uint64_t profile_hash = Layout::hashOf(descriptor_.profile); profile_hash != descriptor_.layout_hash)
-    fail("the layout profile in dscope_debug_descriptor at " + hex(*addr) + " hashes to " + hex(profile_hash) +
-         ", not to its layout hash " + hex(descriptor_.layout_hash) + " (corrupt memory)");
+  // A runtime built like this library has its profile (equal digests); another's is read.
+  profile_ = descriptor_.layout_hash == ownProfileDigest() ? ownProfile() : readProfile();
+  // The records, tables and TLS sets are decoded with this library's keys (the runtime mirrors
+  // PyTorch 2.11's): a runtime of other keys is refused here, whatever its layout.
+  if (profile_ != ownProfile() && !(profile_->profile.keys == dscopeKeyTable()))
+    fail("the runtime in this process has another key table than these tools (" +
+         std::to_string(profile_->profile.keys.runtimeKeys().size() - 1) + " runtime keys, " +
+         std::to_string(dscopeKeyTable().runtimeKeys().size() - 1) + " here); rebuild the tools from its source");
+}
+
+std::shared_ptr<const DscopeProfile> RuntimeView::readProfile() const {
+  const std::string origin = "the layout profile in dscope_debug_descriptor at " + hex(descriptor_addr_);
+  const std::string remedy = " (corrupt memory)";
+  const auto text = reinterpret_cast<uint64_t>(descriptor_.profile_text);
+  const uint64_t size = descriptor_.profile_size;
+  if (!text || size == 0 || size > kMaxProfileBytes)
+    fail(origin + " is unusable: it is " + std::to_string(size) + " bytes at " + hex(text) + remedy);
+  std::string bytes(size, '\0');
+  mem_.read(text, bytes.data(), size, "the runtime's layout profile");
+  auto profile = dscopeProfile(bytes, origin, remedy);
+  // The digest the parser checked is the one the descriptor states: the text is the runtime's.
+  char digest[48];
+  std::snprintf(digest, sizeof digest, "digest fnv1a64 0x%016llx\n", static_cast<unsigned long long>(descriptor_.layout_hash));
+  if (!bytes.ends_with(digest))
+    fail(origin + " is unusable: its digest is not the descriptor's layout hash " + hex(descriptor_.layout_hash) + remedy);
+  return profile;
 }
 
 uint64_t RuntimeView::dispatcher() const {

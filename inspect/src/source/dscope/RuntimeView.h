@@ -1,8 +1,7 @@
 // The runtime's state as read out of a target: the validated descriptor, the operator list,
 // operator snapshots for the shared formatter, kernels, thread record blocks and their TLS.
-// Offsets and sizes come from the layout profile the runtime's descriptor carries (layout()):
-// the constructor checks that it hashes to the descriptor's layout hash, and that this is the hash
-// of the headers this library was built from.
+// Offsets and sizes come from the layout profile the runtime's descriptor carries (layout()),
+// resolved by name when the view is made, so a reader of one build reads a runtime of another.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "model/Dispatcher.h"
+#include "source/dscope/DscopeProfile.h"
 #include "target/Remote.h"
 #include "dscope/DebugInterface.h"
 #include "dscope/DispatchKeySet.h"
@@ -70,15 +70,16 @@ struct ThreadBlock {
 
 class RuntimeView {
  public:
-  // Finds dscope_debug_descriptor and refuses (InspectError) unless magic, version, pointer
-  // size and layout hash are this library's, and the profile it carries has that hash.
+  // Finds dscope_debug_descriptor and refuses (InspectError) unless magic, version and pointer
+  // size are this library's, the profile text it carries is a complete profile whose digest is
+  // the descriptor's layout hash, and its key table is this library's.
   explicit RuntimeView(const Remote& mem);
 
   const Remote& mem() const { return mem_; }
   const struct dscope_debug_descriptor_t& descriptor() const { return descriptor_; }
   uint64_t descriptorAddress() const { return descriptor_addr_; }
   // The offsets and sizes of the runtime being read (its descriptor's profile).
-  const dscope_layout_profile& layout() const { return descriptor_.profile; }
+  const dscope_layout_profile& layout() const { return profile_->layout; }
 
   // ---- operators ----
   // Registration order; names read once per view.
@@ -148,11 +149,14 @@ class RuntimeView {
   uint64_t sentinel(const void* address, const char* field) const;
 
   std::string readText(uint64_t addr, const char* what) const;
+  // The descriptor's profile text, read, parsed and checked against its layout hash.
+  std::shared_ptr<const DscopeProfile> readProfile() const;
 
   const Remote& mem_;
   uint64_t descriptor_addr_ = 0;
   mutable std::vector<std::string> warnings_;
   struct dscope_debug_descriptor_t descriptor_{};
+  std::shared_ptr<const DscopeProfile> profile_;
   // Shared (not copied) with the cache of the last target read: a copy of 3 693 names per
   // command cost more than the command itself.
   mutable std::shared_ptr<const OperatorList> operators_;

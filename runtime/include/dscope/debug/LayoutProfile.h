@@ -1,20 +1,25 @@
-/* The layout profile (docs/DEBUG-INTERFACE.md §9): every offset, size and count the tools read a
- * runtime's memory with, written once. DebugInterface.h includes this header; the descriptor
- * carries the runtime's own profile and its hash.
+/* The layout profile's list (docs/DEBUG-INTERFACE.md §9): every offset, size and count the tools
+ * read our runtime's memory with, written once.
  *
  * DSCOPE_LAYOUT_PROFILE(X) calls X(name, expression) once per entry:
- *   - the names are the schema: struct dscope_layout_profile holds one uint64_t per name, in list
- *     order, and the layout hash mixes the salt and then every value in list order;
+ *   - the names are the schema, spelled as PyTorch's profile files spell the same facts: the
+ *     runtime's profile text (the descriptor's profile_text, written at build time by
+ *     runtime/tools/write_profile.cpp) holds one "NAME VALUE" line per entry, and a reader resolves
+ *     the names into struct dscope_layout_profile (one uint64_t per name) whatever build wrote the
+ *     text, refusing a profile that lacks one;
  *   - the expressions are C++, expanded only inside dscope::debug::Layout (debug/Layout.h, a friend
  *     of the runtime classes whose private members they name). C code and readers see only the
- *     names, so a reader decodes any instance of the schema, whatever build computed it.
+ *     names.
  *
  * Names: `Type_member` is the offset of a member in its own type (a nested member is two entries,
  * which a reader adds: AnnotatedKernel_kernel + KernelFunction_boxed_fn), `sizeof_Type` a size in
- * bytes, `count_what` a number of elements. Comments here are block comments: the list is one
- * macro, and a line comment would swallow the rest of it.
+ * bytes. The key table's counts (`count_*`) and sets (`set_*`) follow the list in the profile text.
+ * Comments here are block comments: the list is one macro, and a line comment would swallow the
+ * rest of it.
  *
- * Adding, removing or reordering an entry changes the schema: bump DSCOPE_DEBUG_INTERFACE_VERSION.
+ * Adding an entry needs nothing else (readers ignore names they do not know); removing or renaming
+ * one, or changing what a name means, makes readers that use it refuse the profile: bump
+ * DSCOPE_DEBUG_INTERFACE_VERSION for a change of meaning.
  */
 #ifndef DSCOPE_DEBUG_LAYOUT_PROFILE_H
 #define DSCOPE_DEBUG_LAYOUT_PROFILE_H
@@ -39,8 +44,8 @@
   X(Descriptor_missing_kernel, offsetof(struct dscope_debug_descriptor_t, missing_kernel))            \
   X(Descriptor_ambiguous_autograd_other_kernel,                                                       \
     offsetof(struct dscope_debug_descriptor_t, ambiguous_autograd_other_kernel))                      \
-  X(Descriptor_profile, offsetof(struct dscope_debug_descriptor_t, profile))                          \
-  X(sizeof_LayoutProfile, sizeof(struct dscope_layout_profile))                                       \
+  X(Descriptor_profile_text, offsetof(struct dscope_debug_descriptor_t, profile_text))                \
+  X(Descriptor_profile_size, offsetof(struct dscope_debug_descriptor_t, profile_size))                \
   X(sizeof_BreakEntry, sizeof(struct dscope_break_entry))                                             \
   X(BreakEntry_name_hash, offsetof(struct dscope_break_entry, name_hash))                             \
   X(BreakEntry_key, offsetof(struct dscope_break_entry, key))                                         \
@@ -63,12 +68,8 @@
   X(DispatchRecord_keyset, offsetof(struct dscope_dispatch_record, keyset))                           \
   X(DispatchRecord_slot, offsetof(struct dscope_dispatch_record, slot))                               \
   X(DispatchRecord_kind, offsetof(struct dscope_dispatch_record, kind))                               \
-  /* ---- The key table: its shape (the keys themselves are the reader's DispatchKey enum) ---- */   \
+  /* ---- A key's size (the key table itself, with its counts, follows the list in the profile) ---- */ \
   X(sizeof_DispatchKey, sizeof(DispatchKey))                                                          \
-  X(count_dispatch_keys, num_all_dispatch_keys)                                                       \
-  X(count_backends, num_backends)                                                                     \
-  X(count_functionality_keys, num_functionality_keys)                                                 \
-  X(count_table_slots, num_runtime_entries)                                                           \
   /* ---- The operator registry ---- */                                                              \
   X(sizeof_Dispatcher, sizeof(Dispatcher))                                                            \
   X(Dispatcher_operators_head, offsetof(Dispatcher, operators_head_))                                 \
@@ -147,7 +148,7 @@
   X(sizeof_SharedPtr, sizeof(std::shared_ptr<autograd::Node>))                                        \
   X(SharedPtr_pointer, 0)
 
-/* The schema: one uint64_t per entry of DSCOPE_LAYOUT_PROFILE, in list order. */
+/* A reader's typed layout: one uint64_t per entry of DSCOPE_LAYOUT_PROFILE, resolved by name. */
 struct dscope_layout_profile {
 #define DSCOPE_LAYOUT_PROFILE_MEMBER(name, expression) uint64_t name;
   DSCOPE_LAYOUT_PROFILE(DSCOPE_LAYOUT_PROFILE_MEMBER)
