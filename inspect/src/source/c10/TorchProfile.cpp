@@ -31,7 +31,7 @@ constexpr uint64_t kMaxTableSlots = 4096;
 constexpr uint64_t kMaxOffset = 1u << 16;         // a member offset or a struct size
 constexpr uint64_t kMaxFromSymbol = uint64_t{1} << 30;  // a static's distance from an exported function in one library
 
-// What every reader looks up (TorchView, TorchSchema, TorchBreak, TorchTrace, TorchCommands):
+// What every reader looks up (TorchView, TorchSchema, C10Breaks, TorchTrace, TorchCommands):
 // all present, checked once at load, so no command finds one missing half-way.
 constexpr const char* kRequiredValues[] = {
     "Dispatcher_from_realSingleton", "sizeof_StdString", "StdList_size", "StdListNode_data", "Dispatcher_operators",
