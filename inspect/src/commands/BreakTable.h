@@ -53,7 +53,8 @@ class BreakTable {
   uint64_t armed_instance_ = 0;
   std::optional<DispatchExplanation> last_;  // the last stop's, for --why
   // The breakpoints as the last locations() placed them (nullptr: at no address): they settle most
-  // stops from the registers alone, until the table changes or locations() runs again.
+  // stops from the registers alone until locations() runs again; a change of the table takes back
+  // what was found for the old breakpoints (PlacedBreaks::breaksChanged).
   std::unique_ptr<PlacedBreaks> placed_;
 };
 
