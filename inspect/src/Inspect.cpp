@@ -108,12 +108,28 @@ bool Session::readsTorch(const std::optional<std::string>& runtime_option) {
 }
 
 const Dispatcher& Session::dispatcher(const std::optional<std::string>& runtime_option) {
-  if (readsTorch(runtime_option)) {
-    if (!c10_model_) c10_model_.emplace(*this, torch());
-    return *c10_model_;
+  if (readsTorch(runtime_option)) return c10Model();
+  return dscopeModel();
+}
+
+const BreakSupport& Session::breaks() {
+  if (!readsTorch(std::nullopt)) return dscopeModel().breaks();
+  try {
+    return c10Model().breaks();
+  } catch (const InspectError&) {
+    if (!pending_c10_breaks_) pending_c10_breaks_.emplace(mem_, std::current_exception());
+    return *pending_c10_breaks_;
   }
+}
+
+const DscopeDispatcher& Session::dscopeModel() {
   if (!dscope_model_) dscope_model_.emplace(*this);
   return *dscope_model_;
+}
+
+const C10Dispatcher& Session::c10Model() {
+  if (!c10_model_) c10_model_.emplace(*this, torch());
+  return *c10_model_;
 }
 
 std::vector<std::string> Session::warnings() const {

@@ -35,15 +35,24 @@ class Session {
   bool readsTorch(const std::optional<std::string>& runtime_option);
   // The dispatcher the commands read, the one readsTorch chooses.
   const Dispatcher& dispatcher(const std::optional<std::string>& runtime_option);
+  // What dispatch-break asks of the runtime the process runs (readsTorch's choice, no option): its
+  // dispatcher's break support, or, while PyTorch's dispatcher cannot be read yet, breakpoints that
+  // wait for it.
+  const BreakSupport& breaks();
   // What the runtime view could not read whole (RuntimeView::warnings), once each.
   std::vector<std::string> warnings() const;
 
  private:
+  // The models, made on first use (PyTorch's reads its dispatcher first: InspectError).
+  const DscopeDispatcher& dscopeModel();
+  const C10Dispatcher& c10Model();
+
   Remote mem_;
   std::optional<RuntimeView> view_;
   std::optional<TorchView> torch_;
   std::optional<DscopeDispatcher> dscope_model_;
   std::optional<C10Dispatcher> c10_model_;
+  std::optional<PendingC10Breaks> pending_c10_breaks_;
   std::string note_;
 };
 

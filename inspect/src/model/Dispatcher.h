@@ -20,6 +20,7 @@
 namespace dscope::inspect {
 
 struct ParsedArgs;
+class BreakSupport;
 
 // An impl::AnnotatedKernel: its KernelFunction's pointers and its "registered at ..." string. A
 // c10 kernel whose C++ signature takes c10::SymInt has sym_unboxed and no unboxed function
@@ -106,6 +107,9 @@ class Dispatcher {
   // dispatch-trace's answer, its options checked (ParsedArgs of commands/CommandLine.h): ours from
   // the records (or the stack with --frames), a c10 build's from the stack.
   virtual std::string dispatchTrace(const ParsedArgs& args) const = 0;
+
+  // ---- dispatch breakpoints (model/BreakSupport.h) ----
+  virtual const BreakSupport& breaks() const = 0;
 
  protected:
   // What an unknown name's error adds: the reason the operator list may be incomplete.

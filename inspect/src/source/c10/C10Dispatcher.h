@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/Dispatcher.h"
+#include "source/c10/C10Breaks.h"
 #include "source/c10/TorchView.h"
 
 namespace dscope::inspect {
@@ -11,7 +12,7 @@ class Session;
 
 class C10Dispatcher final : public Dispatcher {
  public:
-  C10Dispatcher(Session& session, const TorchView& tv) : session_(session), tv_(tv) {}
+  C10Dispatcher(Session& session, const TorchView& tv) : session_(session), tv_(tv), breaks_(tv) {}
 
   const char* runtimeId() const override { return "pytorch"; }
   const KeyTable& keys() const override { return tv_.keys(); }
@@ -25,10 +26,12 @@ class C10Dispatcher final : public Dispatcher {
   uint64_t keySetOfValue(const std::string& text, const dscope_value& value) const override;
   ProcessDispatchState dispatchState() const override { return torchDispatchState(session_); }
   std::string dispatchTrace(const ParsedArgs& args) const override;
+  const BreakSupport& breaks() const override { return breaks_; }
 
  private:
   Session& session_;
   const TorchView& tv_;
+  C10Breaks breaks_;
 };
 
 }  // namespace dscope::inspect

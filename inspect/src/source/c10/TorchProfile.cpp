@@ -21,7 +21,7 @@ namespace dscope::inspect {
 
 namespace {
 
-// What every reader looks up (TorchView, TorchSchema, TorchBreak, TorchTrace, TorchCommands):
+// What every reader looks up (TorchView, TorchSchema, C10Breaks, TorchTrace):
 // all present, checked once at load, so no command finds one missing half-way.
 constexpr const char* kRequiredValues[] = {
     "Dispatcher_from_realSingleton", "sizeof_StdString", "StdList_size", "StdListNode_data", "Dispatcher_operators",

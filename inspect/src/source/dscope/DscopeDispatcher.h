@@ -3,6 +3,7 @@
 #pragma once
 
 #include "model/Dispatcher.h"
+#include "source/dscope/DscopeBreaks.h"
 #include "source/dscope/DscopeProfile.h"
 #include "source/dscope/RuntimeView.h"
 
@@ -14,7 +15,7 @@ class DscopeDispatcher final : public Dispatcher {
  public:
   // The runtime is read on first use: the key table and values need none (a core of another build
   // still decodes a raw key set). RuntimeView refuses a runtime whose key table is not this one.
-  explicit DscopeDispatcher(Session& session) : session_(session) {}
+  explicit DscopeDispatcher(Session& session) : session_(session), breaks_(session) {}
 
   const char* runtimeId() const override { return "dscope"; }
   const KeyTable& keys() const override { return dscopeKeyTable(); }
@@ -28,6 +29,7 @@ class DscopeDispatcher final : public Dispatcher {
   uint64_t keySetOfValue(const std::string& text, const dscope_value& value) const override;
   ProcessDispatchState dispatchState() const override;
   std::string dispatchTrace(const ParsedArgs& args) const override;
+  const BreakSupport& breaks() const override { return breaks_; }
 
  protected:
   std::string incompleteListNote() const override { return rt().incompleteListNote(); }
@@ -37,6 +39,7 @@ class DscopeDispatcher final : public Dispatcher {
   TableEntry entry(const RemoteTableEntry& e) const;
 
   Session& session_;
+  DscopeBreaks breaks_;
 };
 
 }  // namespace dscope::inspect

@@ -15,6 +15,8 @@
 //   sym_unboxed  the same, with the C++ types of SymInt schema types (c10::SymInt, SymIntArrayRef)
 //            where an unboxed function has int64_t, IntArrayRef
 //   boxed    void fn(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack)
+#include "source/c10/C10Breaks.h"
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -22,10 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "commands/BreakTable.h"
 #include "commands/CommandLine.h"
+#include "commands/Commands.h"
 #include "source/c10/TorchSchema.h"
 #include "source/c10/TorchView.h"
+#include "target/TargetImage.h"
 
 namespace dscope::inspect {
 
@@ -241,41 +244,15 @@ void computedSet(const TorchView& tv, const Site& site, uint64_t arguments, int6
   e.computed = tv.keys().keySetString(computed);
 }
 
-}  // namespace
+// Where c10 registers kernels: Dispatcher::registerImpl, registerFallback (0: not found), and where
+// an OperatorName keeps its two strings.
+struct Registrations {
+  uint64_t impl = 0, fallback = 0;
+  uint64_t name = 0, overload = 0;
+};
 
-int checkedBreakKey(const KeyTable& keys, const std::string& name) {
-  const KeyInfo& info = keyNamed(keys, name);
-  if (info.alias) fail(name + " is an alias key; a dispatch always goes to a runtime key (e.g. CPU, AutogradCPU)");
-  if (info.slot < 0) fail(name + " has no dispatch-table slot; no dispatch goes to it");
-  return info.value;
-}
-
-TorchKernelSites torchKernelSites(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks) {
-  TorchKernelSites out;
-  for (const Site& site : sites(tv, breaks)) out.sites.push_back({site.location(), site.functor, site.slot, site.calledUnboxed()});
-  out.keys = tv.keys();
-  return out;
-}
-
-std::vector<uint64_t> TorchKernelSites::locations() const {
-  std::set<uint64_t> out;
-  for (const Site& site : sites) out.insert(site.location);
-  return {out.begin(), out.end()};
-}
-
-bool torchCallRuledOut(const TorchKernelSites& at, const dscope_stop_registers& r) {
-  bool located = false;
-  for (const auto& site : at.sites) {
-    if (site.location != r.pc) continue;
-    located = true;
-    const auto call = entryCall(site.functor, site.called_unboxed, r);
-    if (call && selectsSlot(at.keys, call->ks, site.slot)) return false;  // it may be this site's
-  }
-  return located;
-}
-
-TorchRegistrations torchRegistrations(const TorchView& tv) {
-  TorchRegistrations out;
+Registrations registrations(const TorchView& tv) {
+  Registrations out;
   if (auto a = tv.mem().findSymbol(tv.profile().symbol("registerImpl").c_str())) out.impl = *a;
   if (auto a = tv.mem().findSymbol(tv.profile().symbol("registerFallback").c_str())) out.fallback = *a;
   out.name = tv.profile().at("OperatorName_name");
@@ -283,11 +260,15 @@ TorchRegistrations torchRegistrations(const TorchView& tv) {
   return out;
 }
 
-// At the entry of RegistrationHandleRAII Dispatcher::registerImpl(OperatorName, ...): the handle is
-// returned in memory (rdi), `this` is rsi, and the OperatorName (two std::strings) is passed by
-// reference to a copy (rdx). registerFallback changes every operator's table at its key.
-bool torchRegistrationConcerns(const Remote& mem, const TorchRegistrations& at, const std::vector<DispatchBreakpoint>& breaks,
-                               const dscope_stop_registers& r) {
+// Whether a stop at registerImpl or registerFallback registers a kernel for a breakpoint's
+// operator (their kernels then change), from the registers and the registered name alone (no walk
+// of the dispatcher): c10 registers hundreds of kernels after a breakpoint is placed (Python's
+// meta kernels at import). At the entry of RegistrationHandleRAII
+// Dispatcher::registerImpl(OperatorName, ...): the handle is returned in memory (rdi), `this` is
+// rsi, and the OperatorName (two std::strings) is passed by reference to a copy (rdx).
+// registerFallback changes every operator's table at its key.
+bool registrationConcerns(const Remote& mem, const Registrations& at, const std::vector<DispatchBreakpoint>& breaks,
+                          const dscope_stop_registers& r) {
   if (r.pc != at.impl) return !breaks.empty();
   std::string name = readCppString(mem, r.args[2] + at.name, "a registered operator's name");
   const std::string overload = readCppString(mem, r.args[2] + at.overload, "a registered operator's name");
@@ -295,8 +276,82 @@ bool torchRegistrationConcerns(const Remote& mem, const TorchRegistrations& at, 
   return std::any_of(breaks.begin(), breaks.end(), [&](const auto& b) { return namesOperator(name, b.op); });
 }
 
-std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks,
-                                                 const dscope_stop_registers& r) {
+// The kernel entries the breakpoints are on, each with what its call looks like in the registers
+// at its first instruction, and the build's key table; and where kernels are registered: enough to
+// let most stops there run on without reading the process (a shared trampoline running another
+// kernel, the kernel called for another of its keys). Every other stop is explain()'s.
+class PlacedKernels final : public PlacedBreaks {
+ public:
+  PlacedKernels(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks) {
+    for (const Site& site : sites(tv, breaks)) sites_.push_back({site.location(), site.functor, site.slot, site.calledUnboxed()});
+    keys_ = tv.keys();
+    registrations_ = registrations(tv);
+  }
+
+  std::vector<uint64_t> locations() const override {
+    std::set<uint64_t> kernels;
+    for (const auto& site : sites_) kernels.insert(site.location);
+    std::vector<uint64_t> out(kernels.begin(), kernels.end());
+    for (uint64_t a : {registrations_.impl, registrations_.fallback})
+      if (a) out.push_back(a);
+    return out;
+  }
+
+  std::optional<dscope_hit_action> settled(const Remote& mem, const std::vector<DispatchBreakpoint>& breaks,
+                                           const dscope_stop_registers& r) const override {
+    if (r.pc && (r.pc == registrations_.impl || r.pc == registrations_.fallback))
+      return registrationConcerns(mem, registrations_, breaks, r) ? DSCOPE_HIT_SYNC_ON_RETURN : DSCOPE_HIT_CONTINUE;
+    if (callRuledOut(r)) return DSCOPE_HIT_CONTINUE;
+    return std::nullopt;
+  }
+
+  // The sites were found for the old breakpoints; registerImpl and registerFallback stay where they are.
+  void breaksChanged() override { sites_.clear(); }
+
+ private:
+  struct KernelSite {
+    uint64_t location, functor;
+    int slot;
+    bool called_unboxed;
+  };
+
+  // A stop at one of the sites' locations whose registers show no site's call (what explain()
+  // would answer, by the same rules); false elsewhere, or when memory must tell.
+  bool callRuledOut(const dscope_stop_registers& r) const {
+    bool located = false;
+    for (const auto& site : sites_) {
+      if (site.location != r.pc) continue;
+      located = true;
+      const auto call = entryCall(site.functor, site.called_unboxed, r);
+      if (call && selectsSlot(keys_, call->ks, site.slot)) return false;  // it may be this site's
+    }
+    return located;
+  }
+
+  std::vector<KernelSite> sites_;
+  KeyTable keys_;
+  Registrations registrations_;
+};
+
+void refuseCore(const Remote& mem) {
+  if (mem.isCore()) fail("cannot arm a dispatch breakpoint: the target is not writable (a core file?)");
+}
+
+}  // namespace
+
+void C10Breaks::checkTarget() const { refuseCore(tv_.mem()); }
+
+const KeyTable* C10Breaks::keys() const { return &tv_.keys(); }
+
+std::shared_ptr<const std::vector<Operator>> C10Breaks::operators() const { return tv_.operatorList(); }
+
+std::unique_ptr<PlacedBreaks> C10Breaks::place(const std::vector<DispatchBreakpoint>& breaks) const {
+  return std::make_unique<PlacedKernels>(tv_, breaks);
+}
+
+std::optional<DispatchExplanation> C10Breaks::explain(const std::vector<DispatchBreakpoint>& breaks,
+                                                     const dscope_stop_registers& r) const {
+  const TorchView& tv = tv_;
   const Profile& p = tv.profile();
   for (const Site& site : sites(tv, breaks)) {
     if (site.location() != r.pc) continue;
@@ -343,6 +398,38 @@ std::optional<DispatchExplanation> torchBreakHit(const TorchView& tv, const std:
     return e;
   }
   return std::nullopt;
+}
+
+void PendingC10Breaks::refuseUnprofiled() const {
+  try {
+    std::rethrow_exception(why_);
+  } catch (const RuntimeNotLoaded&) {
+  } catch (const InspectError& e) {
+    const auto libtorch = TorchView::findLibtorch(mem_);
+    if (libtorch && !findTorchProfile(fileBuildId(libtorch->path))) fail("cannot arm a dispatch breakpoint: " + messageOf(e));
+  }
+}
+
+void PendingC10Breaks::checkTarget() const {
+  refuseCore(mem_);
+  refuseUnprofiled();
+}
+
+const KeyTable* PendingC10Breaks::keys() const {
+  const auto libtorch = TorchView::findLibtorch(mem_);
+  if (!libtorch) return nullptr;
+  profile_ = findTorchProfile(fileBuildId(libtorch->path));
+  return profile_ ? &profile_->keys : nullptr;
+}
+
+std::unique_ptr<PlacedBreaks> PendingC10Breaks::place(const std::vector<DispatchBreakpoint>&) const {
+  refuseUnprofiled();
+  return nullptr;
+}
+
+std::optional<DispatchExplanation> PendingC10Breaks::explain(const std::vector<DispatchBreakpoint>&,
+                                                            const dscope_stop_registers&) const {
+  std::rethrow_exception(why_);
 }
 
 }  // namespace dscope::inspect
