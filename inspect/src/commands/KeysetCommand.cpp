@@ -159,7 +159,7 @@ std::string profileKeyset(Session& s, const ParsedArgs& args, const std::string&
   const std::string expr = joined(args.positional);
   const auto raw = parseNumber(expr);
   if (!raw) fail("--profile decodes a number (a raw key set), not " + shown(expr));
-  const Profile profile = readTorchProfile(path);
+  const Profile profile = readTorchProfile(path).profile;
   if (const uint64_t unknown = profile.keys.unknownBits(*raw))
     fail(hex(*raw) + " is no key set of PyTorch " + profile.version + " (bits " + hex(unknown) + " belong to no key of its table)");
   return keysetAnswer(profile.keys, *raw, args, "PyTorch " + profile.version + "'s, from the layout profile " + path);

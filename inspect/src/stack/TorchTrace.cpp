@@ -52,22 +52,22 @@ struct CycleKernel {
 // The computed-table entries whose unboxed, sym_unboxed or boxed function is one of `wanted` (the
 // frames' functions), by address (dispatchTable_, inline 32-byte KernelFunctions, one per slot).
 std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv, const std::set<uint64_t>& wanted) {
-  const auto& p = tv.profile();
-  std::vector<int> slot_key(p.at("count_table_slots"), -1);
+  const C10Layout& l = tv.layout();
+  std::vector<int> slot_key(l.count_table_slots, -1);
   for (int k : tv.keys().runtimeKeys())
     if (const KeyInfo* info = tv.keys().byValue(k); info && info->slot >= 0 && slot_key[info->slot] < 0)
       slot_key[info->slot] = k;
   std::map<uint64_t, std::vector<KernelUse>> out;
-  const uint64_t size = p.at("sizeof_KernelFunction"), slots = slot_key.size();
+  const uint64_t size = l.sizeof_KernelFunction, slots = slot_key.size();
   std::vector<unsigned char> table(size * slots);
   // By address, each run of tables lying close together fetched in one read: a page per
   // operator, one front-end call each, was most of a first dispatch-trace in GDB.
   std::vector<const Operator*> ops;
   for (const auto& op : tv.operators()) ops.push_back(&op);
   std::sort(ops.begin(), ops.end(), [](const auto* a, const auto* b) { return a->entry < b->entry; });
-  const uint64_t offset = p.at("OperatorEntry_dispatchTable");
-  const uint64_t unboxed = p.at("KernelFunction_unboxed"), boxed = p.at("KernelFunction_boxed");
-  const uint64_t functor = p.at("KernelFunction_functor"), sym_unboxed = p.at("KernelFunction_sym_unboxed");
+  const uint64_t offset = l.OperatorEntry_dispatchTable;
+  const uint64_t unboxed = l.KernelFunction_unboxed, boxed = l.KernelFunction_boxed;
+  const uint64_t functor = l.KernelFunction_functor, sym_unboxed = l.KernelFunction_sym_unboxed;
   uint64_t fetched_to = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Operator& op = *ops[i];
@@ -228,9 +228,9 @@ constexpr uint64_t kMaxFrameBytes = 4096;  // of one frame's stack searched for 
 // point at one dispatch-table slot of one operator (a KernelFunction, what lookup() returned);
 // nullopt unless the loop's frames point at exactly one such slot.
 std::optional<CycleKernel> callBoxedKernel(const TorchView& tv, const TorchStack& stack) {
-  const auto& p = tv.profile();
-  const uint64_t offset = p.at("OperatorEntry_dispatchTable"), size = p.at("sizeof_KernelFunction");
-  const uint64_t table = size * p.at("count_table_slots");
+  const C10Layout& l = tv.layout();
+  const uint64_t offset = l.OperatorEntry_dispatchTable, size = l.sizeof_KernelFunction;
+  const uint64_t table = size * l.count_table_slots;
   std::map<uint64_t, const Operator*> tables;  // by the table's address
   for (const auto& op : tv.operators()) tables[op.entry + offset] = &op;
   std::map<int, int> key_of_slot;
@@ -424,7 +424,7 @@ ProcessDispatchState torchDispatchState(Session& s) {
       st.tls_included = names(included);
       st.tls_excluded = names(excluded);
       st.tls_change = tlsChange({included, excluded},
-                                {tv.profile().at("set_default_included"), tv.profile().at("set_default_excluded")}, names);
+                                {tv.layout().set_default_included, tv.layout().set_default_excluded}, names);
     } catch (const InspectError& e) {
       st.error = e.what();
     }

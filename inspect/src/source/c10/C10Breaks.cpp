@@ -49,8 +49,8 @@ struct Site {
 };
 
 std::vector<Site> sites(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks) {
-  const Profile& p = tv.profile();
-  const uint64_t size = p.at("sizeof_KernelFunction");
+  const C10Layout& l = tv.layout();
+  const uint64_t size = l.sizeof_KernelFunction;
   std::vector<Site> out;
   std::set<std::pair<uint64_t, int>> seen;  // (operator, slot): two breakpoints may ask for one
   std::vector<unsigned char> fn(size);
@@ -61,14 +61,14 @@ std::vector<Site> sites(const TorchView& tv, const std::vector<DispatchBreakpoin
       for (int k : tv.keys().runtimeKeys()) {
         const KeyInfo* info = tv.keys().byValue(k);
         if (!info || info->slot < 0 || (only >= 0 && k != only) || !seen.insert({op.entry, info->slot}).second) continue;
-        tv.mem().read(op.entry + p.at("OperatorEntry_dispatchTable") + info->slot * size, fn.data(), size, "a dispatch table");
-        auto word = [&](const char* field) {
+        tv.mem().read(op.entry + l.OperatorEntry_dispatchTable + info->slot * size, fn.data(), size, "a dispatch table");
+        auto word = [&](uint64_t field) {
           uint64_t w;
-          std::memcpy(&w, fn.data() + p.at(field), 8);
+          std::memcpy(&w, fn.data() + field, 8);
           return w;
         };
-        Site site{&op, k, info->slot, word("KernelFunction_functor"), word("KernelFunction_boxed"), word("KernelFunction_unboxed"),
-                  word("KernelFunction_sym_unboxed")};
+        Site site{&op, k, info->slot, word(l.KernelFunction_functor), word(l.KernelFunction_boxed), word(l.KernelFunction_unboxed),
+                  word(l.KernelFunction_sym_unboxed)};
         // No kernel (the dispatcher reports an error before calling one), or a fallthrough (never called).
         if (!site.boxed || site.boxed == tv.fallthroughKernel()) continue;
         out.push_back(site);
@@ -180,12 +180,12 @@ uint64_t unboxedArguments(const TorchView& tv, const std::vector<SchemaParameter
     } else if (how == Passing::OptionalTensor) {
       // optional<at::Tensor>: where its engaged flag and its Tensor lie is the build's (c10::optional
       // puts the flag first, std::optional after the Tensor).
-      const Profile& p = tv.profile();
-      if (!tv.mem().read<uint8_t>(w[0] + p.at("OptionalTensor_engaged"), "an optional tensor")) {
+      const C10Layout& l = tv.layout();
+      if (!tv.mem().read<uint8_t>(w[0] + l.OptionalTensor_engaged, "an optional tensor")) {
         e.arguments.push_back({params[i].name, "None"});
         continue;
       }
-      const uint64_t ks = keySetOfTensor(tv, w[0] + p.at("OptionalTensor_payload"));
+      const uint64_t ks = keySetOfTensor(tv, w[0] + l.OptionalTensor_payload);
       all |= ks;
       e.arguments.push_back({params[i].name, tv.keys().keySetString(ks)});
     } else if (how == Passing::TensorList) {
@@ -201,22 +201,22 @@ uint64_t unboxedArguments(const TorchView& tv, const std::vector<SchemaParameter
 
 // The same for a boxed call: the arguments are the last ones on its stack, as IValues.
 uint64_t boxedArguments(const TorchView& tv, const std::vector<SchemaParameter>& params, uint64_t stack, DispatchExplanation& e) {
-  const Profile& p = tv.profile();
-  const uint64_t begin = tv.mem().readPointer(stack + p.at("StdVector_begin"), "the argument stack");
-  const uint64_t end = tv.mem().readPointer(stack + p.at("StdVector_end"), "the argument stack");
-  const uint64_t size = p.at("sizeof_IValue"), n = params.size();
+  const C10Layout& l = tv.layout();
+  const uint64_t begin = tv.mem().readPointer(stack + l.StdVector_begin, "the argument stack");
+  const uint64_t end = tv.mem().readPointer(stack + l.StdVector_end, "the argument stack");
+  const uint64_t size = l.sizeof_IValue, n = params.size();
   if (end < begin || (end - begin) % size || (end - begin) / size < n || (end - begin) / size > 4096)
     fail("the argument stack at " + hex(stack) + " is corrupt (from " + hex(begin) + " to " + hex(end) + ")");
-  const uint64_t tensor_tag = p.valueNamed("IValueTag", "Tensor");
+  const uint64_t tensor_tag = tv.profile().valueNamed("IValueTag", "Tensor");
   uint64_t all = 0;
   for (uint64_t i = 0; i < n; ++i) {
     if (params[i].type != "Tensor" && params[i].type != "Tensor?") continue;
     const uint64_t value = end - (n - i) * size;
-    if (tv.mem().read<uint32_t>(value + p.at("IValue_tag"), "an argument") != tensor_tag) {
+    if (tv.mem().read<uint32_t>(value + l.IValue_tag, "an argument") != tensor_tag) {
       e.arguments.push_back({params[i].name, "None"});
       continue;
     }
-    const uint64_t ks = tv.tensorKeySet(tv.mem().readPointer(value + p.at("IValue_payload"), "an argument"));
+    const uint64_t ks = tv.tensorKeySet(tv.mem().readPointer(value + l.IValue_payload, "an argument"));
     all |= ks;
     e.arguments.push_back({params[i].name, tv.keys().keySetString(ks)});
   }
@@ -226,18 +226,18 @@ uint64_t boxedArguments(const TorchView& tv, const std::vector<SchemaParameter>&
 // computeDispatchKeySet: ((arguments | included) - excluded) & the operator's non-fallthrough mask
 // (per backend when its fallthroughs differ by backend). `-` keeps backend bits (c10's operator-).
 void computedSet(const TorchView& tv, const Site& site, uint64_t arguments, int64_t tid, DispatchExplanation& e) {
-  const Profile& p = tv.profile();
+  const C10Layout& l = tv.layout();
   const auto [included, excluded] = tv.threadTls(tid);
   e.included = tv.keys().keySetString(included);
   e.excluded = tv.keys().keySetShown(excluded);
-  const uint64_t extractor = site.op->entry + p.at("OperatorEntry_dispatchKeyExtractor");
-  uint64_t mask = tv.mem().readPointer(extractor + p.at("DispatchKeyExtractor_nonFallthroughKeys"), "a key extractor");
-  if (tv.mem().read<uint8_t>(extractor + p.at("DispatchKeyExtractor_requiresBitsetPerBackend"), "a key extractor")) {
-    const uint64_t backends = (arguments & p.at("set_full_backend_mask")) >> 1;  // getBackendIndex()
+  const uint64_t extractor = site.op->entry + l.OperatorEntry_dispatchKeyExtractor;
+  uint64_t mask = tv.mem().readPointer(extractor + l.DispatchKeyExtractor_nonFallthroughKeys, "a key extractor");
+  if (tv.mem().read<uint8_t>(extractor + l.DispatchKeyExtractor_requiresBitsetPerBackend, "a key extractor")) {
+    const uint64_t backends = (arguments & l.set_full_backend_mask) >> 1;  // getBackendIndex()
     const uint64_t index = backends ? 64 - __builtin_clzll(backends) : 0;
-    mask = tv.mem().readPointer(extractor + p.at("DispatchKeyExtractor_nonFallthroughKeysPerBackend") + 8 * index, "a key extractor");
+    mask = tv.mem().readPointer(extractor + l.DispatchKeyExtractor_nonFallthroughKeysPerBackend + 8 * index, "a key extractor");
   }
-  const uint64_t effective = (arguments | included) & (p.at("set_full_backend_mask") | ~excluded);
+  const uint64_t effective = (arguments | included) & (l.set_full_backend_mask | ~excluded);
   const uint64_t computed = effective & mask;
   for (int k : tv.keys().keysOf(effective))
     if (!KeyTable::has(computed, *tv.keys().byValue(k))) e.fallthrough.push_back(tv.keys().name(k));
@@ -255,8 +255,8 @@ Registrations registrations(const TorchView& tv) {
   Registrations out;
   if (auto a = tv.mem().findSymbol(tv.profile().symbol("registerImpl").c_str())) out.impl = *a;
   if (auto a = tv.mem().findSymbol(tv.profile().symbol("registerFallback").c_str())) out.fallback = *a;
-  out.name = tv.profile().at("OperatorName_name");
-  out.overload = tv.profile().at("OperatorName_overload_name");
+  out.name = tv.layout().OperatorName_name;
+  out.overload = tv.layout().OperatorName_overload_name;
   return out;
 }
 
@@ -352,7 +352,7 @@ std::unique_ptr<PlacedBreaks> C10Breaks::place(const std::vector<DispatchBreakpo
 std::optional<DispatchExplanation> C10Breaks::explain(const std::vector<DispatchBreakpoint>& breaks,
                                                      const dscope_stop_registers& r) const {
   const TorchView& tv = tv_;
-  const Profile& p = tv.profile();
+  const C10Layout& l = tv.layout();
   for (const Site& site : sites(tv, breaks)) {
     if (site.location() != r.pc) continue;
     const auto call = entryCall(site.functor, site.calledUnboxed(), r);
@@ -361,11 +361,11 @@ std::optional<DispatchExplanation> C10Breaks::explain(const std::vector<Dispatch
     if (!site.calledUnboxed()) {
       uint64_t def = 0;
       try {
-        def = tv.mem().readPointer(r.args[1] + p.at("OperatorHandle_operatorDef"), "an operator handle");
+        def = tv.mem().readPointer(r.args[1] + l.OperatorHandle_operatorDef, "an operator handle");
       } catch (const InspectError&) {
         continue;
       }
-      if (def + p.at("OperatorDef_op") != site.op->entry) continue;  // another operator's
+      if (def + l.OperatorDef_op != site.op->entry) continue;  // another operator's
     }
 
     DispatchExplanation e;
@@ -419,7 +419,7 @@ const KeyTable* PendingC10Breaks::keys() const {
   const auto libtorch = TorchView::findLibtorch(mem_);
   if (!libtorch) return nullptr;
   profile_ = findTorchProfile(fileBuildId(libtorch->path));
-  return profile_ ? &profile_->keys : nullptr;
+  return profile_ ? &profile_->profile.keys : nullptr;
 }
 
 std::unique_ptr<PlacedBreaks> PendingC10Breaks::place(const std::vector<DispatchBreakpoint>&) const {

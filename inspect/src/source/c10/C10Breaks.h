@@ -10,7 +10,7 @@
 namespace dscope::inspect {
 
 class TorchView;
-struct Profile;
+struct C10Profile;
 
 class C10Breaks final : public BreakSupport {
  public:
@@ -51,7 +51,7 @@ class PendingC10Breaks final : public BreakSupport {
 
   const Remote& mem_;
   std::exception_ptr why_;
-  mutable std::shared_ptr<const Profile> profile_;  // keys()'s table lives as long as this
+  mutable std::shared_ptr<const C10Profile> profile_;  // keys()'s table lives as long as this
 };
 
 }  // namespace dscope::inspect

@@ -21,35 +21,13 @@ namespace dscope::inspect {
 
 namespace {
 
-// What every reader looks up (TorchView, TorchSchema, C10Breaks, TorchTrace):
-// all present, checked once at load, so no command finds one missing half-way.
-constexpr const char* kRequiredValues[] = {
-    "Dispatcher_from_realSingleton", "sizeof_StdString", "StdList_size", "StdListNode_data", "Dispatcher_operators",
-    "Dispatcher_backendFallbackKernels", "OperatorDef_op", "OperatorHandle_operatorDef", "OperatorEntry_name",
-    "OperatorName_name", "OperatorName_overload_name", "OperatorEntry_schema", "OptionalSchema_engaged", "OptionalSchema_payload",
-    "AnnotatedSchema_debug", "OperatorEntry_dispatchTable", "OperatorEntry_kernels", "OperatorEntry_dispatchKeyExtractor",
-    "DispatchKeyExtractor_nonFallthroughKeys", "DispatchKeyExtractor_nonFallthroughKeysPerBackend",
-    "DispatchKeyExtractor_requiresBitsetPerBackend", "sizeof_KernelFunction", "KernelFunction_functor",
-    "KernelFunction_boxed", "KernelFunction_unboxed", "KernelFunction_sym_unboxed", "sizeof_AnnotatedKernel", "AnnotatedKernel_kernel",
-    "AnnotatedKernel_debug", "KernelMap_entries", "KernelMap_num_slots_minus_one", "KernelMap_max_lookups",
-    "KernelMap_num_elements", "sizeof_KernelMapEntry", "KernelMapEntry_key", "KernelMapEntry_list", "sizeof_DispatchKey",
-    "TensorImpl_key_set", "OptionalTensor_engaged", "OptionalTensor_payload", "RuntimeFunctor_kernel_func", "PODLocalDispatchKeySet_included",
-    "PODLocalDispatchKeySet_excluded", "Error_msg", "count_backends", "count_functionality_keys", "count_table_slots",
-    "count_dispatch_keys", "set_default_included", "set_default_excluded", "set_autogradother_backends",
-    "set_full_backend_mask", "AnnotatedSchema_schema", "AnnotatedKernel_inferred_function_schema", "StdVector_begin",
-    "StdVector_end", "UniquePtr_pointer", "SharedPtr_pointer", "FunctionSchema_name", "FunctionSchema_arguments",
-    "FunctionSchema_returns", "FunctionSchema_is_vararg", "FunctionSchema_is_varret", "FunctionSchema_alias_kind",
-    "OptionalAliasKind_engaged", "OptionalAliasKind_payload", "AliasAnalysisKind_unset", "sizeof_Argument",
-    "Argument_name", "Argument_real_type", "Argument_N", "OptionalInt32_engaged", "OptionalInt32_payload",
-    "Argument_default_value", "OptionalIValue_engaged", "OptionalIValue_payload", "Argument_alias_info",
-    "Argument_kwarg_only", "sizeof_AliasInfo", "AliasInfo_before", "AliasInfo_after", "AliasInfo_contained",
-    "AliasInfo_is_write", "SymbolSet_first", "SymbolSetNode_next", "SymbolSetNode_symbol",
-    "InternedStrings_from_realSingleton", "InternedStrings_sym_to_info", "sizeof_SymbolInfo", "SymbolInfo_unqual_name",
-    "sizeof_TypePtr", "TypePtr_pointer", "Type_kind", "ListType_element", "FutureType_element", "RRefType_element",
-    "OptionalType_element", "DictType_types", "TupleType_elements", "TupleType_schema", "NamedType_name",
-    "OptionalQualifiedName_engaged", "OptionalQualifiedName_payload", "QualifiedName_qualified", "VarType_name",
-    "sizeof_IValue", "IValue_payload", "IValue_tag", "ConstantString_str", "ListImpl_list",
-    "THPVariable_cdata", "PyObject_ob_type", "PyTypeObject_tp_name", "PyTypeObject_tp_base"};
+// What every reader looks up (TorchView, TorchSchema, C10Breaks, TorchTrace): its typed layout's
+// names, all present, checked once at load, so no command finds one missing half-way.
+constexpr std::string_view kRequiredValues[] = {
+#define DSCOPE_C10_LAYOUT_NAME(name) #name,
+    DSCOPE_C10_LAYOUT(DSCOPE_C10_LAYOUT_NAME)
+#undef DSCOPE_C10_LAYOUT_NAME
+};
 constexpr const char* kRequiredSymbols[] = {"realSingleton", "tls_dispatch_key_set", "fallthrough_kernel", "registerImpl",
                                             "registerFallback", "THPVariableClass"};
 // The name-table entries the schema and break readers look up by name.
@@ -167,7 +145,7 @@ void checkLayout(const Profile& p) {
 
 }  // namespace
 
-Profile readTorchProfile(const std::string& path) {
+C10Profile readTorchProfile(const std::string& path) {
   static const ProfileNeeds needs = [] {
     ProfileNeeds n;
     n.runtime = "c10";
@@ -178,7 +156,11 @@ Profile readTorchProfile(const std::string& path) {
     n.check_layout = checkLayout;
     return n;
   }();
-  return parseProfile(profileBytes(path), "the layout profile " + path, " (regenerate it with dscope-profile)", needs);
+  C10Profile p{parseProfile(profileBytes(path), "the layout profile " + path, " (regenerate it with dscope-profile)", needs), {}};
+#define DSCOPE_C10_LAYOUT_RESOLVE(name) p.layout.name = p.profile.at(#name);
+  DSCOPE_C10_LAYOUT(DSCOPE_C10_LAYOUT_RESOLVE)
+#undef DSCOPE_C10_LAYOUT_RESOLVE
+  return p;
 }
 
 std::vector<std::string> profileDirectories() {
@@ -196,9 +178,9 @@ std::vector<std::string> profileDirectories() {
   return dirs;
 }
 
-std::shared_ptr<const Profile> findTorchProfile(const std::string& build_id) {
+std::shared_ptr<const C10Profile> findTorchProfile(const std::string& build_id) {
   static std::mutex mutex;
-  static std::map<std::string, std::pair<std::pair<int64_t, int64_t>, std::shared_ptr<const Profile>>> parsed;  // by path
+  static std::map<std::string, std::pair<std::pair<int64_t, int64_t>, std::shared_ptr<const C10Profile>>> parsed;  // by path
   for (const auto& dir : profileDirectories()) {
     const std::string path = dir + "/" + build_id + ".profile";
     struct stat st {};
@@ -209,7 +191,7 @@ std::shared_ptr<const Profile> findTorchProfile(const std::string& build_id) {
     const std::pair<int64_t, int64_t> version{st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, st.st_size};
     std::lock_guard lock(mutex);
     if (auto it = parsed.find(path); it != parsed.end() && it->second.first == version) return it->second.second;
-    auto profile = std::make_shared<const Profile>(readTorchProfile(path));
+    auto profile = std::make_shared<const C10Profile>(readTorchProfile(path));
     parsed[path] = {version, profile};
     return profile;
   }

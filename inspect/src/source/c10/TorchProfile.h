@@ -9,21 +9,22 @@
 #include <string>
 #include <vector>
 
-#include "model/Profile.h"
+#include "source/c10/C10Layout.h"
 
 namespace dscope::inspect {
 
 // Reads and checks a profile file before anything uses it; InspectError naming the file and what
 // is wrong with it. Only a regular file of bounded size is read (never a FIFO or a device); it
 // must be a well-formed c10 profile (parseProfile) holding every value, symbol and name the
-// readers look up, with offsets inside the structs they index (TorchProfile.cpp, checkLayout).
-Profile readTorchProfile(const std::string& path);
+// readers look up, with offsets inside the structs they index (TorchProfile.cpp, checkLayout), and
+// resolves its typed layout.
+C10Profile readTorchProfile(const std::string& path);
 // The directories searched for "<build-id>.profile", in order: the installed profiles, the
 // source tree's (a build used in place), the per-user cache ($XDG_CACHE_HOME/dscope/profiles,
 // where dscope-profile writes); or only those of $DSCOPE_PROFILE_PATH (colon-separated) when set.
 std::vector<std::string> profileDirectories();
 // The profile of a libtorch_cpu build-id, or null when no directory has one. Read once per file
 // version and shared: every command looks its profile up again.
-std::shared_ptr<const Profile> findTorchProfile(const std::string& build_id);
+std::shared_ptr<const C10Profile> findTorchProfile(const std::string& build_id);
 
 }  // namespace dscope::inspect

@@ -76,29 +76,30 @@ class SchemaPrinter {
   explicit SchemaPrinter(const TorchView& tv)
       : mem_(tv.mem()),
         p_(tv.profile()),
+        l_(tv.layout()),
         kind_{kind("OptionalType"), kind("ListType"), kind("DictType"), kind("TupleType"), kind("FutureType"),
               kind("RRefType"), kind("VarType"), kind("ClassType"), kind("StringType"), kind("IntType")},
         tag_{tag("None"), tag("Bool"), tag("Int"), tag("Double"), tag("String"), tag("GenericList")} {}
 
   std::string schema(uint64_t addr) const {
-    const uint64_t name = addr + at("FunctionSchema_name");
-    std::string out = string(name + at("OperatorName_name"), "a schema's name");
-    if (std::string overload = string(name + at("OperatorName_overload_name"), "a schema's name"); !overload.empty())
+    const uint64_t name = addr + l_.FunctionSchema_name;
+    std::string out = string(name + l_.OperatorName_name, "a schema's name");
+    if (std::string overload = string(name + l_.OperatorName_overload_name, "a schema's name"); !overload.empty())
       out += "." + overload;
     out += "(";
-    const auto args = vector(addr + at("FunctionSchema_arguments"), at("sizeof_Argument"), kMaxArguments, "a schema's arguments");
+    const auto args = vector(addr + l_.FunctionSchema_arguments, l_.sizeof_Argument, kMaxArguments, "a schema's arguments");
     bool seen_kwarg_only = false;
     for (size_t i = 0; i < args.size(); ++i) {
       if (i > 0) out += ", ";
-      if (flag(args[i] + at("Argument_kwarg_only")) && !seen_kwarg_only) out += "*, ", seen_kwarg_only = true;
+      if (flag(args[i] + l_.Argument_kwarg_only) && !seen_kwarg_only) out += "*, ", seen_kwarg_only = true;
       out += argument(args[i]);
     }
-    if (flag(addr + at("FunctionSchema_is_vararg"))) out += args.empty() ? "..." : ", ...";
+    if (flag(addr + l_.FunctionSchema_is_vararg)) out += args.empty() ? "..." : ", ...";
     out += ") -> ";
     // One return prints bare unless it starts with '(' (a tuple type); none or several, and
     // varret, print in parentheses, except a lone "...".
-    const auto rets = vector(addr + at("FunctionSchema_returns"), at("sizeof_Argument"), kMaxArguments, "a schema's returns");
-    const bool varret = flag(addr + at("FunctionSchema_is_varret"));
+    const auto rets = vector(addr + l_.FunctionSchema_returns, l_.sizeof_Argument, kMaxArguments, "a schema's returns");
+    const bool varret = flag(addr + l_.FunctionSchema_is_varret);
     std::vector<std::string> shown;
     for (uint64_t r : rets) shown.push_back(argument(r));
     bool paren = !((rets.size() == 1 && !varret) || (rets.empty() && varret));
@@ -112,18 +113,18 @@ class SchemaPrinter {
   // annotations and defaults): the schema's arguments, or its returns.
   std::vector<SchemaParameter> parameters(uint64_t addr, bool returns) const {
     std::vector<SchemaParameter> out;
-    for (uint64_t arg : vector(addr + at(returns ? "FunctionSchema_returns" : "FunctionSchema_arguments"),
-                               at("sizeof_Argument"), kMaxArguments, "a schema's arguments"))
-      out.push_back({string(arg + at("Argument_name"), "an argument's name"), typeText(typeAt(arg + at("Argument_real_type")), 0)});
+    for (uint64_t arg : vector(addr + (returns ? l_.FunctionSchema_returns : l_.FunctionSchema_arguments),
+                               l_.sizeof_Argument, kMaxArguments, "a schema's arguments"))
+      out.push_back({string(arg + l_.Argument_name, "an argument's name"), typeText(typeAt(arg + l_.Argument_real_type), 0)});
     return out;
   }
 
   // The "alias analysis kind: " line's kind (toString(aliasAnalysis())), and whether it is unset
   // (printed " (default)").
   std::pair<std::string, bool> aliasAnalysis(uint64_t schema) const {
-    const uint64_t kind = schema + at("FunctionSchema_alias_kind");
-    const bool set = flag(kind + at("OptionalAliasKind_engaged"));
-    const uint64_t value = set ? mem_.read<uint8_t>(kind + at("OptionalAliasKind_payload"), "a schema") : at("AliasAnalysisKind_unset");
+    const uint64_t kind = schema + l_.FunctionSchema_alias_kind;
+    const bool set = flag(kind + l_.OptionalAliasKind_engaged);
+    const uint64_t value = set ? mem_.read<uint8_t>(kind + l_.OptionalAliasKind_payload, "a schema") : l_.AliasAnalysisKind_unset;
     const std::string* name = p_.nameOf("AliasAnalysisKind", value);
     if (!name) fail("the alias analysis kind at " + hex(kind) + " is corrupt (" + std::to_string(value) + " is none of this build's)");
     return {*name, !set};
@@ -134,7 +135,6 @@ class SchemaPrinter {
   struct Kinds { uint64_t optional, list, dict, tuple, future, rref, var, class_, string, int_; };
   struct Tags { uint64_t none, boolean, integer, real, string, list; };
 
-  uint64_t at(const char* name) const { return p_.at(name); }
   uint64_t kind(const char* name) const { return p_.valueNamed("TypeKind", name); }
   uint64_t tag(const char* name) const { return p_.valueNamed("IValueTag", name); }
   // A bool member (or an optional's engaged flag): a byte that is 0 or 1, else corrupt memory
@@ -157,7 +157,7 @@ class SchemaPrinter {
   }
   // A std::vector's [begin, end), checked: whole elements, at most max of them.
   std::pair<uint64_t, uint64_t> checkedVector(uint64_t addr, uint64_t element_size, uint64_t max, const char* what) const {
-    const uint64_t begin = pointer(addr + at("StdVector_begin"), what), end = pointer(addr + at("StdVector_end"), what);
+    const uint64_t begin = pointer(addr + l_.StdVector_begin, what), end = pointer(addr + l_.StdVector_end, what);
     if (end < begin || (end - begin) % element_size || (end - begin) / element_size > max)
       fail(std::string(what) + " at " + hex(addr) + " is corrupt (a vector from " + hex(begin) + " to " + hex(end) + ")");
     return {begin, end};
@@ -165,39 +165,39 @@ class SchemaPrinter {
 
   // The Type a TypePtr (or a vector element of them) points to.
   uint64_t typeAt(uint64_t type_ptr) const {
-    const uint64_t type = pointer(type_ptr + at("TypePtr_pointer"), "a type pointer");
+    const uint64_t type = pointer(type_ptr + l_.TypePtr_pointer, "a type pointer");
     if (!type) fail("a null type pointer at " + hex(type_ptr));
     return type;
   }
-  uint64_t kindOf(uint64_t type) const { return mem_.read<uint32_t>(type + at("Type_kind"), "a type"); }
+  uint64_t kindOf(uint64_t type) const { return mem_.read<uint32_t>(type + l_.Type_kind, "a type"); }
 
   // operator<<(std::ostream&, const Argument&): Type(alias)? name=default, with the real type.
   std::string argument(uint64_t arg) const {
-    const uint64_t type = typeAt(arg + at("Argument_real_type"));
+    const uint64_t type = typeAt(arg + l_.Argument_real_type);
     const bool optional = kindOf(type) == kind_.optional;
-    const uint64_t unopt = optional ? typeAt(type + at("OptionalType_element")) : type;
-    const uint64_t alias = pointer(arg + at("Argument_alias_info") + at("UniquePtr_pointer"), "an argument");
+    const uint64_t unopt = optional ? typeAt(type + l_.OptionalType_element) : type;
+    const uint64_t alias = pointer(arg + l_.Argument_alias_info + l_.UniquePtr_pointer, "an argument");
     std::string out;
     if (kindOf(unopt) == kind_.list) {  // a sized list takes its size N from the argument
-      out = typeText(typeAt(unopt + at("ListType_element")), 0);
+      out = typeText(typeAt(unopt + l_.ListType_element), 0);
       if (alias) {
-        const auto contained = vector(alias + at("AliasInfo_contained"), at("sizeof_AliasInfo"), kMaxListElements, "an alias info");
+        const auto contained = vector(alias + l_.AliasInfo_contained, l_.sizeof_AliasInfo, kMaxListElements, "an alias info");
         if (!contained.empty()) out += aliasText(contained[0]);
       }
-      const uint64_t n = arg + at("Argument_N");
-      out += "[" + (flag(n + at("OptionalInt32_engaged")) ? std::to_string(mem_.read<int32_t>(n + at("OptionalInt32_payload"), "an argument")) : "") + "]";
+      const uint64_t n = arg + l_.Argument_N;
+      out += "[" + (flag(n + l_.OptionalInt32_engaged) ? std::to_string(mem_.read<int32_t>(n + l_.OptionalInt32_payload, "an argument")) : "") + "]";
     } else {
       out = typeText(unopt, 0);
     }
-    if (alias && !symbolSet(alias + at("AliasInfo_before")).empty()) out += aliasText(alias);
+    if (alias && !symbolSet(alias + l_.AliasInfo_before).empty()) out += aliasText(alias);
     if (optional) out += "?";
-    if (std::string name = string(arg + at("Argument_name"), "an argument's name"); !name.empty()) out += " " + name;
-    const uint64_t def = arg + at("Argument_default_value");
-    if (!flag(def + at("OptionalIValue_engaged"))) return out;
-    const uint64_t value = def + at("OptionalIValue_payload");
+    if (std::string name = string(arg + l_.Argument_name, "an argument's name"); !name.empty()) out += " " + name;
+    const uint64_t def = arg + l_.Argument_default_value;
+    if (!flag(def + l_.OptionalIValue_engaged)) return out;
+    const uint64_t value = def + l_.OptionalIValue_payload;
     if ((kindOf(type) == kind_.string || kindOf(unopt) == kind_.string) && tagOf(value) == tag_.string)
       return out + "=" + quoted(stringValue(value));
-    if (kindOf(type) == kind_.list && kindOf(typeAt(type + at("ListType_element"))) == kind_.int_) {
+    if (kindOf(type) == kind_.list && kindOf(typeAt(type + l_.ListType_element)) == kind_.int_) {
       // int[2] stride=1: an int list default of equal elements prints as one of them.
       const auto items = listItems(value);
       bool same = items.size() > 1;
@@ -211,25 +211,25 @@ class SchemaPrinter {
   std::string typeText(uint64_t type, int depth) const {
     if (depth > kMaxDepth) fail("a type at " + hex(type) + " nests too deep (corrupt memory)");
     const uint64_t k = kindOf(type);
-    auto element = [&](const char* offset) { return typeText(typeAt(type + at(offset)), depth + 1); };
-    if (k == kind_.optional) return element("OptionalType_element") + "?";
-    if (k == kind_.list) return element("ListType_element") + "[]";
-    if (k == kind_.future) return "Future(" + element("FutureType_element") + ")";
-    if (k == kind_.rref) return "RRef(" + element("RRefType_element") + ")";
-    if (k == kind_.var) return string(type + at("VarType_name"), "a type variable's name");
+    auto element = [&](uint64_t offset) { return typeText(typeAt(type + offset), depth + 1); };
+    if (k == kind_.optional) return element(l_.OptionalType_element) + "?";
+    if (k == kind_.list) return element(l_.ListType_element) + "[]";
+    if (k == kind_.future) return "Future(" + element(l_.FutureType_element) + ")";
+    if (k == kind_.rref) return "RRef(" + element(l_.RRefType_element) + ")";
+    if (k == kind_.var) return string(type + l_.VarType_name, "a type variable's name");
     if (k == kind_.class_) {
       if (auto name = qualifiedName(type)) return *name;
       fail("a class type at " + hex(type) + " has no name");
     }
     if (k == kind_.dict || k == kind_.tuple) {
-      const char* field = k == kind_.dict ? "DictType_types" : "TupleType_elements";
-      const auto types = vector(type + at(field), at("sizeof_TypePtr"), kMaxListElements, "a type's elements");
+      const uint64_t field = k == kind_.dict ? l_.DictType_types : l_.TupleType_elements;
+      const auto types = vector(type + field, l_.sizeof_TypePtr, kMaxListElements, "a type's elements");
       if (k == kind_.dict && types.size() != 2) fail("a Dict type at " + hex(type) + " has " + std::to_string(types.size()) + " types");
       std::vector<std::string> shown;
       for (uint64_t t : types) shown.push_back(typeText(typeAt(t), depth + 1));
       if (k == kind_.dict) return "Dict(" + shown[0] + ", " + shown[1] + ")";
       // A named tuple prints its name, other tuples their elements.
-      if (pointer(type + at("TupleType_schema") + at("SharedPtr_pointer"), "a tuple type"))
+      if (pointer(type + l_.TupleType_schema + l_.SharedPtr_pointer, "a tuple type"))
         if (auto name = qualifiedName(type)) return *name;
       return "(" + joined(shown, ", ") + ")";
     }
@@ -240,24 +240,24 @@ class SchemaPrinter {
 
   // A NamedType's name_ (an optional QualifiedName), as qualifiedName().
   std::optional<std::string> qualifiedName(uint64_t type) const {
-    const uint64_t name = type + at("NamedType_name");
-    if (!flag(name + at("OptionalQualifiedName_engaged"))) return std::nullopt;
-    return string(name + at("OptionalQualifiedName_payload") + at("QualifiedName_qualified"), "a type's name");
+    const uint64_t name = type + l_.NamedType_name;
+    if (!flag(name + l_.OptionalQualifiedName_engaged)) return std::nullopt;
+    return string(name + l_.OptionalQualifiedName_payload + l_.QualifiedName_qualified, "a type's name");
   }
 
   // IValues: the tag, and the payload word read as its tag says.
-  uint64_t tagOf(uint64_t value) const { return mem_.read<uint32_t>(value + at("IValue_tag"), "a default value"); }
-  uint64_t payload(uint64_t value) const { return pointer(value + at("IValue_payload"), "a default value"); }
+  uint64_t tagOf(uint64_t value) const { return mem_.read<uint32_t>(value + l_.IValue_tag, "a default value"); }
+  uint64_t payload(uint64_t value) const { return pointer(value + l_.IValue_payload, "a default value"); }
   int64_t intValue(uint64_t value) const {
     if (tagOf(value) != tag_.integer) fail("a default value at " + hex(value) + " is not an int");
     return static_cast<int64_t>(payload(value));
   }
   std::string stringValue(uint64_t value) const {
-    return string(payload(value) + at("ConstantString_str"), "a default string");
+    return string(payload(value) + l_.ConstantString_str, "a default string");
   }
   std::vector<uint64_t> listItems(uint64_t value) const {
     if (tagOf(value) != tag_.list) fail("a default value at " + hex(value) + " is not a list");
-    return vector(payload(value) + at("ListImpl_list"), at("sizeof_IValue"), kMaxListElements, "a default list");
+    return vector(payload(value) + l_.ListImpl_list, l_.sizeof_IValue, kMaxListElements, "a default list");
   }
 
   // IValue's operator<< for the tags a default value holds.
@@ -265,9 +265,9 @@ class SchemaPrinter {
     if (depth > kMaxDepth) fail("a default value at " + hex(value) + " nests too deep (corrupt memory)");
     const uint64_t t = tagOf(value);
     if (t == tag_.none) return "None";
-    if (t == tag_.boolean) return mem_.read<uint8_t>(value + at("IValue_payload"), "a default value") ? "True" : "False";
+    if (t == tag_.boolean) return mem_.read<uint8_t>(value + l_.IValue_payload, "a default value") ? "True" : "False";
     if (t == tag_.integer) return std::to_string(intValue(value));
-    if (t == tag_.real) return doubleText(mem_.read<double>(value + at("IValue_payload"), "a default value"));
+    if (t == tag_.real) return doubleText(mem_.read<double>(value + l_.IValue_payload, "a default value"));
     if (t == tag_.string) return quoted(stringValue(value));
     if (t == tag_.list) {
       std::vector<std::string> items;
@@ -280,10 +280,10 @@ class SchemaPrinter {
 
   // operator<<(std::ostream&, const AliasInfo&): "(a|b!)", "(a -> *)".
   std::string aliasText(uint64_t alias) const {
-    auto before = symbolSet(alias + at("AliasInfo_before")), after = symbolSet(alias + at("AliasInfo_after"));
+    auto before = symbolSet(alias + l_.AliasInfo_before), after = symbolSet(alias + l_.AliasInfo_after);
     std::vector<std::string> names;
     for (uint32_t s : before) names.push_back(symbolName(s));
-    std::string out = "(" + joined(names, "|") + (flag(alias + at("AliasInfo_is_write")) ? "!" : "");
+    std::string out = "(" + joined(names, "|") + (flag(alias + l_.AliasInfo_is_write) ? "!" : "");
     std::vector<uint32_t> a = before, b = after;
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
@@ -298,10 +298,10 @@ class SchemaPrinter {
   // A std::unordered_set<Symbol>'s elements in its iteration order: its node list.
   std::vector<uint32_t> symbolSet(uint64_t set) const {
     std::vector<uint32_t> out;
-    for (uint64_t node = pointer(set + at("SymbolSet_first"), "an alias set"); node;
-         node = pointer(node + at("SymbolSetNode_next"), "an alias set")) {
+    for (uint64_t node = pointer(set + l_.SymbolSet_first, "an alias set"); node;
+         node = pointer(node + l_.SymbolSetNode_next, "an alias set")) {
       if (out.size() >= kMaxAliasSets) fail("the alias set at " + hex(set) + " does not end (corrupt memory)");
-      out.push_back(mem_.read<uint32_t>(node + at("SymbolSetNode_symbol"), "an alias set"));
+      out.push_back(mem_.read<uint32_t>(node + l_.SymbolSetNode_symbol, "an alias set"));
     }
     return out;
   }
@@ -313,17 +313,18 @@ class SchemaPrinter {
     if (!interned_) {
       auto base = mem_.findSymbol(p_.symbol("realSingleton").c_str());
       if (!base || !*base) fail("libtorch_cpu exports no c10::Dispatcher::realSingleton()");
-      interned_ = *base + at("InternedStrings_from_realSingleton");
+      interned_ = *base + l_.InternedStrings_from_realSingleton;
     }
-    const uint64_t size = at("sizeof_SymbolInfo");
-    const auto [begin, end] = checkedVector(interned_ + at("InternedStrings_sym_to_info"), size, kMaxSymbols, "c10's interned strings");
+    const uint64_t size = l_.sizeof_SymbolInfo;
+    const auto [begin, end] = checkedVector(interned_ + l_.InternedStrings_sym_to_info, size, kMaxSymbols, "c10's interned strings");
     const uint64_t count = (end - begin) / size;
     if (symbol >= count) fail("symbol " + std::to_string(symbol) + " is not interned (" + std::to_string(count) + " are)");
-    return symbols_[symbol] = string(begin + symbol * size + at("SymbolInfo_unqual_name"), "an interned string");
+    return symbols_[symbol] = string(begin + symbol * size + l_.SymbolInfo_unqual_name, "an interned string");
   }
 
   const Remote& mem_;
   const Profile& p_;
+  const C10Layout& l_;
   const Kinds kind_;
   const Tags tag_;
   mutable uint64_t interned_ = 0;
@@ -334,18 +335,18 @@ class SchemaPrinter {
 
 std::optional<std::vector<SchemaParameter>> schemaArguments(const TorchView& tv, const Operator& op) {
   if (!tv.schemaDebug(op)) return std::nullopt;
-  const Profile& p = tv.profile();
+  const C10Layout& l = tv.layout();
   return SchemaPrinter(tv).parameters(
-      op.entry + p.at("OperatorEntry_schema") + p.at("OptionalSchema_payload") + p.at("AnnotatedSchema_schema"), false);
+      op.entry + l.OperatorEntry_schema + l.OptionalSchema_payload + l.AnnotatedSchema_schema, false);
 }
 
 format::OperatorSnapshot registrationsOf(const TorchView& tv, const Operator& op) {
-  const Profile& p = tv.profile();
+  const C10Layout& l = tv.layout();
   const SchemaPrinter printer(tv);
   format::OperatorSnapshot s;
   s.name = op.name;
   if (auto debug = tv.schemaDebug(op)) {
-    const uint64_t schema = op.entry + p.at("OperatorEntry_schema") + p.at("OptionalSchema_payload") + p.at("AnnotatedSchema_schema");
+    const uint64_t schema = op.entry + l.OperatorEntry_schema + l.OptionalSchema_payload + l.AnnotatedSchema_schema;
     s.schema = printer.schema(schema);
     // The schema names its operator, as the operator entry does.
     if (s.schema.compare(0, op.name.size() + 1, op.name + "(") != 0)
@@ -361,7 +362,7 @@ format::OperatorSnapshot registrationsOf(const TorchView& tv, const Operator& op
   for (const auto& [key, kernels] : tv.registered(op)) {
     const KeyInfo* info = tv.keys().byValue(key);
     for (const Kernel& k : kernels) {
-      const uint64_t inferred = tv.mem().readPointer(k.addr + p.at("AnnotatedKernel_inferred_function_schema") + p.at("UniquePtr_pointer"), "a kernel");
+      const uint64_t inferred = tv.mem().readPointer(k.addr + l.AnnotatedKernel_inferred_function_schema + l.UniquePtr_pointer, "a kernel");
       // KernelFunction::dumpState()
       s.kernels.push_back({tv.keys().name(key), info && info->alias, k.debug, inferred ? printer.schema(inferred) : "",
                            fallthrough && k.boxed == fallthrough, k.boxed != 0, k.unboxed != 0});

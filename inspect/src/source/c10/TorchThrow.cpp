@@ -50,7 +50,7 @@ std::optional<CouldNotRun> couldNotRunThrown(const TorchView& tv, uint64_t low, 
   }
   std::sort(words.begin(), words.end());
   words.erase(std::unique(words.begin(), words.end()), words.end());
-  const uint64_t message_at = tv.profile().at("Error_msg");
+  const uint64_t message_at = tv.layout().Error_msg;
   for (uint64_t object : words) {
     // A thrown object lies after its __cxa_exception header, aligned as malloc aligns (16).
     if (!object || object % 16 || !isC10Error(dynamicTypeName(mem, object))) continue;

@@ -96,7 +96,7 @@ struct KeptAnchors {
   uint64_t generation = 0;
   ModuleMapping libtorch;
   std::string build_id;
-  std::shared_ptr<const Profile> profile;
+  std::shared_ptr<const C10Profile> profile;
   uint64_t dispatcher = 0, fallthrough = 0;
 };
 std::mutex anchors_mutex;
@@ -127,15 +127,15 @@ TorchView::TorchView(const Remote& mem) : mem_(mem) {
          "); run dscope-profile where this torch is installed, or copy its " + id + ".profile into " +
          (profileDirectories().empty() ? std::string("a profile directory") : profileDirectories().back()));
   profile_ = std::move(profile);
-  const auto stated = profile_->build_ids.find("libtorch_cpu");
-  const std::string profile_id = stated == profile_->build_ids.end() ? "" : stated->second;
+  const auto stated = profile_->profile.build_ids.find("libtorch_cpu");
+  const std::string profile_id = stated == profile_->profile.build_ids.end() ? "" : stated->second;
   if (profile_id != id)
-    fail(profile_->origin + " is for libtorch_cpu build-id " + profile_id +
+    fail(profile_->profile.origin + " is for libtorch_cpu build-id " + profile_id +
          ", not " + id);
-  auto singleton = mem.findSymbol(profile_->symbol("realSingleton").c_str());
+  auto singleton = mem.findSymbol(profile_->profile.symbol("realSingleton").c_str());
   if (!singleton || !*singleton) fail("libtorch_cpu exports no c10::Dispatcher::realSingleton()");
-  dispatcher_ = *singleton + value("Dispatcher_from_realSingleton");
-  auto fallthrough = mem.findSymbol(profile_->symbol("fallthrough_kernel").c_str());
+  dispatcher_ = *singleton + layout().Dispatcher_from_realSingleton;
+  auto fallthrough = mem.findSymbol(profile_->profile.symbol("fallthrough_kernel").c_str());
   fallthrough_ = fallthrough ? *fallthrough : 0;
   resolveAliases();
   validate();
@@ -148,7 +148,7 @@ void TorchView::resolveAliases() {
   for (impl::TableAlias a : impl::kTableAliases) aliases_[static_cast<size_t>(a)] = kt.byName(impl::toString(a));
 }
 
-std::string TorchView::refusal() const { return profile_->origin + " does not fit this process: "; }
+std::string TorchView::refusal() const { return profile_->profile.origin + " does not fit this process: "; }
 
 // The checks of docs/DEBUG-INTERFACE.md §9 for a c10 profile, before any answer is given: the
 // operator list (checkOperators, once per list) and the fallthrough sentinel.
@@ -166,9 +166,9 @@ void TorchView::validate() const {
   // Every build registers a fallthrough backend fallback for ADInplaceOrView.
   const KeyInfo* view = keys().byName("ADInplaceOrView");
   if (!view || view->slot < 0) fail(refuse + "its key table has no ADInplaceOrView slot");
-  const uint64_t fallback = dispatcher_ + value("Dispatcher_backendFallbackKernels") +
-                            view->slot * value("sizeof_AnnotatedKernel") + value("AnnotatedKernel_kernel");
-  if (!fallthrough_ || mem_.readPointer(fallback + value("KernelFunction_boxed"), "a backend fallback") != fallthrough_)
+  const uint64_t fallback = dispatcher_ + layout().Dispatcher_backendFallbackKernels +
+                            view->slot * layout().sizeof_AnnotatedKernel + layout().AnnotatedKernel_kernel;
+  if (!fallthrough_ || mem_.readPointer(fallback + layout().KernelFunction_boxed, "a backend fallback") != fallthrough_)
     fail(refuse + "the ADInplaceOrView backend fallback is not c10::fallthrough_kernel");
 }
 
@@ -215,8 +215,8 @@ std::map<uint64_t, std::pair<TorchView::ListKey, std::shared_ptr<const std::vect
 
 const std::vector<Operator>& TorchView::operators() const {
   if (operators_) return *operators_;
-  const uint64_t head = dispatcher_ + value("Dispatcher_operators");
-  ListKey key{head, mem_.readPointer(head + value("StdList_size"), "the operator list"),
+  const uint64_t head = dispatcher_ + layout().Dispatcher_operators;
+  ListKey key{head, mem_.readPointer(head + layout().StdList_size, "the operator list"),
               mem_.readPointer(head, "the operator list"), mem_.readPointer(head + 8, "the operator list")};
   // Before libtorch's static initializers run, the Dispatcher (a function-local static) is zeros;
   // a constructed list head points at itself even when empty.
@@ -231,7 +231,7 @@ const std::vector<Operator>& TorchView::operators() const {
     }
   }
   std::vector<Operator> ops;
-  const uint64_t data = value("StdListNode_data") + value("OperatorDef_op");
+  const uint64_t data = layout().StdListNode_data + layout().OperatorDef_op;
   uint64_t node = key.first;
   bool read_ahead = true;  // the nodes lie mostly in allocation order: a page per node cost one call each
   while (node != head) {
@@ -239,9 +239,9 @@ const std::vector<Operator>& TorchView::operators() const {
     if (read_ahead && !mem_.holds(node)) read_ahead = mem_.prefetch(node, kListReadAhead);
     Operator op;
     op.entry = node + data;
-    const uint64_t name = op.entry + value("OperatorEntry_name");
-    op.name = readStdString(name + value("OperatorName_name"), "an operator name");
-    std::string overload = readStdString(name + value("OperatorName_overload_name"), "an operator name");
+    const uint64_t name = op.entry + layout().OperatorEntry_name;
+    op.name = readStdString(name + layout().OperatorName_name, "an operator name");
+    std::string overload = readStdString(name + layout().OperatorName_overload_name, "an operator name");
     if (!overload.empty()) op.name += "." + overload;
     ops.push_back(std::move(op));
     node = mem_.readPointer(node, "the operator list");
@@ -256,12 +256,12 @@ const std::vector<Operator>& TorchView::operators() const {
 Kernel TorchView::readKernel(uint64_t addr) const {
   Kernel k;
   k.addr = addr;
-  const uint64_t fn = addr + value("AnnotatedKernel_kernel");
-  k.functor = mem_.readPointer(fn + value("KernelFunction_functor"), "a kernel");
-  k.boxed = mem_.readPointer(fn + value("KernelFunction_boxed"), "a kernel");
-  k.unboxed = mem_.readPointer(fn + value("KernelFunction_unboxed"), "a kernel");
-  k.sym_unboxed = mem_.readPointer(fn + value("KernelFunction_sym_unboxed"), "a kernel");
-  k.debug = readStdString(addr + value("AnnotatedKernel_debug"), "a kernel's debug string");
+  const uint64_t fn = addr + layout().AnnotatedKernel_kernel;
+  k.functor = mem_.readPointer(fn + layout().KernelFunction_functor, "a kernel");
+  k.boxed = mem_.readPointer(fn + layout().KernelFunction_boxed, "a kernel");
+  k.unboxed = mem_.readPointer(fn + layout().KernelFunction_unboxed, "a kernel");
+  k.sym_unboxed = mem_.readPointer(fn + layout().KernelFunction_sym_unboxed, "a kernel");
+  k.debug = readStdString(addr + layout().AnnotatedKernel_debug, "a kernel's debug string");
   return k;
 }
 
@@ -291,13 +291,13 @@ const TorchView::OperatorKernels& TorchView::kernelsOf(const Operator& op) const
 // The stored dispatch table, in one read (106 entries of 32 bytes in 1.13): each slot's
 // KernelFunction as c10 copied it there (functor, boxed, unboxed and sym_unboxed; no debug string).
 std::vector<Kernel> TorchView::storedTable(const Operator& op) const {
-  const uint64_t size = value("sizeof_KernelFunction"), slots = value("count_table_slots");
-  const uint64_t functor = value("KernelFunction_functor"), boxed = value("KernelFunction_boxed"), unboxed = value("KernelFunction_unboxed");
-  const uint64_t sym_unboxed = value("KernelFunction_sym_unboxed");
+  const uint64_t size = layout().sizeof_KernelFunction, slots = layout().count_table_slots;
+  const uint64_t functor = layout().KernelFunction_functor, boxed = layout().KernelFunction_boxed, unboxed = layout().KernelFunction_unboxed;
+  const uint64_t sym_unboxed = layout().KernelFunction_sym_unboxed;
   if (size > 256 || slots > 4096 || std::max({functor, boxed, unboxed, sym_unboxed}) + 8 > size)
     fail(refusal() + "its dispatch table has " + std::to_string(slots) + " entries of " + std::to_string(size) + " bytes");
   std::vector<unsigned char> bytes(size * slots);
-  const uint64_t at = op.entry + value("OperatorEntry_dispatchTable");
+  const uint64_t at = op.entry + layout().OperatorEntry_dispatchTable;
   mem_.read(at, bytes.data(), bytes.size(), "a dispatch table");
   std::vector<Kernel> table(slots);
   for (uint64_t s = 0; s < slots; ++s) {
@@ -318,13 +318,13 @@ std::vector<Kernel> TorchView::storedTable(const Operator& op) const {
 // these would be a kernel listed under another key, printed as fact.
 std::vector<std::pair<int, std::vector<Kernel>>> TorchView::registered(const Operator& op,
                                                                              const std::vector<Kernel>& table) const {
-  const uint64_t map = op.entry + value("OperatorEntry_kernels");
+  const uint64_t map = op.entry + layout().OperatorEntry_kernels;
   // The refusal's start, made only when one is given (this runs for every op-table).
   auto corrupt = [&] { return "the kernel map of " + op.name + " at " + hex(map) + " is corrupt ("; };
-  const uint64_t entries = mem_.readPointer(map + value("KernelMap_entries"), "a kernel map");
-  const uint64_t slots_minus_one = mem_.readPointer(map + value("KernelMap_num_slots_minus_one"), "a kernel map");
-  const int8_t max_lookups = mem_.read<int8_t>(map + value("KernelMap_max_lookups"), "a kernel map");
-  const uint64_t num_elements = mem_.readPointer(map + value("KernelMap_num_elements"), "a kernel map");
+  const uint64_t entries = mem_.readPointer(map + layout().KernelMap_entries, "a kernel map");
+  const uint64_t slots_minus_one = mem_.readPointer(map + layout().KernelMap_num_slots_minus_one, "a kernel map");
+  const int8_t max_lookups = mem_.read<int8_t>(map + layout().KernelMap_max_lookups, "a kernel map");
+  const uint64_t num_elements = mem_.readPointer(map + layout().KernelMap_num_elements, "a kernel map");
   if (slots_minus_one >= kMaxKernelSlots || (slots_minus_one & (slots_minus_one + 1)))
     fail(corrupt() + std::to_string(slots_minus_one) + "+1 slots)");
   const int bits = slots_minus_one ? std::bit_width(slots_minus_one) : 0;
@@ -333,13 +333,13 @@ std::vector<std::pair<int, std::vector<Kernel>>> TorchView::registered(const Ope
     fail(corrupt() + std::to_string(max_lookups) + " lookups in " + std::to_string(slots_minus_one + 1) + " slots)");
   if (!entries) fail(corrupt() + "no table)");
   const uint64_t slots = slots_minus_one + static_cast<uint64_t>(max_lookups);
-  const uint64_t entry_size = value("sizeof_KernelMapEntry");
+  const uint64_t entry_size = layout().sizeof_KernelMapEntry;
   std::vector<std::pair<int, std::vector<Kernel>>> out;
   for (uint64_t i = 0; i < slots; ++i) {
     const uint64_t e = entries + i * entry_size;
     const int8_t distance = mem_.read<int8_t>(e, "a kernel map entry");
     if (distance < 0) continue;  // distance_from_desired < 0: empty
-    const int key = mem_.read<uint16_t>(e + value("KernelMapEntry_key"), "a kernel map entry");
+    const int key = mem_.read<uint16_t>(e + layout().KernelMapEntry_key, "a kernel map entry");
     const KeyInfo* info = keys().byValue(key);
     auto where = [&] { return "entry " + std::to_string(i) + ", key " + std::to_string(key); };
     if (!info || (!info->alias && info->slot < 0) || key == 0) fail(corrupt() + where() + " is no key kernels are registered at)");
@@ -347,13 +347,13 @@ std::vector<std::pair<int, std::vector<Kernel>>> TorchView::registered(const Ope
       fail(corrupt() + where() + " (" + info->name + ") is not where its hash puts it)");
     for (const auto& [k, _] : out)
       if (k == key) fail(corrupt() + info->name + " is in it twice)");
-    const uint64_t head = e + value("KernelMapEntry_list");
+    const uint64_t head = e + layout().KernelMapEntry_list;
     std::vector<Kernel> list;
     for (uint64_t node = mem_.readPointer(head, "a kernel list"); node != head; node = mem_.readPointer(node, "a kernel list")) {
       if (list.size() >= kMaxKernelsPerKey) fail("the kernel list of " + op.name + " does not end (corrupt memory)");
-      list.push_back(readKernel(node + value("StdListNode_data")));
+      list.push_back(readKernel(node + layout().StdListNode_data));
     }
-    const uint64_t size = mem_.readPointer(head + value("StdList_size"), "a kernel list");
+    const uint64_t size = mem_.readPointer(head + layout().StdList_size, "a kernel list");
     if (list.empty() || size != list.size())
       fail(corrupt() + info->name + "'s list holds " + std::to_string(list.size()) + " kernels, its size says " + std::to_string(size) + ")");
     if (!info->alias && static_cast<size_t>(info->slot) < table.size() && !sameKernel(list.front(), table[info->slot]))
@@ -367,11 +367,11 @@ std::vector<std::pair<int, std::vector<Kernel>>> TorchView::registered(const Ope
 }
 
 std::optional<std::string> TorchView::schemaDebug(const Operator& op) const {
-  const uint64_t schema = op.entry + value("OperatorEntry_schema");
-  const uint8_t engaged = mem_.read<uint8_t>(schema + value("OptionalSchema_engaged"), "an operator schema");
+  const uint64_t schema = op.entry + layout().OperatorEntry_schema;
+  const uint8_t engaged = mem_.read<uint8_t>(schema + layout().OptionalSchema_engaged, "an operator schema");
   if (engaged > 1) fail("the schema of " + op.name + " at " + hex(schema) + " is corrupt (its optional's flag holds " + std::to_string(engaged) + ")");
   if (!engaged) return std::nullopt;  // optional<> disengaged
-  return readStdString(schema + value("OptionalSchema_payload") + value("AnnotatedSchema_debug"), "a schema debug string");
+  return readStdString(schema + layout().OptionalSchema_payload + layout().AnnotatedSchema_debug, "a schema debug string");
 }
 
 // OperatorEntry::computeDispatchTableEntryWithDebug (dscope/TableRules.h), asked of the kernel map
@@ -400,7 +400,7 @@ TableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::vector<
     const Kernel* at(impl::TableAlias a) const { return alias(a) ? kernelAt(alias(a)->value) : nullptr; }
     bool backendKernel() const { return hasKernelIn(info ? info->autograd_backends : 0); }
     bool ambiguousAutogradOther() const {
-      return info && info->name == "AutogradOther" && hasKernelIn(tv.value("set_autogradother_backends"));
+      return info && info->name == "AutogradOther" && hasKernelIn(tv.layout().set_autogradother_backends);
     }
     const Kernel* ambiguous() const { return &ambiguous_kernel; }
     const Kernel* fallback() const {
@@ -431,8 +431,8 @@ const std::vector<Kernel>& TorchView::backendFallbacks() const {
   if (fallbacks_) return *fallbacks_;
   static std::mutex mutex;
   static std::map<uint64_t, std::pair<std::vector<unsigned char>, std::shared_ptr<const std::vector<Kernel>>>> kept;
-  const uint64_t base = dispatcher_ + value("Dispatcher_backendFallbackKernels");
-  const uint64_t size = value("sizeof_AnnotatedKernel"), slots = value("count_table_slots");
+  const uint64_t base = dispatcher_ + layout().Dispatcher_backendFallbackKernels;
+  const uint64_t size = layout().sizeof_AnnotatedKernel, slots = layout().count_table_slots;
   std::vector<unsigned char> bytes(size * slots);
   mem_.read(base, bytes.data(), bytes.size(), "the backend fallbacks");
   std::lock_guard lock(mutex);
@@ -556,7 +556,7 @@ uint64_t TorchView::runtimeFunction(uint64_t functor) const {
   const std::string mangled = functor ? dynamicTypeName(mem_, functor) : "";
   // functorTypeName says "" for exactly a runtime functor that keeps a function pointer.
   if (mangled.empty() || !functorTypeName(mangled).empty()) return 0;
-  const uint64_t target = mem_.readPointer(functor + value("RuntimeFunctor_kernel_func"), "a kernel functor");
+  const uint64_t target = mem_.readPointer(functor + layout().RuntimeFunctor_kernel_func, "a kernel functor");
   return isCode(mem_.modules(), target) ? target : 0;
 }
 
@@ -578,7 +578,7 @@ std::string TorchView::nameKernel(const Kernel& k) const {
     const std::string type = functorTypeName(mangled);
     if (!type.empty()) return type;
     {  // a runtime functor: the function it wraps
-      const uint64_t target = mem_.readPointer(k.functor + value("RuntimeFunctor_kernel_func"), "a kernel functor");
+      const uint64_t target = mem_.readPointer(k.functor + layout().RuntimeFunctor_kernel_func, "a kernel functor");
       checkCode(k, target, "the function its functor wraps");
       const std::string name = mem_.symbolize(target);
       return name.empty() ? "a function at " + hex(target) + " (no symbol: not exported)" : name;
@@ -594,11 +594,11 @@ std::pair<uint64_t, uint64_t> TorchView::threadTls(int64_t tid) const {
   if (!c10) fail("libc10 is not loaded in this process");
   // Both words are zero until the thread first changes its sets (a block not allocated yet).
   uint64_t included = 0, excluded = 0;
-  if (auto tls = threadLocalAddress(mem_, tid, *c10, profile_->symbol("tls_dispatch_key_set"))) {
-    included = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_included"), "the thread's TLS key sets");
-    excluded = mem_.readPointer(*tls + value("PODLocalDispatchKeySet_excluded"), "the thread's TLS key sets");
+  if (auto tls = threadLocalAddress(mem_, tid, *c10, profile_->profile.symbol("tls_dispatch_key_set"))) {
+    included = mem_.readPointer(*tls + layout().PODLocalDispatchKeySet_included, "the thread's TLS key sets");
+    excluded = mem_.readPointer(*tls + layout().PODLocalDispatchKeySet_excluded, "the thread's TLS key sets");
   }
-  included ^= value("set_default_included"), excluded ^= value("set_default_excluded");
+  included ^= layout().set_default_included, excluded ^= layout().set_default_excluded;
   // Decoded with a profile of this build, both sets hold keys of this build only.
   if (const uint64_t unknown = keys().unknownBits(included | excluded))
     fail(refusal() + "thread " + std::to_string(tid) + "'s TLS key sets hold bits no key of this build has (" + hex(unknown) + ")");
@@ -606,7 +606,7 @@ std::pair<uint64_t, uint64_t> TorchView::threadTls(int64_t tid) const {
 }
 
 uint64_t TorchView::tensorKeySet(uint64_t impl) const {
-  const uint64_t raw = mem_.readPointer(impl + value("TensorImpl_key_set"), "a TensorImpl");
+  const uint64_t raw = mem_.readPointer(impl + layout().TensorImpl_key_set, "a TensorImpl");
   // Every defined tensor has a backend: a per-backend key that is no autograd key (CPU, Meta,
   // QuantizedCPU, SparseCPU, NestedTensorCUDA, ...) or one of the backends of their own
   // (SparseCsrCPU/CUDA, MkldnnCPU). A set without one was read at the wrong offset (a profile that
@@ -614,7 +614,7 @@ uint64_t TorchView::tensorKeySet(uint64_t impl) const {
   if (const uint64_t unknown = keys().unknownBits(raw))
     fail(refusal() + "the TensorImpl at " + hex(impl) + " holds key set " + hex(raw) + ", with bits no key of this build has (" +
          hex(unknown) + ")");
-  const uint64_t backend_mask = value("set_full_backend_mask");
+  const uint64_t backend_mask = layout().set_full_backend_mask;
   bool backend = false;
   for (int k : keys().keysOf(raw)) {
     const KeyInfo& key = *keys().byValue(k);
@@ -630,7 +630,7 @@ uint64_t TorchView::tensorKeySet(uint64_t impl) const {
 // is `type` or a metaclass whose own type chain reaches `type`, the one type that is its own type:
 // a chain that gets there in a few steps, through types whose names are readable, is no accident.
 uint64_t TorchView::pythonTypeOf(uint64_t addr) const {
-  const uint64_t ob_type = value("PyObject_ob_type"), tp_name = value("PyTypeObject_tp_name");
+  const uint64_t ob_type = layout().PyObject_ob_type, tp_name = layout().PyTypeObject_tp_name;
   try {
     const uint64_t type = mem_.readPointer(addr + ob_type, "a Python object");
     uint64_t t = type;
@@ -649,12 +649,12 @@ uint64_t TorchView::pythonTypeOf(uint64_t addr) const {
 // libtorch_python exports THPVariableClass, the word that holds torch.Tensor (every build does;
 // 2.14 no longer exports the type object of torch._C.TensorBase itself).
 bool TorchView::isTensorType(uint64_t type) const {
-  const auto tensor_class = mem_.findSymbol(profile_->symbol("THPVariableClass").c_str());
+  const auto tensor_class = mem_.findSymbol(profile_->profile.symbol("THPVariableClass").c_str());
   if (!tensor_class) return false;  // no libtorch_python: no Python tensors
   const uint64_t tensor = mem_.readPointer(*tensor_class, "torch.Tensor's type");
   for (int depth = 0; tensor && type && depth < kMaxTypeBases; ++depth) {
     if (type == tensor) return true;
-    type = mem_.readPointer(type + value("PyTypeObject_tp_base"), "a Python type");
+    type = mem_.readPointer(type + layout().PyTypeObject_tp_base, "a Python type");
   }
   return false;
 }
@@ -663,9 +663,9 @@ uint64_t TorchView::tensorImplAt(uint64_t addr) const {
   const std::string what = hex(addr) + " is ";
   const std::string takes = " (keyset takes a Python tensor's hex(id(t)), a TensorImpl's address or a raw key set)";
   if (const uint64_t type = pythonTypeOf(addr)) {
-    const std::string name = mem_.readString(mem_.readPointer(type + value("PyTypeObject_tp_name"), "a Python type"), "a type name");
+    const std::string name = mem_.readString(mem_.readPointer(type + layout().PyTypeObject_tp_name, "a Python type"), "a type name");
     if (!isTensorType(type)) fail(what + "a Python " + shown(name) + " object, not a tensor" + takes);
-    const uint64_t impl = mem_.readPointer(addr + value("THPVariable_cdata"), "a Python tensor");
+    const uint64_t impl = mem_.readPointer(addr + layout().THPVariable_cdata, "a Python tensor");
     if (dynamicTypeName(mem_, impl).find("TensorImpl") == std::string::npos)
       fail(what + "a Python " + shown(name) + " object whose TensorImpl pointer " + hex(impl) + " leads to no TensorImpl");
     return impl;

@@ -45,8 +45,9 @@ class TorchView {
   explicit TorchView(const Remote& mem);
 
   const Remote& mem() const { return mem_; }
-  const Profile& profile() const { return *profile_; }
-  const KeyTable& keys() const { return profile_->keys; }
+  const Profile& profile() const { return profile_->profile; }
+  const C10Layout& layout() const { return profile_->layout; }
+  const KeyTable& keys() const { return profile_->profile.keys; }
 
   const std::vector<Operator>& operators() const;
   std::shared_ptr<const std::vector<Operator>> operatorList() const {
@@ -86,7 +87,6 @@ class TorchView {
   uint64_t tensorImplAt(uint64_t addr) const;
 
  private:
-  uint64_t value(const char* name) const { return profile_->at(name); }
   std::string readStdString(uint64_t addr, const char* what) const { return readCppString(mem_, addr, what); }
   Kernel readKernel(uint64_t addr) const;
   TableEntry computeEntry(const std::vector<std::pair<int, std::vector<Kernel>>>& kernels, int key) const;
@@ -117,7 +117,7 @@ class TorchView {
 
   const Remote& mem_;
   ModuleMapping libtorch_;
-  std::shared_ptr<const Profile> profile_;  // never null
+  std::shared_ptr<const C10Profile> profile_;  // never null
   uint64_t dispatcher_ = 0;
   uint64_t fallthrough_ = 0;
   // The computed-table rules' alias keys (dscope/TableRules.h), by impl::TableAlias; null where
