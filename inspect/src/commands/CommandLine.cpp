@@ -99,30 +99,4 @@ int64_t threadOption(const std::string& text) {
   return static_cast<int64_t>(numberOption("--thread", text, "a thread number", INT64_MAX));
 }
 
-bool isOperatorName(const std::string& name) {
-  auto word = [&](size_t begin, size_t end, bool identifier) {
-    if (begin >= end || (identifier && std::isdigit(static_cast<unsigned char>(name[begin])))) return false;
-    return std::all_of(name.begin() + begin, name.begin() + end,
-                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-  };
-  const size_t colons = name.find("::");
-  if (colons == std::string::npos || name.size() > kMaxStringLength) return false;
-  const size_t dot = std::min(name.find('.', colons), name.size());
-  return word(0, colons, true) && word(colons + 2, dot, true) && (dot == name.size() || word(dot + 1, name.size(), false));
-}
-
-void checkOperatorName(const std::string& name) {
-  if (!isOperatorName(name))
-    fail("'" + shown(name) + "' is not an operator name: use ns::name or ns::name.overload (e.g. aten::mm, aten::add.Tensor)");
-}
-
-bool namesOperator(const std::string& full_name, const std::string& name) {
-  return full_name == name || full_name.compare(0, name.size() + 1, name + ".") == 0;
-}
-
-const KeyInfo& keyNamed(const KeyTable& keys, const std::string& name) {
-  if (const KeyInfo* k = keys.byName(name)) return *k;
-  fail("unknown dispatch key '" + shown(name) + "' (PyTorch's names: CPU, AutogradCPU, Meta, BackendSelect, ...)");
-}
-
 }  // namespace dscope::inspect

@@ -57,17 +57,4 @@ uint64_t numberOption(const std::string& option, const std::string& text, const 
 // --thread N: a debugger thread number or an OS thread id (numberOption, at most INT64_MAX).
 int64_t threadOption(const std::string& text);
 
-// name is "ns::name" or "ns::name.overload" (identifiers; the overload may start with a digit), as
-// PyTorch spells operators (every one of its 3 694 operator names has this shape).
-bool isOperatorName(const std::string& name);
-// Fails (one line) unless isOperatorName(name).
-void checkOperatorName(const std::string& name);
-// The operator full_name is `name`, or `name` is its base name (aten::add for aten::add.Tensor):
-// what a dispatch breakpoint and $dispatch_op_is match.
-bool namesOperator(const std::string& full_name, const std::string& name);
-
-// A key of a runtime's key table by its name ("CPU", "AutogradCPU", "Autograd"); InspectError
-// naming it otherwise.
-const KeyInfo& keyNamed(const KeyTable& keys, const std::string& name);
-
 }  // namespace dscope::inspect

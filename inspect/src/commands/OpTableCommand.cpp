@@ -28,7 +28,7 @@ std::string tableRow(const KeyTable& kt, const TableEntry& e) {
 
 // The runtime key a --key or --missing option names; InspectError for an unknown or alias key.
 int runtimeKey(const Dispatcher& d, const std::string& name) {
-  const KeyInfo& k = keyNamed(d.keys(), name);
+  const KeyInfo& k = d.keys().named(name);
   if (k.alias) fail(name + " is an alias key; computed tables hold runtime keys (e.g. CPU, AutogradCPU)");
   return k.value;
 }
@@ -158,32 +158,6 @@ std::string missingAnswer(const Dispatcher& d, const std::string& key_name, bool
 }
 
 }  // namespace
-
-std::string whyText(impl::TableEntrySource source, const std::string& key, const std::string& reg_key,
-                    const std::string& op) {
-  using impl::TableEntrySource;
-  switch (source) {
-    case TableEntrySource::Kernel: return "a kernel is registered at " + key + " itself";
-    case TableEntrySource::DefaultBackendKernel:
-      return "no kernel at " + key + "; the " + reg_key + " kernel (a default backend kernel) covers it";
-    case TableEntrySource::NestedKernel:
-      return "no kernel at " + key + "; the CompositeImplicitAutogradNestedTensor kernel covers it";
-    case TableEntrySource::AmbiguousAutogradOther:
-      return "ambiguous: a CompositeImplicitAutograd kernel and a kernel for a backend behind AutogradOther both "
-             "apply; register an AutogradOther kernel (or a CompositeExplicitAutograd one) to resolve it";
-    case TableEntrySource::MathKernel:
-      return "no kernel at " + key + " and no backend kernel; the CompositeImplicitAutograd kernel (a math kernel) "
-             "covers it";
-    case TableEntrySource::AutogradKernel: return "no kernel at " + key + "; the Autograd alias kernel covers it";
-    case TableEntrySource::BatchedKernel:
-      return "no kernel at " + key + "; the FuncTorchBatchedDecomposition kernel covers it";
-    case TableEntrySource::BackendFallback:
-      return "no kernel for " + op + " at " + key + "; the backend fallback registered for " + key + " runs";
-    case TableEntrySource::Missing: break;
-  }
-  return "no kernel, alias kernel or backend fallback covers " + key + ": a dispatch here fails with \"Could not run '" +
-         op + "' with arguments from the '" + key + "' backend\"";
-}
 
 std::string runOpTable(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args =

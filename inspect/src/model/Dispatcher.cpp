@@ -5,7 +5,6 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "commands/CommandLine.h"
 #include "target/Remote.h"
 
 namespace dscope::inspect {
@@ -90,6 +89,53 @@ Operator Dispatcher::findOperator(const std::string& query) const {
   // Not found in a list that could not be read whole: it may be in the part that was lost.
   if (std::string note = incompleteListNote(); !note.empty()) msg += " (" + note + ")";
   fail(msg);
+}
+
+bool isOperatorName(const std::string& name) {
+  auto word = [&](size_t begin, size_t end, bool identifier) {
+    if (begin >= end || (identifier && std::isdigit(static_cast<unsigned char>(name[begin])))) return false;
+    return std::all_of(name.begin() + begin, name.begin() + end,
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  };
+  const size_t colons = name.find("::");
+  if (colons == std::string::npos || name.size() > kMaxStringLength) return false;
+  const size_t dot = std::min(name.find('.', colons), name.size());
+  return word(0, colons, true) && word(colons + 2, dot, true) && (dot == name.size() || word(dot + 1, name.size(), false));
+}
+
+void checkOperatorName(const std::string& name) {
+  if (!isOperatorName(name))
+    fail("'" + shown(name) + "' is not an operator name: use ns::name or ns::name.overload (e.g. aten::mm, aten::add.Tensor)");
+}
+
+bool namesOperator(const std::string& full_name, const std::string& name) {
+  return full_name == name || full_name.compare(0, name.size() + 1, name + ".") == 0;
+}
+
+std::string whyText(impl::TableEntrySource source, const std::string& key, const std::string& reg_key,
+                    const std::string& op) {
+  using impl::TableEntrySource;
+  switch (source) {
+    case TableEntrySource::Kernel: return "a kernel is registered at " + key + " itself";
+    case TableEntrySource::DefaultBackendKernel:
+      return "no kernel at " + key + "; the " + reg_key + " kernel (a default backend kernel) covers it";
+    case TableEntrySource::NestedKernel:
+      return "no kernel at " + key + "; the CompositeImplicitAutogradNestedTensor kernel covers it";
+    case TableEntrySource::AmbiguousAutogradOther:
+      return "ambiguous: a CompositeImplicitAutograd kernel and a kernel for a backend behind AutogradOther both "
+             "apply; register an AutogradOther kernel (or a CompositeExplicitAutograd one) to resolve it";
+    case TableEntrySource::MathKernel:
+      return "no kernel at " + key + " and no backend kernel; the CompositeImplicitAutograd kernel (a math kernel) "
+             "covers it";
+    case TableEntrySource::AutogradKernel: return "no kernel at " + key + "; the Autograd alias kernel covers it";
+    case TableEntrySource::BatchedKernel:
+      return "no kernel at " + key + "; the FuncTorchBatchedDecomposition kernel covers it";
+    case TableEntrySource::BackendFallback:
+      return "no kernel for " + op + " at " + key + "; the backend fallback registered for " + key + " runs";
+    case TableEntrySource::Missing: break;
+  }
+  return "no kernel, alias kernel or backend fallback covers " + key + ": a dispatch here fails with \"Could not run '" +
+         op + "' with arguments from the '" + key + "' backend\"";
 }
 
 }  // namespace dscope::inspect

@@ -55,6 +55,12 @@ struct TableEntry {
   bool present() const { return source != impl::TableEntrySource::Missing; }
 };
 
+// Why a computed entry of `op` at `key` holds what it holds (c10's computeDispatchTableEntry
+// rules), its kernel registered at `registered_key`: the `why:` line of `op-table OP --key K` and
+// of a dispatch-break stop.
+std::string whyText(impl::TableEntrySource source, const std::string& key, const std::string& registered_key,
+                    const std::string& op);
+
 // A thread's TLS key sets, decoded (stored XOR the key table's defaults).
 struct ThreadKeySets {
   int64_t tid = 0;
@@ -115,6 +121,15 @@ class Dispatcher {
   // What an unknown name's error adds: the reason the operator list may be incomplete.
   virtual std::string incompleteListNote() const { return ""; }
 };
+
+// name is "ns::name" or "ns::name.overload" (identifiers; the overload may start with a digit), as
+// PyTorch spells operators (every one of its 3 694 operator names has this shape).
+bool isOperatorName(const std::string& name);
+// Fails (one line) unless isOperatorName(name).
+void checkOperatorName(const std::string& name);
+// The operator full_name is `name`, or `name` is its base name (aten::add for aten::add.Tensor):
+// what a dispatch breakpoint and $dispatch_op_is match.
+bool namesOperator(const std::string& full_name, const std::string& name);
 
 // Close operator names for "did you mean" (at most `limit`, best first).
 std::vector<std::string> closeNames(const std::string& query, const std::vector<Operator>& ops, size_t limit);

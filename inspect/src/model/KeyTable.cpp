@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "target/Remote.h"
+
 namespace dscope::inspect {
 
 KeyTable::KeyTable(std::vector<KeyInfo> keys, std::vector<int> runtime_order, std::vector<std::string> backend_names,
@@ -29,6 +31,11 @@ const KeyInfo* KeyTable::byValue(int value) const {
 const KeyInfo* KeyTable::byName(std::string_view name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : &keys_[it->second];
+}
+
+const KeyInfo& KeyTable::named(const std::string& name) const {
+  if (const KeyInfo* k = byName(name)) return *k;
+  fail("unknown dispatch key '" + shown(name) + "' (PyTorch's names: CPU, AutogradCPU, Meta, BackendSelect, ...)");
 }
 
 const std::string& KeyTable::name(int value) const {

@@ -42,6 +42,8 @@ class KeyTable {
 
   const KeyInfo* byValue(int value) const;
   const KeyInfo* byName(std::string_view name) const;
+  // A key by its name ("CPU", "AutogradCPU", "Autograd"); InspectError naming it otherwise.
+  const KeyInfo& named(const std::string& name) const;
   // The runtime keys in c10's DispatchKeySet(FULL) order (Undefined first): the rows a computed
   // table may print.
   const std::vector<int>& runtimeKeys() const { return runtime_order_; }

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "commands/CommandLine.h"
+#include "target/Remote.h"
 #include "dscope/DebugInterface.h"
 
 namespace dscope::inspect {

@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "commands/CommandLine.h"
-#include "commands/Commands.h"
+#include "target/Remote.h"
+#include "Session.h"
 #include "source/c10/TorchSchema.h"
 #include "source/c10/TorchView.h"
 #include "target/TargetImage.h"

@@ -13,7 +13,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "commands/CommandLine.h"
+#include "target/Remote.h"
 #include "target/TargetImage.h"
 #include "target/ThreadLocal.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "commands/Commands.h"
+#include "Session.h"
 #include "dscope/Error.h"
 #include "dscope/FunctionSchema.h"
 #include "dscope/format/DispatchRecord.h"

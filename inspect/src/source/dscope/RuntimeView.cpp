@@ -5,7 +5,7 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "commands/CommandLine.h"
+#include "target/Remote.h"
 #include "target/TargetImage.h"
 #include "target/ThreadLocal.h"
 

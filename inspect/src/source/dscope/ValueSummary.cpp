@@ -19,8 +19,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "commands/CommandLine.h"
-#include "commands/Commands.h"
+#include "target/Remote.h"
+#include "Session.h"
+#include "source/dscope/Values.h"
 
 #include "dscope/LocalDispatchKeySet.h"
 #include "dscope/format/DispatchRecord.h"

@@ -4,8 +4,9 @@
 // is known here alone, through the layout profile's offsets.
 #include <string>
 
-#include "commands/CommandLine.h"
-#include "commands/Commands.h"
+#include "target/Remote.h"
+#include "Session.h"
+#include "source/dscope/Values.h"
 
 namespace dscope::inspect {
 
