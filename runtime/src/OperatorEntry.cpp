@@ -269,36 +269,38 @@ bool OperatorEntry::hasKernelForAnyDispatchKey(DispatchKeySet ks) const {
   return false;
 }
 
-// c10's computeDispatchTableEntryWithDebug (dscope/TableRules.h), asked of this entry's kernels
+// The table rules' questions (dscope/TableRules.h) about key k, answered from this entry's kernels
 // and the dispatcher's fallbacks.
+struct OperatorEntry::TableQuery {
+  using K = DispatchKey;
+  const OperatorEntry& e;
+  const Dispatcher& d;
+  K k;
+  static K key(TableAlias a) {
+    switch (a) {
+      case TableAlias::CompositeExplicitAutogradNonFunctional: return K::CompositeExplicitAutogradNonFunctional;
+      case TableAlias::CompositeExplicitAutograd: return K::CompositeExplicitAutograd;
+      case TableAlias::CompositeImplicitAutogradNestedTensor: return K::CompositeImplicitAutogradNestedTensor;
+      case TableAlias::CompositeImplicitAutograd: return K::CompositeImplicitAutograd;
+      case TableAlias::Autograd: return K::Autograd;
+      case TableAlias::FuncTorchBatchedDecomposition: return K::FuncTorchBatchedDecomposition;
+    }
+    return K::Undefined;
+  }
+  bool undefined() const { return k == K::Undefined; }
+  const AnnotatedKernel* direct() const { return e.newestKernelAt(k); }
+  bool covers(TableAlias a) const { return isIncludedInAlias(k, key(a)); }
+  const AnnotatedKernel* at(TableAlias a) const { return e.newestKernelAt(key(a)); }
+  bool backendKernel() const { return e.hasKernelForAnyDispatchKey(getBackendKeySetFromAutograd(k)); }
+  bool ambiguousAutogradOther() const { return k == K::AutogradOther && e.hasKernelForAnyDispatchKey(autogradother_backends); }
+  const AnnotatedKernel* ambiguous() const { return &ambiguousAutogradOtherKernel(); }
+  const AnnotatedKernel* fallback() const { return d.backendFallbackKernel(getDispatchTableIndexForDispatchKey(k)); }
+};
+
+// c10's computeDispatchTableEntryWithDebug, written once in dscope/TableRules.h.
 std::pair<const AnnotatedKernel*, TableEntrySource> OperatorEntry::computeDispatchTableEntry(const Dispatcher& d,
                                                                                             DispatchKey k) const {
-  using K = DispatchKey;
-  struct Query {
-    const OperatorEntry& e;
-    const Dispatcher& d;
-    K k;
-    static K key(TableAlias a) {
-      switch (a) {
-        case TableAlias::CompositeExplicitAutogradNonFunctional: return K::CompositeExplicitAutogradNonFunctional;
-        case TableAlias::CompositeExplicitAutograd: return K::CompositeExplicitAutograd;
-        case TableAlias::CompositeImplicitAutogradNestedTensor: return K::CompositeImplicitAutogradNestedTensor;
-        case TableAlias::CompositeImplicitAutograd: return K::CompositeImplicitAutograd;
-        case TableAlias::Autograd: return K::Autograd;
-        case TableAlias::FuncTorchBatchedDecomposition: return K::FuncTorchBatchedDecomposition;
-      }
-      return K::Undefined;
-    }
-    bool undefined() const { return k == K::Undefined; }
-    const AnnotatedKernel* direct() const { return e.newestKernelAt(k); }
-    bool covers(TableAlias a) const { return isIncludedInAlias(k, key(a)); }
-    const AnnotatedKernel* at(TableAlias a) const { return e.newestKernelAt(key(a)); }
-    bool backendKernel() const { return e.hasKernelForAnyDispatchKey(getBackendKeySetFromAutograd(k)); }
-    bool ambiguousAutogradOther() const { return k == K::AutogradOther && e.hasKernelForAnyDispatchKey(autogradother_backends); }
-    const AnnotatedKernel* ambiguous() const { return &ambiguousAutogradOtherKernel(); }
-    const AnnotatedKernel* fallback() const { return d.backendFallbackKernel(getDispatchTableIndexForDispatchKey(k)); }
-  };
-  const auto choice = chooseTableEntry(Query{*this, d, k});
+  const auto choice = chooseTableEntry(TableQuery{*this, d, k});
   return {choice.kernel ? choice.kernel : &missingKernel(), choice.source};
 }
 

@@ -199,6 +199,7 @@ class OperatorEntry {
   void updateDispatchTableFull_(const Dispatcher& d);
   std::pair<const AnnotatedKernel*, TableEntrySource> computeDispatchTableEntry(const Dispatcher& d,
                                                                                 DispatchKey k) const;
+  struct TableQuery;  // what computeDispatchTableEntry tells the table rules (OperatorEntry.cpp)
   const AnnotatedKernel* newestKernelAt(DispatchKey k) const;
   bool hasKernelForAnyDispatchKey(DispatchKeySet ks) const;
   void checkSchemaMatches(const FunctionSchema& expected, std::string_view inferred, std::string_view debug) const;
