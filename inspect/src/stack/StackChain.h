@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "commands/Commands.h"
+#include "Session.h"
 #include "dscope/DispatchRecords.h"
 
 namespace dscope::inspect {
