@@ -382,7 +382,6 @@ TableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::vector<
     const std::vector<std::pair<int, std::vector<Kernel>>>& kernels;
     int key;
     const KeyInfo* info;
-    Kernel ambiguous_kernel;  // c10's ambiguousAutogradOtherKernel(): its debug string is this
     const Kernel* kernelAt(int k) const {
       for (const auto& [registered_key, list] : kernels)
         if (registered_key == k && !list.empty()) return &list.front();
@@ -402,15 +401,21 @@ TableEntry TorchView::computeEntry(const std::vector<std::pair<int, std::vector<
     bool ambiguousAutogradOther() const {
       return info && info->name == "AutogradOther" && hasKernelIn(tv.layout().set_autogradother_backends);
     }
-    const Kernel* ambiguous() const { return &ambiguous_kernel; }
+    const Kernel* ambiguous() const {
+      static const Kernel sentinel = [] {  // c10's ambiguousAutogradOtherKernel(): its debug string is this
+        Kernel k;
+        k.debug = "ambiguous_autogradother";
+        return k;
+      }();
+      return &sentinel;
+    }
     const Kernel* fallback() const {
       const auto& fallbacks = tv.backendFallbacks();
       const int slot = info ? info->slot : -1;
       return slot >= 0 && static_cast<size_t>(slot) < fallbacks.size() && fallbacks[slot].valid() ? &fallbacks[slot] : nullptr;
     }
   };
-  Query q{*this, kernels, key, keys().byValue(key), {}};
-  q.ambiguous_kernel.debug = "ambiguous_autogradother";
+  const Query q{*this, kernels, key, keys().byValue(key)};
   const auto choice = impl::chooseTableEntry(q);
   TableEntry e;
   e.key = key;
