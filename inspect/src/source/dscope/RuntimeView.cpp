@@ -95,6 +95,8 @@ RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
 
 std::shared_ptr<const DscopeProfile> RuntimeView::readProfile() const {
   const std::string origin = "the layout profile in dscope_debug_descriptor at " + hex(descriptor_addr_);
+  // The parser's own reasons say what is wrong ("cut short, or of another schema"); the checks
+  // here are of the descriptor's fields, which only corrupt memory breaks.
   const std::string remedy = " (corrupt memory)";
   const auto text = reinterpret_cast<uint64_t>(descriptor_.profile_text);
   const uint64_t size = descriptor_.profile_size;
@@ -102,7 +104,7 @@ std::shared_ptr<const DscopeProfile> RuntimeView::readProfile() const {
     fail(origin + " is unusable: it is " + std::to_string(size) + " bytes at " + hex(text) + remedy);
   std::string bytes(size, '\0');
   mem_.read(text, bytes.data(), size, "the runtime's layout profile");
-  auto profile = dscopeProfile(bytes, origin, remedy);
+  auto profile = dscopeProfile(bytes, origin, "");
   // The digest the parser checked is the one the descriptor states: the text is the runtime's.
   char digest[48];
   std::snprintf(digest, sizeof digest, "digest fnv1a64 0x%016llx\n", static_cast<unsigned long long>(descriptor_.layout_hash));
