@@ -35,7 +35,7 @@
 
 #include "CoreTarget.h"
 #include "ElfutilsGuard.h"
-#include "commands/Json.h"
+#include "text/Json.h"
 #include "LiveTarget.h"
 #include "dscope/inspect.h"
 

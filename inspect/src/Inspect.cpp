@@ -13,7 +13,7 @@
 #include "commands/CommandLine.h"
 #include "commands/Commands.h"
 #include "stack/DispatchSummary.h"
-#include "commands/Json.h"
+#include "text/Json.h"
 #include "target/ModuleFiles.h"
 
 #define DSCOPE_INSPECT_EXPORT extern "C" __attribute__((visibility("default")))
@@ -128,7 +128,7 @@ const DscopeDispatcher& Session::dscopeModel() {
 }
 
 const C10Dispatcher& Session::c10Model() {
-  if (!c10_model_) c10_model_.emplace(*this, torch());
+  if (!c10_model_) c10_model_.emplace(torch());
   return *c10_model_;
 }
 

@@ -9,7 +9,7 @@
 
 #include "commands/BreakTable.h"
 #include "commands/CommandLine.h"
-#include "commands/Json.h"
+#include "text/Json.h"
 
 namespace dscope::inspect {
 
@@ -183,11 +183,6 @@ dscope_hit_action BreakTable::hit(Session& s, const dscope_stop_registers& r, st
   if (!e) return DSCOPE_HIT_CONTINUE;
   *text = stopped(std::move(*e));
   return DSCOPE_HIT_STOP;
-}
-
-std::optional<DispatchExplanation>& lastBreakStop() {
-  static std::optional<DispatchExplanation> stop;
-  return stop;
 }
 
 std::string BreakTable::stopped(DispatchExplanation e) {

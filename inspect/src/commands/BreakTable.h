@@ -16,10 +16,6 @@
 namespace dscope::inspect {
 
 std::string explanationText(const DispatchExplanation& e);
-// The last dispatch-break stop of any table in this process (the library's): dispatch-trace names
-// the frame a thread is still stopped at with it (TorchTrace.cpp), since a kernel function several
-// kernels share does not say which one it runs, and the stop read that from the registers.
-std::optional<DispatchExplanation>& lastBreakStop();
 std::string explanationJson(const DispatchExplanation& e);
 
 class BreakTable {

@@ -95,8 +95,9 @@ uint64_t numberOption(const std::string& option, const std::string& text, const 
   return *n;
 }
 
-int64_t threadOption(const std::string& text) {
-  return static_cast<int64_t>(numberOption("--thread", text, "a thread number", INT64_MAX));
+std::optional<int64_t> threadOption(const std::optional<std::string>& text) {
+  if (!text) return std::nullopt;
+  return static_cast<int64_t>(numberOption("--thread", *text, "a thread number", INT64_MAX));
 }
 
 }  // namespace dscope::inspect

@@ -54,7 +54,8 @@ std::optional<uint64_t> parseNumber(const std::string& text);
 uint64_t numberOption(const std::string& option, const std::string& text, const std::string& what,
                       uint64_t max = UINT64_MAX);
 
-// --thread N: a debugger thread number or an OS thread id (numberOption, at most INT64_MAX).
-int64_t threadOption(const std::string& text);
+// --thread N: a debugger thread number or an OS thread id (numberOption, at most INT64_MAX);
+// nullopt without the option.
+std::optional<int64_t> threadOption(const std::optional<std::string>& text);
 
 }  // namespace dscope::inspect

@@ -7,7 +7,7 @@
 
 #include "commands/CommandLine.h"
 #include "commands/Commands.h"
-#include "commands/Json.h"
+#include "text/Json.h"
 #include "source/c10/TorchProfile.h"
 
 namespace dscope::inspect {
@@ -191,12 +191,6 @@ uint64_t keySetArgument(Session& s, const Dispatcher& d, const std::string& text
   }
 }
 
-int64_t chosenThread(const Remote& mem, const std::optional<std::string>& thread_option) {
-  if (!thread_option) return mem.selectedTid();
-  const int64_t n = threadOption(*thread_option);
-  return mem.threadTid(n).value_or(n);
-}
-
 std::string runKeyset(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args =
       parseArgs(words, {{"--verbose", "--json", "--tls"}, {"--thread", "--explain", "--runtime", "--profile"}}, kKeysetUsage);
@@ -205,7 +199,7 @@ std::string runKeyset(Session& s, const std::vector<std::string>& words) {
     if (!args.positional.empty()) usageError("--tls takes no key set (--explain EXPR explains one)", kKeysetUsage);
     if (args.has("--verbose")) usageError("--verbose is for a key set, not --tls", kKeysetUsage);
     const Dispatcher& d = s.dispatcher(args.value("--runtime"));
-    const ThreadKeySets t = d.threadKeySets(chosenThread(s.mem(), args.value("--thread")));
+    const ThreadKeySets t = d.threadKeySets(s.mem().chosenThread(threadOption(args.value("--thread"))));
     std::optional<uint64_t> explain;
     if (auto e = args.value("--explain")) explain = keySetArgument(s, d, *e);
     return args.has("--json") ? tlsJson(d, t, explain) : tlsText(d.keys(), t, explain);

@@ -10,7 +10,7 @@
 
 #include "commands/CommandLine.h"
 #include "commands/Commands.h"
-#include "commands/Json.h"
+#include "text/Json.h"
 
 namespace dscope::inspect {
 

@@ -11,4 +11,9 @@ int checkedBreakKey(const KeyTable& keys, const std::string& name) {
   return info.value;
 }
 
+std::optional<DispatchExplanation>& lastBreakStop() {
+  static std::optional<DispatchExplanation> stop;
+  return stop;
+}
+
 }  // namespace dscope::inspect

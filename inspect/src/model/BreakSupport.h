@@ -51,6 +51,12 @@ struct DispatchExplanation {
   uint64_t pc = 0, sp = 0;
 };
 
+// The last dispatch-break stop of any breakpoint table in this process (the library's):
+// dispatch-trace names the frame a thread is still stopped at with it (stack/TorchTrace.cpp), since
+// a kernel function several kernels share does not say which one it runs, and the stop read that
+// from the registers.
+std::optional<DispatchExplanation>& lastBreakStop();
+
 // The runtime key --key K names in a source's key table; InspectError for a key no dispatch can
 // select (unknown, an alias, no table slot).
 int checkedBreakKey(const KeyTable& keys, const std::string& name);

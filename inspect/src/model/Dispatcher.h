@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,7 +20,6 @@
 
 namespace dscope::inspect {
 
-struct ParsedArgs;
 class BreakSupport;
 
 // An impl::AnnotatedKernel: its KernelFunction's pointers and its "registered at ..." string. A
@@ -61,6 +61,29 @@ struct TableEntry {
 std::string whyText(impl::TableEntrySource source, const std::string& key, const std::string& registered_key,
                     const std::string& op);
 
+// A kernel as the dispatch table the dispatcher indexes stores it (not recomputed): the functions
+// a dispatch enters it through, by which a stack frame is told to be that kernel.
+struct StoredKernel {
+  const Operator* op = nullptr;  // an entry of the source's operatorList()
+  int key = 0;                   // the runtime key whose slot holds it
+  // What the slot points at or holds: our runtime's impl::AnnotatedKernel, a c10 build's
+  // KernelFunction (the dispatch table's own element).
+  uint64_t kernel = 0;
+  uint64_t functor = 0;          // its functor (c10: the OperatorKernel object), 0 for none
+  // The functions a dispatch enters it through, 0 for none: ours, a function kernel's own function
+  // (its functor), the unboxed and the boxed function; c10's, the unboxed, boxed and sym_unboxed.
+  uint64_t functions[3] = {};
+};
+
+// dispatch-trace's question, its options parsed and checked (commands/DispatchTraceCommand.cpp).
+struct TraceRequest {
+  std::optional<int64_t> thread;       // --thread N: a debugger thread number or an OS thread id
+  bool all = false;                    // every thread
+  bool frames = false;                 // rebuilt from the native stack where records are the default
+  std::optional<uint64_t> max_frames;  // at least 1
+  bool full = false, json = false;
+};
+
 // A thread's TLS key sets, decoded (stored XOR the key table's defaults).
 struct ThreadKeySets {
   int64_t tid = 0;
@@ -101,6 +124,11 @@ class Dispatcher {
   // The TLS key sets of thread tid (the debugger's id), or of the first thread that has any when
   // tid is 0; InspectError saying why there are none.
   virtual ThreadKeySets threadKeySets(int64_t tid) const = 0;
+  // Every stored kernel but fallthroughs (the dispatcher never enters those), once per operator and
+  // runtime key, operators in registration order; an operator whose table cannot be read is
+  // passed over (its kernels are then not recognized; the others' still are).
+  virtual void visitStoredKernels(const std::function<void(const StoredKernel&)>& visit) const = 0;
+
   // The key set a number names: a raw key set, or what lies at an address (a tensor).
   virtual uint64_t keySetOfWord(uint64_t word) const = 0;
   // The key set a debugger value holds (a key set, a tensor, a pointer to either); InspectError.
@@ -110,9 +138,12 @@ class Dispatcher {
   // Every thread's dispatch state (dispatch-summary, dscope core's default answer): ours from its
   // dispatch records, a c10 build's rebuilt from the threads' native stacks.
   virtual ProcessDispatchState dispatchState() const = 0;
-  // dispatch-trace's answer, its options checked (ParsedArgs of commands/CommandLine.h): ours from
-  // the records (or the stack with --frames), a c10 build's from the stack.
-  virtual std::string dispatchTrace(const ParsedArgs& args) const = 0;
+  // Whether dispatch-trace reads dispatch records by default (ours; --frames rebuilds from the
+  // stack) rather than the stack alone (a c10 build).
+  virtual bool tracesFromRecords() const = 0;
+  // dispatch-trace's answer: ours from the records (or the stack with --frames), a c10 build's
+  // from the stack.
+  virtual std::string dispatchTrace(const TraceRequest& request) const = 0;
 
   // ---- dispatch breakpoints (model/BreakSupport.h) ----
   virtual const BreakSupport& breaks() const = 0;

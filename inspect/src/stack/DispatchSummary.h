@@ -13,10 +13,6 @@
 
 namespace dscope::inspect {
 
-class Session;
-
-extern const char* const kDispatchSummaryUsage;
-
 // A re-dispatch loop on one thread.
 struct DispatchLoop {
   uint64_t period = 0;   // dispatches (records) or stack frames (PyTorch) in one repetition
@@ -79,10 +75,7 @@ std::string shortFunctionName(const std::string& symbol);
 std::string tlsChange(std::pair<uint64_t, uint64_t> sets, std::pair<uint64_t, uint64_t> defaults,
                       const std::function<std::string(uint64_t)>& names);
 
-// Each runtime's threads (DispatchTraceCommand.cpp, TorchTrace.cpp).
-ProcessDispatchState recordsDispatchState(Session& s);
-ProcessDispatchState torchDispatchState(Session& s);
-
-std::string runDispatchSummary(Session& s, const std::vector<std::string>& words);
+// "AutogradCPU, ADInplaceOrView" -> its names (a key-name list as the state's strings hold them).
+std::vector<std::string> splitNames(const std::string& names);
 
 }  // namespace dscope::inspect

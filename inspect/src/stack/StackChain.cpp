@@ -1,5 +1,7 @@
 #include "stack/StackChain.h"
 
+#include "stack/KernelIndex.h"
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -33,7 +35,7 @@ std::string_view baseName(std::string_view name) {
   return name;
 }
 
-FrameKind classify(std::string_view name) {
+FrameKind frameKindOf(std::string_view name) {
   if (!startsWith(name, "dscope::")) return FrameKind::Other;
   const std::string_view base = baseName(name);
   if (startsWith(base, "dscope::TypedOperatorHandle<")) {
@@ -84,56 +86,18 @@ struct StackFrame {
   uint64_t pc = 0, sp = 0;
 };
 
-// Where a table entry's kernel was entered from: its operator and key, and the AnnotatedKernel.
-struct KernelUse {
-  uint64_t op = 0;
-  DispatchKey key = DispatchKey::Undefined;
-  uint64_t kernel = 0;
-  bool operator==(const KernelUse& o) const { return op == o.op && key == o.key; }
-};
-
-// The registry's computed tables by the functions a dispatch enters their kernels through: each
-// entry's functor (a function kernel's own function), unboxed and boxed function. Fallthrough
-// entries are left out: the dispatcher never enters them. An operator whose table cannot be read
-// is left out too (its kernels are then not recognized; the other operators' still are).
-class KernelIndex {
- public:
-  explicit KernelIndex(const RuntimeView& rt) {
-    for (const Operator& op : rt.operators()) {
-      try {
-        for (const RemoteTableEntry& e : rt.tableEntries(op.entry)) {
-          if (rt.isFallthrough(e.kernel)) continue;
-          const KernelUse use{op.entry, e.key, e.kernel.addr};
-          for (uint64_t fn : {e.kernel.functor, e.kernel.unboxed_fn, e.kernel.boxed_fn}) {
-            if (!fn) continue;
-            auto& uses = by_entry_[fn];
-            if (uses.empty() || !(uses.back() == use)) uses.push_back(use);  // a function that is two of them
-          }
-        }
-      } catch (const InspectError&) {
-      }
-    }
-  }
-  const std::vector<KernelUse>* at(uint64_t entry) const {
-    auto it = by_entry_.find(entry);
-    return it == by_entry_.end() ? nullptr : &it->second;
-  }
-
- private:
-  std::unordered_map<uint64_t, std::vector<KernelUse>> by_entry_;
-};
-
 std::vector<KernelUse> common(const std::vector<KernelUse>& a, const std::vector<KernelUse>& b) {
   std::vector<KernelUse> both;
   for (const KernelUse& u : a)
-    if (std::find(b.begin(), b.end(), u) != b.end()) both.push_back(u);
+    if (std::any_of(b.begin(), b.end(), [&](const KernelUse& v) { return v.sameEntry(u); })) both.push_back(u);
   return both;
 }
 
+// The operators' entries (impl::OperatorEntry addresses), each once.
 std::vector<uint64_t> opsOf(const std::vector<KernelUse>& uses) {
   std::vector<uint64_t> ops;
   for (const KernelUse& u : uses)
-    if (std::find(ops.begin(), ops.end(), u.op) == ops.end()) ops.push_back(u.op);
+    if (std::find(ops.begin(), ops.end(), u.op->entry) == ops.end()) ops.push_back(u.op->entry);
   return ops;
 }
 
@@ -143,10 +107,10 @@ std::vector<uint64_t> opsOf(const std::vector<KernelUse>& uses) {
 // kernel (its AnnotatedKernel, or its KernelFunction: the `this` of KernelFunction::call). A
 // fallback kernel is one object every operator's table shares: only the operator's own words tell.
 // `uses` unchanged when no word points at any of them (or the memory cannot be read).
-std::vector<KernelUse> heldOnStack(Session& s, std::vector<KernelUse> uses, uint64_t low, uint64_t high) {
+std::vector<KernelUse> heldOnStack(const RuntimeView& rt, std::vector<KernelUse> uses, uint64_t low, uint64_t high) {
   constexpr uint64_t kMaxScan = 16384, kMaxHandleDistance = 1 << 16;
-  const Remote& mem = s.mem();
-  const dscope_layout_profile& layout = s.runtime().layout();
+  const Remote& mem = rt.mem();
+  const dscope_layout_profile& layout = rt.layout();
   if (high <= low) return uses;
   low = std::max(low, high - std::min(high, kMaxScan)) & ~uint64_t{7};  // the part next to the dispatch
   std::vector<uint64_t> words((high - low) / 8);
@@ -168,7 +132,7 @@ std::vector<KernelUse> heldOnStack(Session& s, std::vector<KernelUse> uses, uint
     std::copy_if(uses.begin(), uses.end(), std::back_inserter(kept), points_at);
     if (!kept.empty()) uses = std::move(kept);
   };
-  narrow([&](const KernelUse& u) { return held.count(u.op) != 0; });
+  narrow([&](const KernelUse& u) { return held.count(u.op->entry) != 0; });
   narrow([&](const KernelUse& u) { return held.count(u.kernel) || held.count(u.kernel + layout.AnnotatedKernel_kernel); });
   return uses;
 }
@@ -178,7 +142,7 @@ std::vector<KernelUse> heldOnStack(Session& s, std::vector<KernelUse> uses, uint
 // kernel's own function); where that leaves several operators, those whose entry or kernel its
 // stack frames hold; where it leaves several keys of one operator (a kernel registered for an
 // alias), the one of the backend the dispatch inside it went to.
-void resolve(Session& s, const KernelIndex& index, const std::vector<Frame>& frames, const std::vector<StackFrame>& stack,
+void resolve(const RuntimeView& rt, const KernelIndex& index, const std::vector<Frame>& frames, const std::vector<StackFrame>& stack,
              size_t inside, size_t body, const StackDispatch* inner, StackDispatch& d) {
   std::vector<KernelUse> uses;
   for (size_t f = body; f-- > inside;) {
@@ -199,7 +163,7 @@ void resolve(Session& s, const KernelIndex& index, const std::vector<Frame>& fra
     const uint64_t own = frames[body].stack_frame;
     const uint64_t low = stack[frames[inside].stack_frame].sp;
     const uint64_t high = own + 1 < stack.size() ? stack[own + 1].sp : stack[own].sp + 1024;
-    uses = heldOnStack(s, std::move(uses), low, high);
+    uses = heldOnStack(rt, std::move(uses), low, high);
   }
   const std::vector<uint64_t> ops = opsOf(uses);
   d.ops = static_cast<uint32_t>(ops.size());
@@ -209,20 +173,22 @@ void resolve(Session& s, const KernelIndex& index, const std::vector<Frame>& fra
     const BackendComponent backend = toBackendComponent(debug::recordKey(inner->rec));
     std::vector<KernelUse> same;
     for (const KernelUse& u : uses)
-      if (backend != BackendComponent::InvalidBit && toBackendComponent(u.key) == backend) same.push_back(u);
+      if (backend != BackendComponent::InvalidBit && toBackendComponent(static_cast<DispatchKey>(u.key)) == backend)
+        same.push_back(u);
     if (same.size() == 1) uses = std::move(same);
   }
   d.keys = static_cast<uint32_t>(uses.size());
   if (uses.size() != 1) return;
   d.rec.kernel = reinterpret_cast<const void*>(uses.front().kernel);
-  d.rec.keyset = DispatchKeySet(uses.front().key).raw_repr();
+  d.rec.keyset = DispatchKeySet(static_cast<DispatchKey>(uses.front().key)).raw_repr();
   d.rec.slot = slotOf(DispatchKeySet::from_raw_repr(d.rec.keyset));
 }
 
 // The dispatches on the walked stack, innermost first. A dispatch is a `dispatch` (or
 // `dispatchBoxed`) frame; a call/redispatch frame without one just inside it counts on its own
 // (the dispatch body was not described as an inlined call).
-std::vector<StackDispatch> findDispatches(Session& s, const std::vector<Frame>& frames, const std::vector<StackFrame>& stack) {
+std::vector<StackDispatch> findDispatches(const RuntimeView& rt, const Dispatcher& model, const std::vector<Frame>& frames,
+                                          const std::vector<StackFrame>& stack) {
   std::vector<StackDispatch> found;
   std::optional<KernelIndex> index;  // built once, when the first dispatch is found
   const size_t n = frames.size();
@@ -249,8 +215,8 @@ std::vector<StackDispatch> findDispatches(Session& s, const std::vector<Frame>& 
     d.frame = frames[i].stack_frame;
     for (size_t f : own)
       if (!d.rec.kind) d.rec.kind = entryKind(frames[f].kind);
-    if (!index) index.emplace(s.runtime());
-    resolve(s, *index, frames, stack, inside, i, found.empty() ? nullptr : &found.back(), d);
+    if (!index) index.emplace(model);
+    resolve(rt, *index, frames, stack, inside, i, found.empty() ? nullptr : &found.back(), d);
     found.push_back(d);
     inside = i = j;
   }
@@ -259,8 +225,8 @@ std::vector<StackDispatch> findDispatches(Session& s, const std::vector<Frame>& 
 
 }  // namespace
 
-StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
-  const dscope_target* t = s.mem().target();
+StackChain readStackChain(const RuntimeView& rt, const Dispatcher& d, int64_t tid, uint64_t max_frames) {
+  const dscope_target* t = rt.mem().target();
   if (!t || !t->stack_frame) fail("this debugger front end does not provide stack frames: dispatch-trace --frames is not available");
   StackChain chain;
   chain.tid = tid;
@@ -288,14 +254,14 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
     stack.push_back(sf);
     // An outer frame's pc is where its call returns to: the call is the instruction before it.
     const bool returns = level > 0 && !interrupted;
-    const FramePc& code = s.mem().functionsAt(returns ? sf.pc - 1 : sf.pc, returns);
+    const FramePc& code = rt.mem().functionsAt(returns ? sf.pc - 1 : sf.pc, returns);
     // What that call called, when it is not the function inside (which it jumped to, a tail call
     // that reused its stack frame): GDB's tail-call frame, listed with the frame inside.
     if (!code.called.empty() && !frames.empty() && frames.back().name != code.called)
-      frames.push_back({code.called, classify(code.called), level - 1, 0});
+      frames.push_back({code.called, frameKindOf(code.called), level - 1, 0});
     for (size_t i = 0; i < code.names.size(); ++i) {
       const bool own = i + 1 == code.names.size();
-      frames.push_back({code.names[i], classify(code.names[i]), level, own ? code.entry : 0});
+      frames.push_back({code.names[i], frameKindOf(code.names[i]), level, own ? code.entry : 0});
     }
     if (code.names.empty()) frames.push_back({"", FrameKind::Other, level, 0});
     const std::string_view function = baseName(frames.back().name);
@@ -305,7 +271,7 @@ StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames) {
     if (function == "main") break;
   }
   chain.frames_walked = stack.size();
-  chain.dispatches = findDispatches(s, frames, stack);
+  chain.dispatches = findDispatches(rt, d, frames, stack);
   std::reverse(chain.dispatches.begin(), chain.dispatches.end());  // oldest first
   return chain;
 }

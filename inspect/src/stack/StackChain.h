@@ -8,8 +8,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "Session.h"
 #include "dscope/DispatchRecords.h"
+#include "model/Dispatcher.h"
+#include "source/dscope/RuntimeView.h"
 
 namespace dscope::inspect {
 
@@ -35,8 +36,9 @@ struct StackChain {
   std::vector<StackDispatch> dispatches;  // oldest first
 };
 
-// Walks at most max_frames stack frames of thread tid outwards from the innermost. Fails (one line)
-// when the front end says the thread's process is gone: what was read of it is no chain.
-StackChain readStackChain(Session& s, int64_t tid, uint64_t max_frames);
+// Walks at most max_frames stack frames of thread tid outwards from the innermost, d (our runtime
+// as the model sees it) telling which kernel each dispatch entered. Fails (one line) when the
+// front end says the thread's process is gone: what was read of it is no chain.
+StackChain readStackChain(const RuntimeView& rt, const Dispatcher& d, int64_t tid, uint64_t max_frames);
 
 }  // namespace dscope::inspect

@@ -12,16 +12,15 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
-#include "commands/BreakTable.h"
-#include "commands/CommandLine.h"
-#include "commands/Commands.h"
-#include "stack/DispatchSummary.h"
-#include "commands/Json.h"
+#include "stack/TorchTrace.h"
+
+#include "model/BreakSupport.h"
 #include "source/c10/TorchThrow.h"
-#include "source/c10/TorchView.h"
+#include "stack/KernelIndex.h"
 
 namespace dscope::inspect {
 
@@ -30,15 +29,7 @@ namespace {
 constexpr uint64_t kInnermostFrames = 400;  // the default window: 200 repetitions of a 2-frame loop, 20 ms
 constexpr int64_t kMaxThreads = 4096;         // dispatch-summary: a process with more is read no further
 constexpr uint64_t kMaxPeriod = 64;          // a longer cycle of physical frames is no re-dispatch loop
-constexpr uint64_t kPrefetchBytes = 256 << 10;  // one read of the operator tables lying within this span
 constexpr uint64_t kMaxLoopStart = 160;      // frames above the loop (where the stack ran out: a kernel may be deep in BLAS)
-
-// What one computed-table entry's functions are: operator and key, and the entry's functor.
-struct KernelUse {
-  const Operator* op;
-  int key;
-  uint64_t functor = 0;
-};
 
 // One kernel of a loop's cycle: its operator, the key it was registered at (a runtime key, or the
 // alias key of a kernel that fills several slots, as PyTorch's custom-op tutorial registers one at
@@ -48,49 +39,6 @@ struct CycleKernel {
   int key;
   Kernel kernel;
 };
-
-// The computed-table entries whose unboxed, sym_unboxed or boxed function is one of `wanted` (the
-// frames' functions), by address (dispatchTable_, inline 32-byte KernelFunctions, one per slot).
-std::map<uint64_t, std::vector<KernelUse>> kernelEntries(const TorchView& tv, const std::set<uint64_t>& wanted) {
-  const C10Layout& l = tv.layout();
-  std::vector<int> slot_key(l.count_table_slots, -1);
-  for (int k : tv.keys().runtimeKeys())
-    if (const KeyInfo* info = tv.keys().byValue(k); info && info->slot >= 0 && slot_key[info->slot] < 0)
-      slot_key[info->slot] = k;
-  std::map<uint64_t, std::vector<KernelUse>> out;
-  const uint64_t size = l.sizeof_KernelFunction, slots = slot_key.size();
-  std::vector<unsigned char> table(size * slots);
-  // By address, each run of tables lying close together fetched in one read: a page per
-  // operator, one front-end call each, was most of a first dispatch-trace in GDB.
-  std::vector<const Operator*> ops;
-  for (const auto& op : tv.operators()) ops.push_back(&op);
-  std::sort(ops.begin(), ops.end(), [](const auto* a, const auto* b) { return a->entry < b->entry; });
-  const uint64_t offset = l.OperatorEntry_dispatchTable;
-  const uint64_t unboxed = l.KernelFunction_unboxed, boxed = l.KernelFunction_boxed;
-  const uint64_t functor = l.KernelFunction_functor, sym_unboxed = l.KernelFunction_sym_unboxed;
-  uint64_t fetched_to = 0;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Operator& op = *ops[i];
-    if (op.entry + offset + table.size() > fetched_to) {
-      size_t j = i;
-      while (j + 1 < ops.size() && ops[j + 1]->entry + offset + table.size() - (op.entry + offset) <= kPrefetchBytes) ++j;
-      fetched_to = ops[j]->entry + offset + table.size();
-      tv.mem().prefetch(op.entry + offset, fetched_to - (op.entry + offset));
-    }
-    tv.mem().read(op.entry + offset, table.data(), table.size(), "a dispatch table");
-    for (uint64_t s = 0; s < slots; ++s) {
-      if (slot_key[s] < 0) continue;
-      uint64_t fn[3], object = 0;
-      std::memcpy(&fn[0], table.data() + s * size + unboxed, 8);
-      std::memcpy(&fn[1], table.data() + s * size + boxed, 8);
-      std::memcpy(&fn[2], table.data() + s * size + sym_unboxed, 8);
-      std::memcpy(&object, table.data() + s * size + functor, 8);
-      for (uint64_t f : fn)
-        if (f && wanted.count(f)) out[f].push_back({&op, slot_key[s], object});
-    }
-  }
-  return out;
-}
 
 // "at::_ops::add_Tensor::call(...)" -> {"add_Tensor", "call"}; empty when not such a frame.
 std::pair<std::string, std::string> atenOpsFrame(const std::string& name) {
@@ -265,12 +213,13 @@ std::optional<CycleKernel> callBoxedKernel(const TorchView& tv, const TorchStack
 
 // Names the stacks' frames from the registry (one pass over the tables for all of them) and finds
 // each one's loop.
-void classify(const TorchView& tv, std::vector<TorchStack>& stacks) {
-  std::set<uint64_t> functions;
+void nameFrames(const TorchView& tv, const Dispatcher& d, std::vector<TorchStack>& stacks) {
+  std::unordered_set<uint64_t> functions;
   for (const auto& stack : stacks)
     for (const auto& f : stack.frames)
       if (f.entry) functions.insert(f.entry);
-  const auto entries = kernelEntries(tv, functions);
+  const KernelIndex index(d, &functions);
+  const auto& entries = index.byFunction();
   // The functions the entries' runtime functors hold, where a frame is one.
   std::map<uint64_t, std::vector<KernelUse>> wrapped;
   std::map<uint64_t, uint64_t> held;  // by functor
@@ -372,13 +321,12 @@ void requireStackFrames(const Remote& mem) {
 
 }  // namespace
 
-ProcessDispatchState torchDispatchState(Session& s) {
-  const TorchView& tv = s.torch();
-  const Remote& mem = s.mem();
+ProcessDispatchState torchDispatchState(const TorchView& tv, const Dispatcher& d) {
+  const Remote& mem = tv.mem();
   requireStackFrames(mem);
   ProcessDispatchState process{"pytorch", "stack", mem.selectedTid(), {}};
   std::vector<TorchStack> stacks = readThreads(mem, kInnermostFrames);
-  classify(tv, stacks);
+  nameFrames(tv, d, stacks);
   const KeyTable& kt = tv.keys();
   auto names = [&](uint64_t raw) { return kt.keyNames(raw); };
   for (const TorchStack& stack : stacks) {
@@ -509,24 +457,21 @@ std::string stackText(const TorchView& tv, const TorchStack& stack) {
 
 }  // namespace
 
-std::string runTorchDispatchTrace(Session& s, const ParsedArgs& args) {
-  const TorchView& tv = s.torch();
-  const Remote& mem = s.mem();
+std::string torchDispatchTrace(const TorchView& tv, const Dispatcher& d, const TraceRequest& request) {
+  const Remote& mem = tv.mem();
   requireStackFrames(mem);
-  uint64_t window = kInnermostFrames;
-  if (auto m = args.value("--max-frames")) window = numberOption("--max-frames", *m, "a number of frames", 1u << 30);
-  if (args.has("--full")) window = UINT64_MAX;
+  uint64_t window = request.max_frames.value_or(kInnermostFrames);
+  if (request.full) window = UINT64_MAX;
   std::vector<TorchStack> stacks;
-  if (args.has("--all")) {
+  if (request.all) {
     stacks = readThreads(mem, window);
   } else {
-    int64_t tid = mem.selectedTid();
-    if (auto thread = args.value("--thread")) tid = mem.threadTid(threadOption(*thread)).value_or(threadOption(*thread));
+    const int64_t tid = mem.chosenThread(request.thread);
     if (tid <= 0) fail(kNoProcess);
     stacks.push_back(readFrames(mem, tid, window));
     if (stacks.front().frames.empty()) fail("thread tid " + std::to_string(tid) + " has no stack frames");
   }
-  classify(tv, stacks);
+  nameFrames(tv, d, stacks);
   std::string out;
   for (const TorchStack& stack : stacks)
     out += (out.empty() ? "" : "\n") + (stack.frames.empty() ? "thread tid " + std::to_string(stack.tid) + ": no stack frames\n"

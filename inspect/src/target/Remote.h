@@ -137,6 +137,9 @@ class Remote {
   // reason in *error), 3 (no debug information), -1 (the front end reads no frame variables).
   int frameVariable(const char* name, bool parameter, dscope_value* value, std::string* error) const;
   std::optional<int64_t> threadTid(int64_t n) const;
+  // The thread a command's --thread N means: the debugger's thread N where it has one, else the
+  // OS thread id N; without the option the debugger's selected thread (0 when it has none).
+  int64_t chosenThread(std::optional<int64_t> n) const { return n ? threadTid(*n).value_or(*n) : selectedTid(); }
   int64_t selectedTid() const { return target_ ? target_->selected_tid : 0; }
   // Whether the process has a thread of that OS id; nullopt when the front end cannot tell.
   std::optional<bool> threadExists(int64_t tid) const;

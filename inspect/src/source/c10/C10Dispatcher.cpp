@@ -1,17 +1,73 @@
 #include "source/c10/C10Dispatcher.h"
 
-#include "commands/CommandLine.h"
-#include "commands/Commands.h"
+#include <algorithm>
+#include <cstring>
+
 #include "source/c10/TorchSchema.h"
+#include "stack/TorchTrace.h"
 #include "target/ThreadLocal.h"
 
 namespace dscope::inspect {
 
+namespace {
+constexpr uint64_t kPrefetchBytes = 256 << 10;  // one read of the operator tables lying within this span
+}
+
 format::OperatorSnapshot C10Dispatcher::registrations(const Operator& op) const { return registrationsOf(tv_, op); }
 
-std::string C10Dispatcher::dispatchTrace(const ParsedArgs& args) const {
-  if (args.has("--json")) fail("on PyTorch, dispatch-trace answers in text (dispatch-summary --json gives every thread's state)");
-  return runTorchDispatchTrace(session_, args);
+// dispatchTable_: inline KernelFunctions, one per slot, read by address with each run of tables
+// lying close together fetched in one read (a page per operator, one front-end call each, was
+// most of a first dispatch-trace in GDB).
+void C10Dispatcher::visitStoredKernels(const std::function<void(const StoredKernel&)>& visit) const {
+  const C10Layout& l = tv_.layout();
+  std::vector<int> slot_key(l.count_table_slots, -1);
+  for (int k : keys().runtimeKeys())
+    if (const KeyInfo* info = keys().byValue(k); info && info->slot >= 0 && slot_key[info->slot] < 0) slot_key[info->slot] = k;
+  const uint64_t size = l.sizeof_KernelFunction, slots = slot_key.size();
+  std::vector<unsigned char> table(size * slots);
+  std::vector<const Operator*> ops;
+  for (const auto& op : tv_.operators()) ops.push_back(&op);
+  std::vector<const Operator*> by_address = ops;
+  std::sort(by_address.begin(), by_address.end(), [](const auto* a, const auto* b) { return a->entry < b->entry; });
+  const uint64_t offset = l.OperatorEntry_dispatchTable;
+  const uint64_t fallthrough = tv_.fallthroughKernel();
+  uint64_t fetched_to = 0;
+  for (size_t i = 0; i < by_address.size(); ++i) {
+    const Operator& op = *by_address[i];
+    if (op.entry + offset + table.size() > fetched_to) {
+      size_t j = i;
+      while (j + 1 < by_address.size() &&
+             by_address[j + 1]->entry + offset + table.size() - (op.entry + offset) <= kPrefetchBytes)
+        ++j;
+      fetched_to = by_address[j]->entry + offset + table.size();
+      tv_.mem().prefetch(op.entry + offset, fetched_to - (op.entry + offset));
+    }
+    try {
+      tv_.mem().read(op.entry + offset, table.data(), table.size(), "a dispatch table");
+    } catch (const InspectError&) {
+      continue;
+    }
+    for (uint64_t s = 0; s < slots; ++s) {
+      if (slot_key[s] < 0) continue;
+      const unsigned char* element = table.data() + s * size;
+      auto word = [&](uint64_t at) {
+        uint64_t w = 0;
+        std::memcpy(&w, element + at, 8);
+        return w;
+      };
+      const uint64_t boxed = word(l.KernelFunction_boxed);
+      if (fallthrough && boxed == fallthrough) continue;
+      visit({&op, slot_key[s], op.entry + offset + s * size, word(l.KernelFunction_functor),
+             {word(l.KernelFunction_unboxed), boxed, word(l.KernelFunction_sym_unboxed)}});
+    }
+  }
+}
+
+ProcessDispatchState C10Dispatcher::dispatchState() const { return torchDispatchState(tv_, *this); }
+
+std::string C10Dispatcher::dispatchTrace(const TraceRequest& request) const {
+  if (request.json) fail("on PyTorch, dispatch-trace answers in text (dispatch-summary --json gives every thread's state)");
+  return torchDispatchTrace(tv_, *this, request);
 }
 
 ThreadKeySets C10Dispatcher::threadKeySets(int64_t tid) const {

@@ -8,11 +8,9 @@
 
 namespace dscope::inspect {
 
-class Session;
-
 class C10Dispatcher final : public Dispatcher {
  public:
-  C10Dispatcher(Session& session, const TorchView& tv) : session_(session), tv_(tv), breaks_(tv) {}
+  explicit C10Dispatcher(const TorchView& tv) : tv_(tv), breaks_(tv) {}
 
   const char* runtimeId() const override { return "pytorch"; }
   const KeyTable& keys() const override { return tv_.keys(); }
@@ -23,13 +21,14 @@ class C10Dispatcher final : public Dispatcher {
   std::string kernelName(const Kernel& k) const override { return tv_.kernelName(k); }
   ThreadKeySets threadKeySets(int64_t tid) const override;
   uint64_t keySetOfWord(uint64_t word) const override;
+  void visitStoredKernels(const std::function<void(const StoredKernel&)>& visit) const override;
   uint64_t keySetOfValue(const std::string& text, const dscope_value& value) const override;
-  ProcessDispatchState dispatchState() const override { return torchDispatchState(session_); }
-  std::string dispatchTrace(const ParsedArgs& args) const override;
+  ProcessDispatchState dispatchState() const override;
+  bool tracesFromRecords() const override { return false; }
+  std::string dispatchTrace(const TraceRequest& request) const override;
   const BreakSupport& breaks() const override { return breaks_; }
 
  private:
-  Session& session_;
   const TorchView& tv_;
   C10Breaks breaks_;
 };

@@ -25,10 +25,12 @@ class DscopeDispatcher final : public Dispatcher {
   TableEntry computedEntry(const Operator& op, int key) const override;
   std::string kernelName(const Kernel& k) const override;
   ThreadKeySets threadKeySets(int64_t tid) const override;
+  void visitStoredKernels(const std::function<void(const StoredKernel&)>& visit) const override;
   uint64_t keySetOfWord(uint64_t word) const override { return word; }
   uint64_t keySetOfValue(const std::string& text, const dscope_value& value) const override;
   ProcessDispatchState dispatchState() const override;
-  std::string dispatchTrace(const ParsedArgs& args) const override;
+  bool tracesFromRecords() const override { return true; }
+  std::string dispatchTrace(const TraceRequest& request) const override;
   const BreakSupport& breaks() const override { return breaks_; }
 
  protected:

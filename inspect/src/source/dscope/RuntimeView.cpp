@@ -449,4 +449,46 @@ std::pair<DispatchKeySet, DispatchKeySet> RuntimeView::threadTls(const ThreadBlo
   return {raw.included(), raw.excluded()};
 }
 
+std::string corruptBlockLine(const ThreadBlock& b) {
+  return errorLine("the record block at " + hex(b.addr) + " is corrupt (" + b.corrupt + ")");
+}
+
+const ThreadBlock& selectThread(const RuntimeView& rt, const std::vector<ThreadBlock>& blocks, int64_t tid) {
+  const Remote& mem = rt.mem();
+  const ThreadIds& ids = mem.threadIds();
+  // A block holds the id its thread knows itself by (in a pid namespace, not the debugger's tid).
+  auto byTid = [&](int64_t tid) -> const ThreadBlock* {
+    const ThreadBlock* dead = nullptr;
+    const int64_t own = ids.ownId(tid);
+    for (const auto& b : blocks) {
+      if (b.records.tid != own && b.tid != tid) continue;
+      if (!b.corrupt.empty()) fail("thread tid " + ids.shown(tid) + ": " + corruptBlockLine(b).substr(8));
+      if (b.records.state == DSCOPE_THREAD_ALIVE) return &b;
+      if (!dead) dead = &b;  // a dead block keeps its last owner's tid
+    }
+    return dead;
+  };
+  // Not found: it has not dispatched, unless its block may be one that could not be read.
+  auto noBlock = [&](int64_t tid) {
+    // A number that is no thread at all (not the debugger's, no OS thread of the process).
+    if (mem.threadExists(tid) == false)
+      fail("no thread " + std::to_string(tid) + " (neither a debugger thread number nor a thread id that dispatched)");
+    std::string why;
+    for (const auto& b : blocks)
+      if (!b.corrupt.empty()) why = corruptBlockLine(b).substr(8);
+    if (!rt.warnings().empty()) why = rt.warnings().back();
+    if (!why.empty()) fail("thread tid " + ids.shown(tid) + " has no readable dispatch records: " + why);
+    fail("thread tid " + ids.shown(tid) + " has no dispatch records (it has not dispatched yet); "
+         "`dispatch-trace --all` lists the threads that have");
+  };
+  if (tid) {
+    if (const auto* b = byTid(tid)) return *b;
+    noBlock(tid);
+  }
+  for (const auto& b : blocks)
+    if (b.corrupt.empty() && b.records.state == DSCOPE_THREAD_ALIVE) return b;
+  if (!rt.warnings().empty()) fail("no readable thread dispatch records: " + rt.warnings().back());
+  fail("no thread has dispatched yet (no dispatch records)");
+}
+
 }  // namespace dscope::inspect

@@ -172,5 +172,10 @@ class RuntimeView {
   mutable bool runtime_library_found_ = false;
 };
 
+// The block of thread tid (0: the first alive block). A block found corrupt is no thread's:
+// InspectError saying so, as when the thread's block may be in a part of the list that was lost.
+const ThreadBlock& selectThread(const RuntimeView& rt, const std::vector<ThreadBlock>& blocks, int64_t tid);
+// "dscope: the record block at 0x... is corrupt (state 7 is neither alive nor dead)"
+std::string corruptBlockLine(const ThreadBlock& b);
 
 }  // namespace dscope::inspect
