@@ -13,6 +13,7 @@
 namespace dscope::inspect {
 
 const char* const kDispatchSummaryUsage = "dispatch-summary [--json]";
+const OptionSpec kDispatchSummaryOptions{{"--json"}, {"--runtime"}, {}, {}};
 
 namespace {
 
@@ -220,7 +221,7 @@ std::string tlsChange(std::pair<uint64_t, uint64_t> sets, std::pair<uint64_t, ui
 }
 
 std::string runDispatchSummary(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--json"}, {"--runtime"}}, kDispatchSummaryUsage);
+  ParsedArgs args = parseArgs(words, kDispatchSummaryOptions, kDispatchSummaryUsage);
   if (!args.positional.empty()) usageError("unexpected argument '" + shown(args.positional.front()) + "'", kDispatchSummaryUsage);
   const ProcessDispatchState process = s.dispatcher(args.value("--runtime")).dispatchState();
   const CrashSignature sig = crashSignature(process);

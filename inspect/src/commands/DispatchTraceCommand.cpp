@@ -26,6 +26,8 @@ namespace dscope::inspect {
 const char* const kDispatchTraceUsage =
     "dispatch-trace [--thread N|--all] [--full] [--json] | "
     "dispatch-trace --frames [--thread N] [--max-frames N] [--full] [--json]";
+const OptionSpec kDispatchTraceOptions{
+    {"--all", "--full", "--json", "--frames"}, {"--thread", "--max-frames", "--runtime"}, {}, {}};
 
 namespace {
 
@@ -513,8 +515,7 @@ ProcessDispatchState recordsDispatchState(Session& s) {
 }
 
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args =
-      parseArgs(words, {{"--all", "--full", "--json", "--frames"}, {"--thread", "--max-frames", "--runtime"}}, kDispatchTraceUsage);
+  ParsedArgs args = parseArgs(words, kDispatchTraceOptions, kDispatchTraceUsage);
   if (!args.positional.empty()) usageError("unexpected argument '" + shown(args.positional.front()) + "'", kDispatchTraceUsage);
   if (args.has("--all") && args.value("--thread")) usageError("--thread or --all, not both", kDispatchTraceUsage);
   return s.dispatcher(args.value("--runtime")).dispatchTrace(args);

@@ -14,6 +14,8 @@ namespace dscope::inspect {
 
 const char* const kKeysetUsage =
     "keyset EXPR|RAW [--verbose] [--json] [--profile FILE] | keyset --tls [--thread N] [--explain EXPR] [--json]";
+const OptionSpec kKeysetOptions{
+    {"--verbose", "--json", "--tls"}, {"--thread", "--explain", "--runtime", "--profile"}, {}, {"--explain"}};
 
 namespace {
 
@@ -198,8 +200,7 @@ int64_t chosenThread(const Remote& mem, const std::optional<std::string>& thread
 }
 
 std::string runKeyset(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args =
-      parseArgs(words, {{"--verbose", "--json", "--tls"}, {"--thread", "--explain", "--runtime", "--profile"}}, kKeysetUsage);
+  ParsedArgs args = parseArgs(words, kKeysetOptions, kKeysetUsage);
   if (auto profile = args.value("--profile")) return profileKeyset(s, args, *profile);
   if (args.has("--tls")) {
     if (!args.positional.empty()) usageError("--tls takes no key set (--explain EXPR explains one)", kKeysetUsage);

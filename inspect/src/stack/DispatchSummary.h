@@ -14,8 +14,10 @@
 namespace dscope::inspect {
 
 class Session;
+struct OptionSpec;
 
 extern const char* const kDispatchSummaryUsage;
+extern const OptionSpec kDispatchSummaryOptions;
 
 // A re-dispatch loop on one thread.
 struct DispatchLoop {
