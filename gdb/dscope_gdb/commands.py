@@ -7,7 +7,6 @@ import textwrap
 import gdb
 
 from . import target
-from .target import INTERRUPTED
 
 _inspect = None  # set by install()
 
@@ -29,7 +28,7 @@ class _DscopeCommand(gdb.Command):
     """A user command of the library's table (dscope_command_at): runs "<name> <arguments>" through
     the library; one line on any failure."""
 
-    def __init__(self, name, summary, details, flags):
+    def __init__(self, name, summary, details, _flags):
         # `help NAME`: the summary, the usage line the library's usage errors print (one source for
         # both debuggers' help and the errors), then the details, wrapped (GDB prints help as it is).
         usage = "\nUsage: " + _inspect.usage(name).replace(" | ", "\n       ")
@@ -37,7 +36,6 @@ class _DscopeCommand(gdb.Command):
         self.__doc__ = "%s%s\n\n%s" % (summary, usage, wrapped)
         super().__init__(name, gdb.COMMAND_DATA)
         self._name = name
-        self._flags = flags
 
     def invoke(self, argument, from_tty):
         try:
@@ -45,55 +43,28 @@ class _DscopeCommand(gdb.Command):
             # conditions and stop handlers run while GDB still counts the thread as running.)
             thread = gdb.selected_thread()
             if thread is not None and thread.is_running():
-                gdb.write("dscope: the process is running: stop it first (GDB: interrupt, LLDB: process interrupt)\n")
+                gdb.write(_inspect.running_line)
                 return
             self.run(argument.strip())
         except KeyboardInterrupt:  # Ctrl-C outside the library's run (Inspect.run answers it inside)
-            _write_line(INTERRUPTED)
+            _write_line(_inspect.interrupted_line)
         except Exception as e:  # never a traceback in the user's session
             gdb.write("dscope: %s\n" % (str(e).splitlines()[0] if str(e) else type(e).__name__))
 
     def run(self, argument):
         _run("%s %s" % (self._name, argument))
 
-    # Options whose value is a dispatch key; the values of these are no operator names either.
-    _KEY_OPTIONS = ("--key", "--missing")
-    _OPTIONS_WITH_VALUES = _KEY_OPTIONS + ("--delete", "--thread", "--max-frames", "--explain")
-
     def complete(self, text, word):
-        if self._flags & target.COMMAND_COMPLETES_EXPRESSION:
-            return self._complete_expression(text)
-        if self._flags & target.COMMAND_COMPLETES_OPERATOR:
-            return self._complete_operator(text, word)
-        return gdb.COMPLETE_NONE
-
-    @staticmethod
-    def _complete_expression(text):
-        """An expression completes as in `print` (variables, members, functions); an option not."""
-        typing = "" if not text or text[-1].isspace() else text.split()[-1]
-        return gdb.COMPLETE_NONE if typing.startswith("-") else gdb.COMPLETE_EXPRESSION
-
-    def _complete_operator(self, text, word):
-        """Operator names where the operator goes, dispatch key names after --key and --missing.
-        GDB breaks words at ':' and '.' too, so `word` is only the tail of a name (`m` in
-        `aten::m`): complete the whole name, hand back its tail."""
-        words = text.split() + ([""] if not text or text[-1].isspace() else [])
-        typing, word = words[-1], word or ""
-        if not typing.endswith(word):
-            return gdb.COMPLETE_NONE
-        # The operator is the one word that is no option and no option's value.
-        operators = [i for i, w in enumerate(words)
-                     if not w.startswith("-") and (i == 0 or words[i - 1] not in self._OPTIONS_WITH_VALUES)]
+        """What the library says completes the word being typed (dscope_inspect_complete). GDB
+        breaks words at ':' and '.' too, so its `word` is only the tail of that word (`m` in
+        `aten::m`): each name the library gives is what to add to it."""
         try:
-            if len(words) > 1 and words[-2] in self._KEY_OPTIONS:
-                names = _inspect.complete_keys(typing)
-            elif operators == [len(words) - 1]:
-                names = _inspect.complete_ops(typing)
-            else:
-                return gdb.COMPLETE_NONE
-            return [name[len(typing) - len(word):] for name in names]
-        except Exception:
+            additions = _inspect.complete(self._name, text)
+        except Exception:  # completion offers nothing rather than a traceback
             return gdb.COMPLETE_NONE
+        if additions is None:
+            return gdb.COMPLETE_EXPRESSION
+        return [(word or "") + addition for addition in additions]
 
 
 # The width GDB's help paragraphs are wrapped to.

@@ -120,7 +120,6 @@ def _copy_out(text, out, size):
 # while ctypes converts its result): ctypes then hands it to sys.unraisablehook, which Inspect.run
 # points at _unraisable for the command, and C gets an unspecified value back.
 _interrupt = {"seen": False}
-INTERRUPTED = "dscope: interrupted (Ctrl-C)\n"
 
 
 def _failed(error, status=1):
@@ -575,6 +574,9 @@ HIT_CONTINUE, HIT_STOP, HIT_SYNC_ON_RETURN = 0, 1, 2
 POINT_FUNCTION, POINT_LOAD = 0, 1
 POINT_HITS, POINT_ARMS, POINT_LOCATES = 1, 2, 4
 COMMAND_BREAKS, COMMAND_COMPLETES_OPERATOR, COMMAND_COMPLETES_EXPRESSION = 1, 2, 4
+# inspect.h dscope_completes and dscope_message
+_COMPLETES_NAMES, _COMPLETES_EXPRESSION = 0, 1
+_MESSAGE_PROCESS_RUNNING, _MESSAGE_INTERRUPTED = 0, 1
 
 # The registers the library names (dscope_thread_pointer_register), for the callbacks; set by Inspect.
 _registers = {"thread_pointer": None}
@@ -589,8 +591,7 @@ class Inspect:
         strings = {  # the functions that return a string to free
             "dscope_inspect_run": [target, ctypes.c_char_p, is_error],
             "dscope_inspect_usage": [ctypes.c_char_p, is_error],
-            "dscope_inspect_complete_ops": [target, ctypes.c_char_p, ctypes.c_int],
-            "dscope_inspect_complete_keys": [target, ctypes.c_char_p],
+            "dscope_inspect_complete": [target, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)],
             "dscope_frame_key": [target, ctypes.c_char_p, is_error],
             "dscope_breaks_command": [table, target, ctypes.c_char_p, is_error],
             "dscope_breaks_arm": [table, target, is_error],
@@ -620,12 +621,18 @@ class Inspect:
         self._lib.dscope_stop_register_at.restype = ctypes.c_char_p
         self._lib.dscope_stop_register_at.argtypes = [ctypes.c_uint64]
         self._lib.dscope_thread_pointer_register.restype = ctypes.c_char_p
+        self._lib.dscope_inspect_message.restype = ctypes.c_char_p
+        self._lib.dscope_inspect_message.argtypes = [ctypes.c_int]
         self.break_points = [(row.where, row.name.decode(), row.does)
                              for row in _rows(lambda i: self._lib.dscope_break_point_at(_FRONT_END, i))]
         self.commands = [(row.name.decode(), row.summary.decode(), row.details.decode(), row.flags)
                          for row in _rows(lambda i: self._lib.dscope_command_at(_FRONT_END, i))]
         self.stop_registers = [name.decode() for name in _rows(self._lib.dscope_stop_register_at)]
         _registers["thread_pointer"] = self._lib.dscope_thread_pointer_register().decode()
+        # The lines GDB prints itself, each with its newline: a command while the process runs,
+        # one that Ctrl-C ended.
+        self.running_line, self.interrupted_line = (self._lib.dscope_inspect_message(which).decode() + "\n"
+                                                    for which in (_MESSAGE_PROCESS_RUNNING, _MESSAGE_INTERRUPTED))
         self._target = _Target(None, _read_memory, _write_memory, _find_symbol, _module_at, _evaluate,
                                _frame_variable, _thread_tid, 0, _stack_frame, 0, _frame_walk_end, _thread_exists, _mapping_starts,
                                _executable_build_id, 0, _place_break_hook, 0, _thread_pointer)
@@ -667,7 +674,7 @@ class Inspect:
         is_error = ctypes.c_int(0)
         text = self._call(lambda target: self._take(call(target, ctypes.byref(is_error))))
         if text is _INTERRUPTED:
-            return INTERRUPTED, True
+            return self.interrupted_line, True
         return text, bool(is_error.value)
 
     def run(self, command_line):
@@ -721,9 +728,16 @@ class Inspect:
         """The usage line of a user command."""
         return self._take(self._lib.dscope_inspect_usage(command.encode(), None)).strip()
 
-    def complete_keys(self, prefix):
-        text = self._take(self._lib.dscope_inspect_complete_keys(ctypes.byref(self._target), prefix.encode()))
-        return [line for line in text.splitlines() if line]
+    def complete(self, command, arguments):
+        """What completes the word being typed in `arguments`, the text after `command` up to the
+        cursor (dscope_inspect_complete): what each name adds to that word, or None where GDB's own
+        expression completion does."""
+        completes = ctypes.c_int(_COMPLETES_NAMES)
+        text = self._take(self._lib.dscope_inspect_complete(ctypes.byref(self._target), command.encode(),
+                                                            arguments.encode(), ctypes.byref(completes)))
+        if completes.value == _COMPLETES_EXPRESSION:
+            return None
+        return text.split("\n")[:-1]  # each name ends in a newline; an empty one is the word itself
 
     def frame_op_is(self, frame, name):
         """(1 or 0, None), or (None, the error line): whether the selected frame dispatches `name`."""
@@ -731,7 +745,7 @@ class Inspect:
         answer = self._call(lambda target: self._lib.dscope_frame_op_is(target, frame.encode(), name.encode(),
                                                                         ctypes.byref(error)))
         if answer is _INTERRUPTED:
-            return None, INTERRUPTED
+            return None, self.interrupted_line
         return (None, self._take(error.value)) if answer < 0 else (answer, None)
 
     def frame_key(self, frame):
@@ -745,12 +759,8 @@ class Inspect:
         answer = self._call(lambda target: value_types.take_summary(
             self._lib.dscope_value_summary(target, ctypes.byref(description)), self._lib.dscope_summary_free))
         if answer is _INTERRUPTED:
-            return INTERRUPTED, True, []
+            return self.interrupted_line, True, []
         return answer or ("dscope: out of memory", True, [])
-
-    def complete_ops(self, prefix, limit=200):
-        text = self._take(self._lib.dscope_inspect_complete_ops(ctypes.byref(self._target), prefix.encode(), limit))
-        return [line for line in text.splitlines() if line]
 
 
 def _rows(row_at):

@@ -14,6 +14,7 @@
 #include "commands/Commands.h"
 #include "stack/DispatchSummary.h"
 #include "text/Json.h"
+#include "frontends/FrontEnds.h"
 #include "target/ModuleFiles.h"
 
 #define DSCOPE_INSPECT_EXPORT extern "C" __attribute__((visibility("default")))
@@ -23,27 +24,104 @@ namespace {
 
 const char* kCommands = "keyset, op-table, dispatch-trace, dispatch-summary";
 
+// A user command's usage line and the options it parses its words with.
+struct CommandSyntax {
+  const char* usage;
+  const OptionSpec* options;
+};
+const std::map<std::string, CommandSyntax>& userCommandSyntax() {
+  static const std::map<std::string, CommandSyntax> syntax{
+      {"keyset", {kKeysetUsage, &kKeysetOptions}},
+      {"op-table", {kOpTableUsage, &kOpTableOptions}},
+      {"dispatch-trace", {kDispatchTraceUsage, &kDispatchTraceOptions}},
+      {"dispatch-summary", {kDispatchSummaryUsage, &kDispatchSummaryOptions}},
+      {"dispatch-break", {kDispatchBreakUsage, &kDispatchBreakOptions}}};
+  return syntax;
+}
+
 // A user command's usage line, for the front ends' help.
 std::string usageOf(const std::string& command) {
-  const std::map<std::string, const char*> usages{{"keyset", kKeysetUsage}, {"op-table", kOpTableUsage},
-                                                  {"dispatch-trace", kDispatchTraceUsage},
-                                                  {"dispatch-summary", kDispatchSummaryUsage},
-                                                  {"dispatch-break", kDispatchBreakUsage}};
-  if (usages.count(command)) return std::string(usages.at(command)) + "\n";
+  const auto& syntax = userCommandSyntax();
+  if (auto it = syntax.find(command); it != syntax.end()) return std::string(it->second.usage) + "\n";
   std::string names;
-  for (const auto& [name, usage] : usages) names += (names.empty() ? "" : ", ") + name;
+  for (const auto& [name, usage] : syntax) names += (names.empty() ? "" : ", ") + name;
   fail("no command '" + shown(command) + "'; commands: " + names);
 }
 
-// The runtime keys (what --key and --missing take) starting with prefix, in c10's DispatchKeySet
-// order, for the front ends' completion.
-// The runtime keys of a key table whose names start with prefix, in c10's order, one per line.
-std::string keyNamesFrom(const KeyTable& keys, const std::string& prefix) {
-  std::string out;
+// The runtime keys of a key table whose names start with prefix, in c10's order.
+std::vector<std::string> keyNamesFrom(const KeyTable& keys, const std::string& prefix) {
+  std::vector<std::string> names;
   for (int k : keys.runtimeKeys()) {
     const std::string& name = keys.name(k);
-    if (k != 0 && name.compare(0, prefix.size(), prefix) == 0) out += name + "\n";
+    if (k != 0 && name.compare(0, prefix.size(), prefix) == 0) names.push_back(name);
   }
+  return names;
+}
+
+// The runtime keys (what --key and --missing take) starting with prefix, of the runtime the target
+// holds; DispatchScope's own with no target or none readable.
+std::vector<std::string> keyNames(const dscope_target* target, const std::string& prefix) {
+  if (target) {
+    try {
+      Session session(target);
+      return keyNamesFrom(session.dispatcher(std::nullopt).keys(), prefix);
+    } catch (const InspectError&) {  // no runtime readable: our own table's names
+    }
+  }
+  return keyNamesFrom(dscopeKeyTable(), prefix);
+}
+
+// The names of the operators of the runtime the target holds that start with prefix, at most limit.
+std::vector<std::string> operatorNames(const dscope_target* target, const std::string& prefix, int limit) {
+  Session session(target);
+  std::vector<std::string> names;
+  for (const auto& op : session.dispatcher(std::nullopt).operators()) {
+    if (static_cast<int>(names.size()) >= limit) break;
+    if (op.name.compare(0, prefix.size(), prefix) == 0) names.push_back(op.name);
+  }
+  return names;
+}
+
+// The most operator names a completion offers (a runtime holds thousands).
+constexpr int kCompletedOperators = 200;
+
+// What the operand of a user command completes to (its DSCOPE_COMMAND_COMPLETES_* flag).
+Completes operandOf(const std::string& command) {
+  const uint32_t flags = commandFlags(command);
+  if (flags & DSCOPE_COMMAND_COMPLETES_EXPRESSION) return Completes::Expression;
+  if (flags & DSCOPE_COMMAND_COMPLETES_OPERATOR) return Completes::Operator;
+  return Completes::Nothing;
+}
+
+// dscope_inspect_complete's names: what each candidate adds to the word typed, one per line.
+std::string completion(const dscope_target* target, const std::string& command, const std::string& arguments,
+                       int* completes) {
+  const auto& syntax = userCommandSyntax();
+  const auto it = syntax.find(command);
+  if (it == syntax.end()) return "";
+  const TypedWord typed = typedWord(arguments, *it->second.options, operandOf(command));
+  std::vector<std::string> names;
+  switch (typed.completes) {
+    case Completes::Expression:
+      if (completes) *completes = DSCOPE_COMPLETES_EXPRESSION;
+      return "";
+    case Completes::Operator:
+      names = operatorNames(target, typed.text, kCompletedOperators);
+      break;
+    case Completes::KeyName:
+      names = keyNames(target, typed.text);
+      break;
+    case Completes::Nothing:
+      break;
+  }
+  std::string out;
+  for (const std::string& name : names) out += name.substr(typed.text.size()) + "\n";
+  return out;
+}
+
+std::string lines(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += name + "\n";
   return out;
 }
 
@@ -217,17 +295,21 @@ DSCOPE_INSPECT_EXPORT char* dscope_inspect_usage(const char* command, int* is_er
 
 DSCOPE_INSPECT_EXPORT char* dscope_inspect_complete_keys(const dscope_target* target, const char* prefix) {
   using namespace dscope::inspect;
-  return guarded(nullptr, [&] {
-    const std::string p = prefix ? prefix : "";
-    if (target) {
-      try {
-        Session session(target);
-        return keyNamesFrom(session.dispatcher(std::nullopt).keys(), p);
-      } catch (const InspectError&) {  // no runtime readable: our own table's names
-      }
-    }
-    return keyNamesFrom(dscopeKeyTable(), p);
-  });
+  return guarded(nullptr, [&] { return lines(keyNames(target, prefix ? prefix : "")); });
+}
+
+DSCOPE_INSPECT_EXPORT char* dscope_inspect_complete(const dscope_target* target, const char* command,
+                                                    const char* arguments, int* completes) {
+  using namespace dscope::inspect;
+  if (completes) *completes = DSCOPE_COMPLETES_NAMES;
+  std::string out;
+  try {
+    out = completion(target, command ? command : "", arguments ? arguments : "", completes);
+  } catch (...) {  // completion offers nothing rather than an error
+    out.clear();
+    if (completes) *completes = DSCOPE_COMPLETES_NAMES;
+  }
+  return copyOut(out);
 }
 
 DSCOPE_INSPECT_EXPORT int dscope_frame_op_is(const dscope_target* target, const char* frame, const char* name,
@@ -367,15 +449,7 @@ DSCOPE_INSPECT_EXPORT char* dscope_inspect_complete_ops(const dscope_target* tar
   using namespace dscope::inspect;
   std::string out;
   try {
-    Session session(target);
-    const std::string p = prefix ? prefix : "";
-    int n = 0;
-    auto offer = [&](const std::string& name) {
-      if (n >= limit || name.compare(0, p.size(), p) != 0) return;
-      out += name + "\n";
-      ++n;
-    };
-    for (const auto& op : session.dispatcher(std::nullopt).operators()) offer(op.name);
+    out = lines(operatorNames(target, prefix ? prefix : "", limit));
   } catch (...) {
     out.clear();  // completion offers nothing rather than an error
   }

@@ -286,7 +286,8 @@ InspectResult LldbTarget::answer(const std::function<char*(const dscope_target*,
   InspectResult result;
   const lldb::StateType state = process_.IsValid() ? process_.GetState() : lldb::eStateInvalid;
   if (state == lldb::eStateRunning || state == lldb::eStateStepping) {
-    result.text = std::string(kRunningProcess) + "\n";  // async mode (lldb-dap): its memory is moving
+    // Async mode (lldb-dap): its memory is moving.
+    result.text = std::string(dscope_inspect_message(DSCOPE_MESSAGE_PROCESS_RUNNING)) + "\n";
     result.is_error = true;
     return result;
   }
@@ -296,7 +297,7 @@ InspectResult LldbTarget::answer(const std::function<char*(const dscope_target*,
   result.is_error = is_error != 0 || !text;
   dscope_inspect_free(text);
   if (interrupted()) {  // the callbacks failed from the interrupt on: the text is no answer
-    result.text = std::string(kInterrupted) + "\n";
+    result.text = std::string(dscope_inspect_message(DSCOPE_MESSAGE_INTERRUPTED)) + "\n";
     result.is_error = result.interrupted = true;
   }
   if (!result.text.empty() && result.text.back() != '\n') result.text += '\n';  // "" (nothing to say) stays ""

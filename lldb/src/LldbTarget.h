@@ -20,8 +20,9 @@ namespace dscope::lldb_plugin {
 struct InspectResult {
   std::string text;  // ends with '\n'
   bool is_error = false;
-  // Ctrl-C ended the command (text is kInterrupted). LLDB drops an interrupted command's result
-  // ("... Interrupted."), so the caller writes the line to the debugger's output itself.
+  // Ctrl-C ended the command (text is the library's DSCOPE_MESSAGE_INTERRUPTED line). LLDB drops
+  // an interrupted command's result ("... Interrupted."), so the caller writes the line to the
+  // debugger's output itself.
   bool interrupted = false;
 };
 
@@ -36,13 +37,6 @@ class LldbTarget {
 
   // The debugger's selected target, thread and frame.
   static LldbTarget forSelected(lldb::SBDebugger& debugger);
-
-  // The one line for a command given while the process runs (GDB's front end says the same).
-  static constexpr const char* kRunningProcess =
-      "dscope: the process is running: stop it first (GDB: interrupt, LLDB: process interrupt)";
-
-  // The one line for a command that Ctrl-C ended (GDB's front end says the same).
-  static constexpr const char* kInterrupted = "dscope: interrupted (Ctrl-C)";
 
   // Runs "<command> <arguments>" through the inspect library.
   InspectResult run(const std::string& command_line);

@@ -141,6 +141,12 @@ dscope_lldb_test(lldb_keyset_without_process
   EXPECT "${DSCOPE_CPU_KEYS}" "DispatchKeySet(CPU, UnknownUnknown)"
          "dscope: no process or core file (start the program" "Syntax: keyset EXPR|RAW [--verbose] [--json] [--profile FILE] | keyset --tls"
          "Syntax: dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N")
+# A command while the process runs (async mode, as lldb-dap runs LLDB) is refused in the line GDB
+# prints (tests/CMakeLists.txt gdb_process_running).
+dscope_lldb_test(lldb_process_running
+  CMD "script lldb.debugger.SetAsync(True)" "target create ${DSCOPE_SLEEP}" "process launch -- 30" "keyset 1"
+      "process kill"
+  EXPECT "(lldb) keyset 1\n${DSCOPE_RUNNING_LINE}" REJECT "DispatchKeySet(")
 
 # ---- live ----
 

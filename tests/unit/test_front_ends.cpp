@@ -25,6 +25,17 @@ std::vector<const dscope_command_help*> commandsOf(const char* front_end) {
   return rows;
 }
 
+// What the library completes the word being typed with after `command arguments`: "EXPRESSION"
+// for the debugger's own completion, else each addition to the word, then a newline.
+std::string completed(const char* command, const char* arguments, const dscope_target* target = nullptr) {
+  int completes = -1;
+  char* names = dscope_inspect_complete(target, command, arguments, &completes);
+  std::string out = names ? names : "(null)";
+  dscope_inspect_free(names);
+  if (completes == DSCOPE_COMPLETES_EXPRESSION) return out.empty() ? "EXPRESSION" : "EXPRESSION with " + out;
+  return completes == DSCOPE_COMPLETES_NAMES ? out : "completes " + std::to_string(completes);
+}
+
 }  // namespace
 
 TEST_SUITE("front ends") {
@@ -104,5 +115,44 @@ TEST_SUITE("front ends") {
     CHECK(breaks == 1);
     CHECK(dscope_command_at("dbx", 0) == nullptr);
     CHECK(dscope_command_at(nullptr, 0) == nullptr);
+  }
+
+  TEST_CASE("completion: the commands' own options decide what the word being typed is") {
+    // Without a process the key names are DispatchScope's own table's (and no operator is known).
+    CHECK(completed("op-table", "aten::mm --key AutogradC") == "PU\nUDA\n");
+    CHECK(completed("op-table", "--missing Met") == "a\nal\n");  // Meta, Metal
+    CHECK(completed("op-table", "--missing Meta") == "\nl\n");  // the word is a name already
+    CHECK(completed("dispatch-break", "--key CP") == "U\n");
+    CHECK(completed("op-table", "--key ") == completed("op-table", "--missing "));
+    CHECK(completed("op-table", "--key ").find("CPU\n") != std::string::npos);
+    // Another option's value, an option, a word where the command takes none: nothing.
+    CHECK(completed("dispatch-trace", "--thread ").empty());
+    CHECK(completed("dispatch-trace", "--max-frames 1").empty());
+    CHECK(completed("op-table", "--runtime t").empty());
+    CHECK(completed("dispatch-break", "--delete ").empty());
+    CHECK(completed("op-table", "--k").empty());
+    CHECK(completed("dispatch-summary", "").empty());
+    CHECK(completed("keyset", "--thread ").empty());
+    // keyset's operand and --explain's value are expressions; an option is not.
+    CHECK(completed("keyset", "") == "EXPRESSION");
+    CHECK(completed("keyset", "dscope_debug_desc") == "EXPRESSION");
+    CHECK(completed("keyset", "--tls --explain ks") == "EXPRESSION");
+    CHECK(completed("keyset", "--tls --thread 2 ") == "EXPRESSION");
+    CHECK(completed("keyset", "--tl").empty());
+    // A key name is no option's value once a space ends it; quotes are read as the command reads them.
+    CHECK(completed("op-table", "--key CPU") == "\n");
+    CHECK(completed("op-table", "--key 'AutogradC") == "PU\nUDA\n");
+    CHECK(completed("op-table", "--key 'AutogradCPU' ").empty());  // the operator's place: none known
+    // No such command: nothing, never an error line.
+    CHECK(completed("dispatch-break-parse", "").empty());
+    CHECK(completed(nullptr, nullptr).empty());
+  }
+
+  TEST_CASE("messages: the lines a front end prints itself") {
+    CHECK(std::string(dscope_inspect_message(DSCOPE_MESSAGE_PROCESS_RUNNING)) ==
+          "dscope: the process is running: stop it first (GDB: interrupt, LLDB: process interrupt)");
+    CHECK(std::string(dscope_inspect_message(DSCOPE_MESSAGE_INTERRUPTED)) == "dscope: interrupted (Ctrl-C)");
+    CHECK(dscope_inspect_message(-1) == nullptr);
+    CHECK(dscope_inspect_message(DSCOPE_MESSAGE_INTERRUPTED + 1) == nullptr);
   }
 }

@@ -273,6 +273,15 @@ TEST_SUITE("inspect") {
     char* completions = dscope_inspect_complete_ops(t.get(), "insp::p", 2);
     CHECK(std::string(completions) == "insp::probe\ninsp::ping\n");
     dscope_inspect_free(completions);
+    // Where the operator goes, the operators of the process (what each adds to the word typed).
+    int completes = -1;
+    completions = dscope_inspect_complete(t.get(), "op-table", "--key CPU insp::p", &completes);
+    CHECK(completes == DSCOPE_COMPLETES_NAMES);
+    CHECK(std::string(completions).rfind("robe\ning\n", 0) == 0);
+    dscope_inspect_free(completions);
+    completions = dscope_inspect_complete(t.get(), "op-table", "insp::probe insp::p", &completes);
+    CHECK(std::string(completions).empty());  // one operator: not after it
+    dscope_inspect_free(completions);
   }
 
   TEST_CASE("keyset: PyTorch's repr - raw value and highest key - with no process at all") {

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define DSCOPE_INSPECT_ABI_VERSION 14
+#define DSCOPE_INSPECT_ABI_VERSION 15
 
 /* A value as the debugger sees it, described without reading through it (evaluate, frame_variable,
  * and the printers' dscope_value_summary): the library alone knows what the runtime's types hold.
@@ -159,6 +159,22 @@ char* dscope_inspect_complete_ops(const dscope_target* target, const char* prefi
  * the runtime the target holds (its key table); DispatchScope's own with no target (NULL) or none
  * readable. */
 char* dscope_inspect_complete_keys(const dscope_target* target, const char* prefix);
+/* What completes the word being typed on a user command's line: `command` is the command's word,
+ * `arguments` the text after it up to the cursor. The library decides by the command's own options
+ * what that word is (dscope_completes into *completes): where the operator goes, operator names (at
+ * most 200); after --key and --missing, key names (dscope_inspect_complete_keys); after another
+ * option that takes a value, nothing; where an expression goes (the operand of a command with
+ * DSCOPE_COMMAND_COMPLETES_EXPRESSION, --explain's value), the debugger's own completion. Returns
+ * the names as what each adds to the word typed so far (the word itself left out, so a front end
+ * that breaks words elsewhere, as GDB does at ':' and '.', appends it to its own word), one a
+ * line, each line ending in a newline and empty where the word typed is a name already. Never an
+ * error: what it cannot answer (no such command, unreadable memory) completes to nothing. */
+enum dscope_completes {
+  DSCOPE_COMPLETES_NAMES = 0,      /* the names returned (none: nothing completes the word) */
+  DSCOPE_COMPLETES_EXPRESSION = 1  /* the debugger's own expression completion (no names returned) */
+};
+char* dscope_inspect_complete(const dscope_target* target, const char* command, const char* arguments,
+                              int* completes);
 
 void dscope_inspect_free(char* s);
 
@@ -325,6 +341,15 @@ typedef struct dscope_command_help {
 #define DSCOPE_COMMAND_COMPLETES_EXPRESSION 4u /* its operand is an expression of the debugger's */
 /* Row `index` (from 0) of `front_end`'s user commands. */
 const dscope_command_help* dscope_command_at(const char* front_end, uint64_t index);
+
+/* The lines a front end prints itself, without asking the library for an answer. */
+enum dscope_message {
+  DSCOPE_MESSAGE_PROCESS_RUNNING = 0, /* a user command while the process runs (non-stop, async) */
+  DSCOPE_MESSAGE_INTERRUPTED = 1      /* a user command that Ctrl-C ended */
+};
+/* Message `which` (dscope_message): one "dscope: " line without its newline; NULL for another
+ * number. Static: never freed. */
+const char* dscope_inspect_message(int which);
 
 #ifdef __cplusplus
 }

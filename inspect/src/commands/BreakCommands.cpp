@@ -15,6 +15,7 @@ namespace dscope::inspect {
 
 const char* const kDispatchBreakUsage =
     "dispatch-break OP [--key K] | dispatch-break --list | dispatch-break --delete N | dispatch-break --why [--json]";
+const OptionSpec kDispatchBreakOptions{{"--list", "--why", "--json"}, {"--key", "--delete"}, {"--key"}, {}};
 
 namespace {
 
@@ -76,7 +77,7 @@ std::string explanationJson(const DispatchExplanation& e) {
 }
 
 std::string BreakTable::command(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--list", "--why", "--json"}, {"--key", "--delete"}}, kDispatchBreakUsage);
+  ParsedArgs args = parseArgs(words, kDispatchBreakOptions, kDispatchBreakUsage);
   if (args.has("--why")) {
     if (!args.positional.empty() || !args.values.empty() || args.has("--list")) usageError("--why takes only --json", kDispatchBreakUsage);
     return why(s, args.has("--json"));

@@ -65,6 +65,35 @@ ParsedArgs parseArgs(const std::vector<std::string>& words, const OptionSpec& sp
   return args;
 }
 
+TypedWord typedWord(const std::string& arguments, const OptionSpec& spec, Completes operand) {
+  std::vector<std::string> words = splitWords(arguments);
+  // A new word starts at the cursor when one more character would make one (after a space outside
+  // quotes): splitWords' own rules decide, quotes and escapes included.
+  if (splitWords(arguments + "x").size() > words.size()) words.emplace_back();
+  const std::string typing = words.back();
+  if (typing.compare(0, 1, "-") == 0) return {Completes::Nothing, typing};
+  size_t operands_before = 0;
+  bool value_of_option = false;
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    // A valued option's next word is its value, whatever it looks like (as in parseArgs).
+    if (value_of_option) {
+      value_of_option = false;
+    } else if (spec.valued.count(words[i])) {
+      value_of_option = true;
+    } else if (words[i].compare(0, 1, "-") != 0) {
+      ++operands_before;
+    }
+  }
+  if (value_of_option) {
+    const std::string& option = words[words.size() - 2];
+    if (spec.key_names.count(option)) return {Completes::KeyName, typing};
+    if (spec.expressions.count(option)) return {Completes::Expression, typing};
+    return {Completes::Nothing, typing};
+  }
+  if (operand == Completes::Operator && operands_before > 0) return {Completes::Nothing, typing};
+  return {operand, typing};
+}
+
 std::optional<uint64_t> parseNumber(const std::string& text) {
   if (text.empty() || text.size() > 40 || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
   // C's and the debuggers' rules: 0x is hex, another leading 0 octal.

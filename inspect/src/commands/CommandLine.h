@@ -37,11 +37,31 @@ struct ParsedArgs {
 struct OptionSpec {
   std::set<std::string> flags;   // options without a value
   std::set<std::string> valued;  // options followed by one value
+  // What some valued options' values are, for completion; each is one of `valued`.
+  std::set<std::string> key_names;    // a runtime key name ("--key CPU")
+  std::set<std::string> expressions;  // an expression of the debugger's ("--explain ks")
 };
 
 // Throws InspectError("dscope: <problem>; usage: <usage>") on an unknown option, a missing value
 // or an option given twice.
 ParsedArgs parseArgs(const std::vector<std::string>& words, const OptionSpec& spec, const std::string& usage);
+
+// What the word being typed at the end of a command's arguments is, and so what completes it.
+enum class Completes {
+  Nothing,     // an option, another option's value, or a word where the command takes none
+  Operator,    // an operator name: the command's operand, where it goes
+  KeyName,     // a runtime key name: the value of one of the spec's key_names
+  Expression,  // an expression of the debugger's: the command's operand, or one of the spec's expressions
+};
+struct TypedWord {
+  Completes completes;
+  std::string text;  // the word as typed so far (as splitWords reads it); "" at the start of a new word
+};
+// `arguments`: the command line after the command word, up to the cursor; `operand`: what the
+// command's words that are no option and no option's value are (Operator: only the first
+// completes, the command takes one; Expression: each; Nothing). Decided by the words parseArgs
+// would read, with the spec parseArgs is given.
+TypedWord typedWord(const std::string& arguments, const OptionSpec& spec, Completes operand);
 
 [[noreturn]] void usageError(const std::string& problem, const std::string& usage);
 

@@ -20,6 +20,12 @@ extern const char* const kOpTableUsage;
 extern const char* const kDispatchTraceUsage;
 extern const char* const kDispatchBreakUsage;
 extern const char* const kDispatchSummaryUsage;
+// Their options (parseArgs), which completion also reads.
+extern const OptionSpec kKeysetOptions;
+extern const OptionSpec kOpTableOptions;
+extern const OptionSpec kDispatchTraceOptions;
+extern const OptionSpec kDispatchBreakOptions;
+extern const OptionSpec kDispatchSummaryOptions;
 
 std::string runKeyset(Session& s, const std::vector<std::string>& words);
 std::string runOpTable(Session& s, const std::vector<std::string>& words);

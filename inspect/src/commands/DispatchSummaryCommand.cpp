@@ -13,6 +13,7 @@
 namespace dscope::inspect {
 
 const char* const kDispatchSummaryUsage = "dispatch-summary [--json]";
+const OptionSpec kDispatchSummaryOptions{{"--json"}, {"--runtime"}, {}, {}};
 
 namespace {
 
@@ -114,7 +115,7 @@ std::string summaryJson(const ProcessDispatchState& p, const CrashSignature& sig
 }  // namespace
 
 std::string runDispatchSummary(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args = parseArgs(words, {{"--json"}, {"--runtime"}}, kDispatchSummaryUsage);
+  ParsedArgs args = parseArgs(words, kDispatchSummaryOptions, kDispatchSummaryUsage);
   if (!args.positional.empty()) usageError("unexpected argument '" + shown(args.positional.front()) + "'", kDispatchSummaryUsage);
   const ProcessDispatchState process = s.dispatcher(args.value("--runtime")).dispatchState();
   const CrashSignature sig = crashSignature(process);

@@ -11,6 +11,8 @@ namespace dscope::inspect {
 const char* const kDispatchTraceUsage =
     "dispatch-trace [--thread N|--all] [--full] [--json] | "
     "dispatch-trace --frames [--thread N] [--max-frames N] [--full] [--json]";
+const OptionSpec kDispatchTraceOptions{
+    {"--all", "--full", "--json", "--frames"}, {"--thread", "--max-frames", "--runtime"}, {}, {}};
 
 namespace {
 
@@ -19,8 +21,7 @@ constexpr uint64_t kMaxFramesBound = 1u << 30;  // --max-frames: more than any s
 }  // namespace
 
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args =
-      parseArgs(words, {{"--all", "--full", "--json", "--frames"}, {"--thread", "--max-frames", "--runtime"}}, kDispatchTraceUsage);
+  ParsedArgs args = parseArgs(words, kDispatchTraceOptions, kDispatchTraceUsage);
   if (!args.positional.empty()) usageError("unexpected argument '" + shown(args.positional.front()) + "'", kDispatchTraceUsage);
   if (args.has("--all") && args.value("--thread")) usageError("--thread or --all, not both", kDispatchTraceUsage);
   TraceRequest request;

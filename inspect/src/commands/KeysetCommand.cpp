@@ -14,6 +14,8 @@ namespace dscope::inspect {
 
 const char* const kKeysetUsage =
     "keyset EXPR|RAW [--verbose] [--json] [--profile FILE] | keyset --tls [--thread N] [--explain EXPR] [--json]";
+const OptionSpec kKeysetOptions{
+    {"--verbose", "--json", "--tls"}, {"--thread", "--explain", "--runtime", "--profile"}, {}, {"--explain"}};
 
 namespace {
 
@@ -192,8 +194,7 @@ uint64_t keySetArgument(Session& s, const Dispatcher& d, const std::string& text
 }
 
 std::string runKeyset(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args =
-      parseArgs(words, {{"--verbose", "--json", "--tls"}, {"--thread", "--explain", "--runtime", "--profile"}}, kKeysetUsage);
+  ParsedArgs args = parseArgs(words, kKeysetOptions, kKeysetUsage);
   if (auto profile = args.value("--profile")) return profileKeyset(s, args, *profile);
   if (args.has("--tls")) {
     if (!args.positional.empty()) usageError("--tls takes no key set (--explain EXPR explains one)", kKeysetUsage);

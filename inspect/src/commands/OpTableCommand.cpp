@@ -17,6 +17,8 @@ namespace dscope::inspect {
 const char* const kOpTableUsage =
     "op-table OP [--registered|--computed] [--key K] [--json] | op-table --list [PATTERN] [--json] | "
     "op-table --missing KEY [--json]";
+const OptionSpec kOpTableOptions{
+    {"--registered", "--computed", "--json", "--list"}, {"--key", "--missing", "--runtime"}, {"--key", "--missing"}, {}};
 
 namespace {
 
@@ -160,8 +162,7 @@ std::string missingAnswer(const Dispatcher& d, const std::string& key_name, bool
 }  // namespace
 
 std::string runOpTable(Session& s, const std::vector<std::string>& words) {
-  ParsedArgs args =
-      parseArgs(words, {{"--registered", "--computed", "--json", "--list"}, {"--key", "--missing", "--runtime"}}, kOpTableUsage);
+  ParsedArgs args = parseArgs(words, kOpTableOptions, kOpTableUsage);
   const bool list = args.has("--list");
   const auto missing = args.value("--missing");
   if (list && missing) usageError("--list and --missing do not combine", kOpTableUsage);

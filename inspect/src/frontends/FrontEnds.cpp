@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dscope/inspect.h"
+#include "frontends/FrontEnds.h"
 
 #define DSCOPE_INSPECT_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -51,6 +52,13 @@ static_assert(sizeof(kStopRegisters) / sizeof(*kStopRegisters) ==
               (sizeof(dscope_stop_registers) - sizeof(int64_t)) / sizeof(uint64_t));
 // x86-64 Linux: a thread's thread pointer (glibc's struct pthread) is its fs base.
 constexpr const char* kThreadPointerRegister = "fs_base";
+
+// The lines a front end prints itself, where the library is not asked (dscope_message).
+constexpr const char* kMessages[] = {
+    "dscope: the process is running: stop it first (GDB: interrupt, LLDB: process interrupt)",
+    "dscope: interrupted (Ctrl-C)",
+};
+static_assert(std::size(kMessages) == DSCOPE_MESSAGE_INTERRUPTED + 1);
 
 // The words a help text uses for one debugger's own commands and limits.
 struct DebuggerWords {
@@ -138,6 +146,13 @@ const dscope_break_point* rowOf(const dscope_break_point (&table)[N], uint64_t i
 }
 
 }  // namespace
+
+uint32_t commandFlags(const std::string& name) {
+  for (uint64_t i = 0; const dscope_command_help* row = dscope_command_at("gdb", i); ++i)
+    if (name == row->name) return row->flags;
+  return 0;
+}
+
 }  // namespace dscope::inspect
 
 DSCOPE_INSPECT_EXPORT const dscope_break_point* dscope_break_point_at(const char* front_end, uint64_t index) {
@@ -170,4 +185,9 @@ DSCOPE_INSPECT_EXPORT const dscope_command_help* dscope_command_at(const char* f
   } catch (...) {  // no exception crosses the ABI (out of memory)
     return nullptr;
   }
+}
+
+DSCOPE_INSPECT_EXPORT const char* dscope_inspect_message(int which) {
+  using namespace dscope::inspect;
+  return which >= 0 && static_cast<size_t>(which) < std::size(kMessages) ? kMessages[which] : nullptr;
 }
