@@ -876,14 +876,22 @@ TEST_SUITE("inspect") {
     Result lacking = run(t, "op-table aten::mm");
     checkOneLineError(lacking);
     CHECK(lacking.text.find("is unusable: it has no 'OperatorEntry_next' (cut short, or of another schema)") != std::string::npos);
-    // A runtime of other keys than the reader's is refused by name.
+    // A runtime of other keys than the reader's is read with its own key table: its names, not
+    // this library's, in every answer.
     std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
+    const Result own_keys = run(t, "op-table aten::empty");
+    REQUIRE(!own_keys.error);
+    REQUIRE(own_keys.text.find("AutocastCPU: ") != std::string::npos);
     std::string renamed = body;
-    renamed.replace(renamed.find(" PythonDispatcher "), 18, " PythonDispatchez ");
+    renamed.replace(renamed.find(" AutocastCPU "), 13, " AutocastCPX ");
     useText(renamed);
-    Result keys = run(t, "op-table aten::mm");
-    checkOneLineError(keys);
-    CHECK(keys.text.find("has another key table than these tools") != std::string::npos);
+    const Result keys = run(t, "op-table aten::empty");
+    CHECK(!keys.error);
+    CHECK(keys.text.find("AutocastCPU") == std::string::npos);
+    std::string expected = own_keys.text;
+    for (size_t at; (at = expected.find("AutocastCPU")) != std::string::npos;) expected.replace(at, 11, "AutocastCPX");
+    CHECK(keys.text == expected);
+    CHECK(run(t, "op-table aten::empty --key AutocastCPX").text.find("AutocastCPX: ") != std::string::npos);
     // The sentinel kernels come from the descriptor, not from their symbols: a null one is corrupt.
     std::memcpy(&fake, &dscope_debug_descriptor, sizeof fake);
     fake.missing_kernel = nullptr;

@@ -27,10 +27,14 @@ constexpr uint64_t kDefaultMaxFrames = 20000;  // --frames: a stack overflow has
 constexpr uint64_t kEntryRecordsShown = 16;  // folded view: records before the loop
 constexpr uint64_t kTopRecordsShown = 3;     // folded view: the innermost records
 
-bool isAutogradKey(DispatchKey k) {
-  DispatchKey f = toFunctionalityKey(k);
-  return f == DispatchKey::AutogradFunctionality || f == DispatchKey::AutogradOther ||
-         f == DispatchKey::AutogradNestedTensor;
+// The key is one of autograd's: its functionality is AutogradFunctionality (a backend's autograd
+// key), AutogradOther or AutogradNestedTensor.
+bool isAutogradKey(const KeyTable& kt, int key) {
+  const KeyInfo* k = kt.byValue(key);
+  if (!k) return false;
+  for (const char* name : {"AutogradFunctionality", "AutogradOther", "AutogradNestedTensor"})
+    if (const KeyInfo* f = kt.byName(name); f && f->bits && (k->bits & f->bits) == f->bits) return true;
+  return false;
 }
 
 // A dispatch chain, oldest first: a thread's record block, or the records rebuilt from its stack.
@@ -118,6 +122,9 @@ class TracePrinter {
     return t;
   }
 
+  // The key a record's dispatch went to: its key set's highest key, by the runtime's key table.
+  int recordKey(const dscope_dispatch_record& r) const { return rt_.keys().highestKey(r.keyset); }
+
   // --frames may not know a dispatch's operator or key (StackDispatch): it says how many it could be.
   std::string opName(const Trace& t, uint64_t d) const {
     if (const void* op = t.at(d)->op) return rt_.operatorName(reinterpret_cast<uint64_t>(op));
@@ -129,7 +136,7 @@ class TracePrinter {
       const StackDispatch& sd = t.chain.stack->dispatches[d];
       return sd.ops == 1 ? "<one of " + std::to_string(sd.keys) + " keys>" : "?";
     }
-    return toString(debug::recordKey(*t.at(d)));
+    return rt_.keys().name(recordKey(*t.at(d)));
   }
   std::string line(const Trace& t, uint64_t d) const {
     return format::recordLine(t.at(d)->kind, opName(t, d), std::string_view(keyName(t, d)));
@@ -265,7 +272,7 @@ class TracePrinter {
       st.innermost_op = opName(t, d);
       st.innermost_key = keyName(t, d);
       const impl::TableEntrySource source =
-          rt_.tableEntry(reinterpret_cast<uint64_t>(t.at(d)->op), debug::recordKey(*t.at(d))).source;
+          rt_.tableEntry(reinterpret_cast<uint64_t>(t.at(d)->op), recordKey(*t.at(d))).source;
       st.innermost_unregistered =
           source == impl::TableEntrySource::BackendFallback || source == impl::TableEntrySource::Missing;
     }
@@ -283,12 +290,12 @@ class TracePrinter {
     }
     if (b.records.state == DSCOPE_THREAD_ALIVE) {
       try {
+        const KeyTable& kt = rt_.keys();
         const auto [included, excluded] = rt_.threadTls(b);
-        st.tls_included = dscopeKeyTable().keyNames(included.raw_repr());
-        st.tls_excluded = dscopeKeyTable().keyNames(excluded.raw_repr());
-        st.tls_change = tlsChange({included.raw_repr(), excluded.raw_repr()},
-                                  {default_included_set.raw_repr(), default_excluded_set.raw_repr()},
-                                  [](uint64_t raw) { return dscopeKeyTable().keyNames(raw); });
+        st.tls_included = kt.keyNames(included);
+        st.tls_excluded = kt.keyNames(excluded);
+        st.tls_change = tlsChange({included, excluded}, {kt.defaults().included, kt.defaults().excluded},
+                                  [&](uint64_t raw) { return kt.keyNames(raw); });
       } catch (const InspectError& e) {
         rt_.warn(std::string(e.what()).substr(8));  // without "dscope: ": warn adds it back
       }
@@ -313,7 +320,6 @@ class TracePrinter {
   // it, so only the innermost may be half-written (a thread caught mid-push); more than a few
   // mean the depth is not one the thread reached.
   void findCorruptRecords(Trace& t) const {
-    const uint64_t valid_keys = DispatchKeySet(DispatchKeySet::FULL).raw_repr();
     uint64_t held = 0;
     for (uint64_t d = t.chain.next(0); d < t.depth(); d = t.chain.next(d + 1)) {
       ++held;
@@ -323,9 +329,9 @@ class TracePrinter {
         why = "kind " + std::to_string(r.kind) + " is no dispatch";
       else if (!r.op || !rt_.tryOperatorName(reinterpret_cast<uint64_t>(r.op)))
         why = "op " + hex(reinterpret_cast<uint64_t>(r.op)) + " is no operator";
-      else if (r.keyset & ~valid_keys)
+      else if (rt_.keys().unknownBits(r.keyset))
         why = "key set " + hex(r.keyset) + " has bits no dispatch key has";
-      else if (r.slot != DispatchKeySet::from_raw_repr(r.keyset).getDispatchTableIndexForDispatchKeySet())
+      else if (r.slot != rt_.keys().slotOf(r.keyset))
         why = "slot " + std::to_string(r.slot) + " is not the slot of its key set " + hex(r.keyset);
       else if (!r.kernel || rt_.tableKernel(reinterpret_cast<uint64_t>(r.op), r.slot) != reinterpret_cast<uint64_t>(r.kernel))
         why = "kernel " + hex(reinterpret_cast<uint64_t>(r.kernel)) + " is not the one its operator's table holds at slot " +
@@ -432,7 +438,7 @@ class TracePrinter {
       RemoteKernel k = rt_.kernel(reinterpret_cast<uint64_t>(caller.kernel));
       who += " (" + rt_.kernelSymbol(k) + ", " + k.debug + ")";
     }
-    if (reentered.kind == DSCOPE_RECORD_CALL && isAutogradKey(debug::recordKey(reentered)) && caller.op == reentered.op) {
+    if (reentered.kind == DSCOPE_RECORD_CALL && isAutogradKey(rt_.keys(), recordKey(reentered)) && caller.op == reentered.op) {
       t.diagnosis = who + " calls " + callee_op + " again with op.call(...): call() recomputes the key set from the "
                     "arguments and the thread-local sets, which still select " + callee_key +
                     ", so the kernel re-enters itself until the stack overflows";

@@ -67,12 +67,6 @@ uint8_t entryKind(FrameKind k) {
   }
 }
 
-// The table slot of a key set, or 0 for one whose top bit is the bit-63 sentinel (no slot).
-uint16_t slotOf(DispatchKeySet ks) {
-  if (ks.raw_repr() >> 63) return 0;
-  return static_cast<uint16_t>(ks.getDispatchTableIndexForDispatchKeySet());
-}
-
 // A function on the stack: a stack frame's own function, or a call inlined into it (listed first).
 struct Frame {
   std::string name;  // "" when no module names it
@@ -169,19 +163,21 @@ void resolve(const RuntimeView& rt, const KernelIndex& index, const std::vector<
   d.ops = static_cast<uint32_t>(ops.size());
   if (ops.size() != 1) return;
   d.rec.op = reinterpret_cast<const void*>(ops.front());
+  const KeyTable& kt = rt.keys();
+  auto keyBits = [&](int key) { return kt.byValue(key) ? kt.byValue(key)->bits : 0; };
   if (uses.size() > 1 && inner && inner->keyKnown()) {
-    const BackendComponent backend = toBackendComponent(debug::recordKey(inner->rec));
+    // A found key's record holds that key alone (its bits); a per-backend key's backend bit.
+    const uint64_t backend = inner->rec.keyset & kt.backendMask();
     std::vector<KernelUse> same;
     for (const KernelUse& u : uses)
-      if (backend != BackendComponent::InvalidBit && toBackendComponent(static_cast<DispatchKey>(u.key)) == backend)
-        same.push_back(u);
+      if (backend && (keyBits(u.key) & kt.backendMask()) == backend) same.push_back(u);
     if (same.size() == 1) uses = std::move(same);
   }
   d.keys = static_cast<uint32_t>(uses.size());
   if (uses.size() != 1) return;
   d.rec.kernel = reinterpret_cast<const void*>(uses.front().kernel);
-  d.rec.keyset = DispatchKeySet(static_cast<DispatchKey>(uses.front().key)).raw_repr();
-  d.rec.slot = slotOf(DispatchKeySet::from_raw_repr(d.rec.keyset));
+  d.rec.keyset = keyBits(uses.front().key);
+  d.rec.slot = static_cast<uint16_t>(std::max(0, kt.slotOf(d.rec.keyset)));  // no slot (the bit-63 sentinel): 0
 }
 
 // The dispatches on the walked stack, innermost first. A dispatch is a `dispatch` (or

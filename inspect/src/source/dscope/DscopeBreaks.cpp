@@ -14,10 +14,10 @@ namespace {
 
 // The filter's entries for a list of breakpoints: one per operator and key (two breakpoints on
 // the same operator and key share one).
-std::vector<dscope_break_entry> filterEntries(const std::vector<DispatchBreakpoint>& breaks) {
+std::vector<dscope_break_entry> filterEntries(const KeyTable& keys, const std::vector<DispatchBreakpoint>& breaks) {
   std::vector<dscope_break_entry> entries;
   for (const auto& b : breaks) {
-    const uint16_t key = b.key.empty() ? DSCOPE_BREAK_ANY_KEY : static_cast<uint16_t>(checkedBreakKey(dscopeKeyTable(), b.key));
+    const uint16_t key = b.key.empty() ? DSCOPE_BREAK_ANY_KEY : static_cast<uint16_t>(checkedBreakKey(keys, b.key));
     const dscope_break_entry entry{dscope_fnv1a64(b.op.c_str()), key, {}};
     if (std::none_of(entries.begin(), entries.end(),
                      [&](const auto& e) { return e.name_hash == entry.name_hash && e.key == entry.key; }))
@@ -29,14 +29,15 @@ std::vector<dscope_break_entry> filterEntries(const std::vector<DispatchBreakpoi
 // A stop at dscope_debug_break_hook(op, keyset, key, dispatch): the dispatch as our runtime saw it.
 DispatchExplanation ourExplanation(Session& s, const dscope_stop_registers& r) {
   const RuntimeView& rt = s.runtime();
-  const uint64_t key = r.args[2] & 0xFFFF;
-  if (key >= num_all_dispatch_keys) fail("dispatch key value " + std::to_string(key) + " is out of range");
-  const auto ks = DispatchKeySet::from_raw_repr(r.args[1]);
+  const KeyTable& kt = rt.keys();
+  const int key = static_cast<int>(r.args[2] & 0xFFFF);
+  if (!kt.byValue(key)) fail("dispatch key value " + std::to_string(key) + " is out of range");
+  const uint64_t ks = r.args[1];
   DispatchExplanation e;
   e.op = rt.operatorName(r.args[0]);
-  e.key = toString(static_cast<DispatchKey>(key));
-  e.dispatched = toString(ks);
-  e.slot = ks.getDispatchTableIndexForDispatchKeySet();
+  e.key = kt.name(key);
+  e.dispatched = kt.keySetString(ks);
+  e.slot = kt.slotOf(ks);
   e.tid = r.tid, e.pc = r.pc, e.sp = r.sp;
   if (r.args[3]) {
     const auto d = rt.mem().read<dscope_break_dispatch>(r.args[3], "the dispatch the break hook describes");
@@ -50,30 +51,29 @@ DispatchExplanation ourExplanation(Session& s, const dscope_stop_registers& r) {
       } catch (const Error&) {  // a corrupt schema string: the arguments go by position
       }
     }
-    DispatchKeySet all;
+    uint64_t all = 0;
     for (uint32_t i = 0; i < d.argument_count; ++i) {
       const auto& a = d.arguments[i];
-      const auto arg_ks = DispatchKeySet::from_raw_repr(a.keyset);
-      all = all | arg_ks;
+      all |= a.keyset;
       const std::string name = a.from_end < names.size() ? names[names.size() - 1 - a.from_end]
                                                          : "argument " + std::to_string(a.from_end) + " from the end";
-      e.arguments.push_back({name, a.tensors == 0 ? std::string("None") : toString(arg_ks)});
+      e.arguments.push_back({name, a.tensors == 0 ? std::string("None") : kt.keySetString(a.keyset)});
     }
-    const auto included = DispatchKeySet::from_raw_repr(d.tls_included), excluded = DispatchKeySet::from_raw_repr(d.tls_excluded);
-    e.included = toString(included), e.excluded = toString(excluded);
-    const DispatchKeySet effective = (all | included) - excluded;
-    const DispatchKeySet computed = effective & DispatchKeySet::from_raw_repr(d.non_fallthrough);
-    for (DispatchKey k : effective)
-      if (!computed.has(k)) e.fallthrough.push_back(toString(k));
-    e.computed = toString(computed);
+    e.included = kt.keySetString(d.tls_included), e.excluded = kt.keySetString(d.tls_excluded);
+    // c10's (ks | included) - excluded: operator- keeps the backend bits.
+    const uint64_t effective = (all | d.tls_included) & (kt.backendMask() | ~d.tls_excluded);
+    const uint64_t computed = effective & d.non_fallthrough;
+    for (int k : kt.keysOf(effective))
+      if (!KeyTable::has(computed, *kt.byValue(k))) e.fallthrough.push_back(kt.name(k));
+    e.computed = kt.keySetString(computed);
   } else {
     e.arguments_note = "the runtime did not describe the dispatch";
   }
   try {  // the stop is told even when its kernel cannot be read
-    const RemoteTableEntry entry = rt.tableEntry(r.args[0], static_cast<DispatchKey>(key));
+    const RemoteTableEntry entry = rt.tableEntry(r.args[0], key);
     if (!rt.isMissing(entry.kernel)) {
       e.kernel = rt.kernelSymbol(entry.kernel);
-      e.why = whyText(entry.source, e.key, toString(entry.kernel.key), e.op);
+      e.why = whyText(entry.source, e.key, kt.name(entry.kernel.key), e.op);
       e.registered = entry.kernel.debug;
     }
   } catch (const InspectError& error) {
@@ -84,7 +84,13 @@ DispatchExplanation ourExplanation(Session& s, const dscope_stop_registers& r) {
 
 }  // namespace
 
-const KeyTable* DscopeBreaks::keys() const { return &dscopeKeyTable(); }
+const KeyTable* DscopeBreaks::keys() const {
+  try {
+    return &session_.runtime().keys();
+  } catch (const InspectError&) {  // not loaded yet, or unreadable: this library's keys
+    return &dscopeKeyTable();
+  }
+}
 
 bool DscopeBreaks::pending() const {
   try {
@@ -110,7 +116,7 @@ std::shared_ptr<const std::vector<Operator>> DscopeBreaks::operators() const {
 void DscopeBreaks::arm(const std::vector<DispatchBreakpoint>& breaks, uint64_t& armed) const {
   const RuntimeView& rt = session_.runtime();
   if (!rt.mem().canWrite()) fail("cannot arm a dispatch breakpoint: the target is not writable (a core file?)");
-  const std::vector<dscope_break_entry> entries = filterEntries(breaks);  // at most DSCOPE_MAX_BREAKS
+  const std::vector<dscope_break_entry> entries = filterEntries(rt.keys(), breaks);  // at most DSCOPE_MAX_BREAKS
   uint64_t bloom = 0;
   for (const auto& e : entries) bloom |= dscope_break_bloom_bit(e.name_hash);
   const uint64_t base = rt.descriptorAddress();

@@ -9,16 +9,27 @@ namespace dscope::inspect {
 
 const RuntimeView& DscopeDispatcher::rt() const { return session_.runtime(); }
 
+const KeyTable& DscopeDispatcher::keys() const {
+  if (!keys_) {
+    try {
+      keys_ = &rt().keys();
+    } catch (const InspectError&) {
+      keys_ = &dscopeKeyTable();
+    }
+  }
+  return *keys_;
+}
+
 format::OperatorSnapshot DscopeDispatcher::registrations(const Operator& op) const { return rt().snapshot(op.entry, false); }
 
 TableEntry DscopeDispatcher::entry(const RemoteTableEntry& e) const {
   TableEntry out;
-  out.key = static_cast<int>(e.key);
+  out.key = e.key;
   out.slot = e.slot;
   if (rt().isMissing(e.kernel)) return out;
   out.source = e.source;
   out.kernel = {e.kernel.addr, e.kernel.functor, e.kernel.boxed_fn, e.kernel.unboxed_fn, 0, e.kernel.debug};
-  out.registered_key = static_cast<int>(e.kernel.key);
+  out.registered_key = e.kernel.key;
   out.fallthrough = rt().isFallthrough(e.kernel);
   return out;
 }
@@ -30,7 +41,7 @@ std::vector<TableEntry> DscopeDispatcher::computedTable(const Operator& op) cons
 }
 
 TableEntry DscopeDispatcher::computedEntry(const Operator& op, int key) const {
-  return entry(rt().tableEntry(op.entry, static_cast<DispatchKey>(key)));
+  return entry(rt().tableEntry(op.entry, key));
 }
 
 std::string DscopeDispatcher::kernelName(const Kernel& k) const { return rt().kernelSymbol(rt().kernel(k.addr)); }
@@ -41,7 +52,7 @@ void DscopeDispatcher::visitStoredKernels(const std::function<void(const StoredK
     try {
       for (const RemoteTableEntry& e : view.tableEntries(op.entry))
         if (!view.isFallthrough(e.kernel))
-          visit({&op, static_cast<int>(e.key), e.kernel.addr, e.kernel.functor,
+          visit({&op, e.key, e.kernel.addr, e.kernel.functor,
                  {e.kernel.functor, e.kernel.unboxed_fn, e.kernel.boxed_fn}});
     } catch (const InspectError&) {
     }
@@ -53,7 +64,7 @@ ThreadKeySets DscopeDispatcher::threadKeySets(int64_t tid) const {
   const auto blocks = view.threadBlocks();
   const ThreadBlock& b = selectThread(view, blocks, tid);
   const auto [included, excluded] = view.threadTls(b);
-  return {b.tid, b.shown_tid, b.records.state == DSCOPE_THREAD_ALIVE, included.raw_repr(), excluded.raw_repr()};
+  return {b.tid, b.shown_tid, b.records.state == DSCOPE_THREAD_ALIVE, included, excluded};
 }
 
 ProcessDispatchState DscopeDispatcher::dispatchState() const { return recordsDispatchState(rt()); }

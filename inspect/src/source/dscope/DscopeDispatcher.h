@@ -13,12 +13,13 @@ class Session;
 
 class DscopeDispatcher final : public Dispatcher {
  public:
-  // The runtime is read on first use: the key table and values need none (a core of another build
-  // still decodes a raw key set). RuntimeView refuses a runtime whose key table is not this one.
+  // The runtime is read on first use: a raw key set needs none.
   explicit DscopeDispatcher(Session& session) : session_(session), breaks_(session) {}
 
   const char* runtimeId() const override { return "dscope"; }
-  const KeyTable& keys() const override { return dscopeKeyTable(); }
+  // The runtime's own key table where its descriptor can be read; this library's where not (a raw
+  // key set needs no process).
+  const KeyTable& keys() const override;
   std::shared_ptr<const std::vector<Operator>> operatorList() const override { return rt().operatorList(); }
   format::OperatorSnapshot registrations(const Operator& op) const override;
   std::vector<TableEntry> computedTable(const Operator& op) const override;
@@ -42,6 +43,7 @@ class DscopeDispatcher final : public Dispatcher {
 
   Session& session_;
   DscopeBreaks breaks_;
+  mutable const KeyTable* keys_ = nullptr;
 };
 
 }  // namespace dscope::inspect

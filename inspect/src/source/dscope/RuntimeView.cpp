@@ -13,13 +13,6 @@ namespace dscope::inspect {
 
 namespace {
 
-// Undefined (slot 0), then the runtime keys in slot order: OperatorEntry::snapshot()'s order.
-std::vector<DispatchKey> tableKeysInSlotOrder() {
-  std::vector<DispatchKey> keys{DispatchKey::Undefined};
-  for (DispatchKey k : DispatchKeySet(DispatchKeySet::FULL)) keys.push_back(k);
-  return keys;
-}
-
 // Text as the runtime stores it (schemas, debug strings, file paths): UTF-8 without control
 // characters. Anything else is bytes that were never a string (corrupt memory).
 bool isText(const std::string& s) {
@@ -85,12 +78,6 @@ RuntimeView::RuntimeView(const Remote& mem) : mem_(mem) {
          "read " + std::to_string(sizeof(void*)) + "-byte pointers");
   // A runtime built like this library has its profile (equal digests); another's is read.
   profile_ = descriptor_.layout_hash == ownProfileDigest() ? ownProfile() : readProfile();
-  // The records, tables and TLS sets are decoded with this library's keys (the runtime mirrors
-  // PyTorch 2.11's): a runtime of other keys is refused here, whatever its layout.
-  if (profile_ != ownProfile() && !(profile_->profile.keys == dscopeKeyTable()))
-    fail("the runtime in this process has another key table than these tools (" +
-         std::to_string(profile_->profile.keys.runtimeKeys().size() - 1) + " runtime keys, " +
-         std::to_string(dscopeKeyTable().runtimeKeys().size() - 1) + " here); rebuild the tools from its source");
 }
 
 std::shared_ptr<const DscopeProfile> RuntimeView::readProfile() const {
@@ -265,20 +252,20 @@ format::OperatorSnapshot RuntimeView::snapshot(uint64_t op, bool with_table) con
   // The formatter's order: by key, each key's newest first (the list's order, kept by a stable sort).
   std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
   for (const RemoteKernel& rk : kernels)
-    s.kernels.push_back({toString(rk.key), isAliasDispatchKey(rk.key), rk.debug, rk.inferred_schema.value_or(""),
+    s.kernels.push_back({keys().name(rk.key), keys().byValue(rk.key)->alias, rk.debug, rk.inferred_schema.value_or(""),
                          isFallthrough(rk), rk.boxed_fn != 0, rk.unboxed_fn != 0});
   if (kernels.size() < count)
     warn("the kernel list of " + s.name + " ends after " + groupThousands(kernels.size()) + " of the " +
          groupThousands(count) + " kernels the operator counts (a null link: corrupt memory): the rest are not shown");
   if (with_table)
     for (const RemoteTableEntry& e : validTableEntries(op))
-      s.table.push_back({toString(e.key), e.kernel.debug, impl::toString(e.source), isFallthrough(e.kernel)});
+      s.table.push_back({keys().name(e.key), e.kernel.debug, impl::toString(e.source), isFallthrough(e.kernel)});
   return s;
 }
 
 std::vector<RemoteTableEntry> RuntimeView::tableEntries(uint64_t op) const {
   std::vector<RemoteTableEntry> entries;
-  for (DispatchKey key : tableKeysInSlotOrder()) entries.push_back(tableEntry(op, key));
+  for (int key : keys().runtimeKeys()) entries.push_back(tableEntry(op, key));
   return entries;
 }
 
@@ -290,17 +277,21 @@ std::vector<RemoteTableEntry> RuntimeView::validTableEntries(uint64_t op) const 
 
 const RuntimeView::RemoteTable& RuntimeView::table(uint64_t op) const {
   if (auto it = tables_.find(op); it != tables_.end()) return it->second;
-  RemoteTable t;
-  mem_.read(op + layout().OperatorEntry_dispatchTable, t.kernels, sizeof t.kernels, "dispatch table");
-  mem_.read(op + layout().OperatorEntry_dispatchTableSource, t.sources, sizeof t.sources, "dispatch table source");
+  const uint64_t slots = profile_->profile.at("count_table_slots");  // bounded by the parser
+  RemoteTable t{std::vector<uint64_t>(slots), std::vector<uint8_t>(slots)};
+  mem_.read(op + layout().OperatorEntry_dispatchTable, t.kernels.data(), slots * 8, "dispatch table");
+  mem_.read(op + layout().OperatorEntry_dispatchTableSource, t.sources.data(), slots, "dispatch table source");
   return tables_.emplace(op, t).first->second;
 }
 
-RemoteTableEntry RuntimeView::tableEntry(uint64_t op, DispatchKey key) const {
+RemoteTableEntry RuntimeView::tableEntry(uint64_t op, int key) const {
   RemoteTableEntry e;
   e.key = key;
-  e.slot = getDispatchTableIndexForDispatchKey(key);
+  const KeyInfo* info = keys().byValue(key);
+  e.slot = key == 0 ? 0 : info ? info->slot : -1;  // Undefined's computed entry is slot 0
   const RemoteTable& t = table(op);
+  if (e.slot < 0 || static_cast<size_t>(e.slot) >= t.kernels.size())
+    fail("dispatch key " + std::to_string(key) + " has no dispatch-table slot in the runtime's key table");
   auto source = t.sources[e.slot];
   if (source > static_cast<uint8_t>(impl::TableEntrySource::BackendFallback))
     fail("dispatch table source " + std::to_string(source) + " at slot " + std::to_string(e.slot) + " of " +
@@ -324,8 +315,8 @@ RemoteKernel RuntimeView::kernel(uint64_t addr) const {
   if (uint64_t schema = mem_.readPointer(addr + layout().AnnotatedKernel_inferred_schema, "kernel"))
     k.inferred_schema = readText(schema, "inferred schema");
   auto key = mem_.read<uint16_t>(addr + layout().AnnotatedKernel_key, "kernel");
-  if (key >= num_all_dispatch_keys) fail("kernel at " + hex(addr) + " has dispatch key " + std::to_string(key) + " (corrupt memory?)");
-  k.key = static_cast<DispatchKey>(key);
+  if (!keys().byValue(key)) fail("kernel at " + hex(addr) + " has dispatch key " + std::to_string(key) + " (corrupt memory?)");
+  k.key = key;
   k.next = mem_.readPointer(addr + layout().AnnotatedKernel_next, "kernel list");
   kernels_[addr] = k;
   return k;
@@ -422,7 +413,7 @@ std::vector<ThreadBlock> RuntimeView::threadBlocks() const {
   return blocks;
 }
 
-std::pair<DispatchKeySet, DispatchKeySet> RuntimeView::threadTls(const ThreadBlock& b) const {
+std::pair<uint64_t, uint64_t> RuntimeView::threadTls(const ThreadBlock& b) const {
   const dscope_thread_records& r = b.records;
   const std::string who = "thread tid " + b.shown_tid;
   if (r.state != DSCOPE_THREAD_ALIVE) fail(who + " has ended (its record block is dead): its thread-local key sets are gone");
@@ -439,14 +430,15 @@ std::pair<DispatchKeySet, DispatchKeySet> RuntimeView::threadTls(const ThreadBlo
   }
   if (own_block != b.addr)
     fail(who + ": the TLS pointer " + hex(tls) + " of its record block is not that thread's TLS (corrupt memory)");
-  impl::PODLocalDispatchKeySet raw{};
-  raw.included_ = mem_.read<uint64_t>(tls + layout().PODLocalDispatchKeySet_included, "thread-local key sets");
-  raw.excluded_ = mem_.read<uint64_t>(tls + layout().PODLocalDispatchKeySet_excluded, "thread-local key sets");
-  const uint64_t keys = DispatchKeySet(DispatchKeySet::FULL).raw_repr();
-  for (DispatchKeySet ks : {raw.included(), raw.excluded()})
-    if (ks.raw_repr() & ~keys)
-      fail(who + ": its thread-local key sets hold bits no dispatch key has (" + hex(ks.raw_repr()) + "; corrupt memory)");
-  return {raw.included(), raw.excluded()};
+  // Stored XOR the defaults, as c10's PODLocalDispatchKeySet keeps them (zeroed TLS is the defaults).
+  const uint64_t included = mem_.read<uint64_t>(tls + layout().PODLocalDispatchKeySet_included, "thread-local key sets") ^
+                            keys().defaults().included;
+  const uint64_t excluded = mem_.read<uint64_t>(tls + layout().PODLocalDispatchKeySet_excluded, "thread-local key sets") ^
+                            keys().defaults().excluded;
+  for (uint64_t set : {included, excluded})
+    if (keys().unknownBits(set))
+      fail(who + ": its thread-local key sets hold bits no dispatch key has (" + hex(set) + "; corrupt memory)");
+  return {included, excluded};
 }
 
 std::string corruptBlockLine(const ThreadBlock& b) {

@@ -15,7 +15,6 @@
 #include "source/dscope/DscopeProfile.h"
 #include "target/Remote.h"
 #include "dscope/DebugInterface.h"
-#include "dscope/DispatchKeySet.h"
 #include "dscope/OperatorEntry.h"
 #include "dscope/format/OperatorSnapshot.h"
 
@@ -37,7 +36,7 @@ struct RemoteKernel {
   uint64_t functor = 0, boxed_fn = 0, unboxed_fn = 0;
   std::string debug;
   std::optional<std::string> inferred_schema;
-  DispatchKey key = DispatchKey::Undefined;
+  int key = 0;  // the key it is registered at, a value of the runtime's key table
   uint64_t next = 0;
 };
 
@@ -50,7 +49,7 @@ struct OperatorList {
 
 // One computed dispatch-table entry, with the kernel behind it.
 struct RemoteTableEntry {
-  DispatchKey key = DispatchKey::Undefined;
+  int key = 0;  // a runtime key of the runtime's key table (0: Undefined)
   int slot = 0;
   impl::TableEntrySource source = impl::TableEntrySource::Missing;
   RemoteKernel kernel;
@@ -71,8 +70,9 @@ struct ThreadBlock {
 class RuntimeView {
  public:
   // Finds dscope_debug_descriptor and refuses (InspectError) unless magic, version and pointer
-  // size are this library's, the profile text it carries is a complete profile whose digest is
-  // the descriptor's layout hash, and its key table is this library's.
+  // size are this library's and the profile text it carries is a complete profile whose digest is
+  // the descriptor's layout hash. Its keys, records, tables and TLS sets are decoded with that
+  // profile's key table, whatever keys this library was built with.
   explicit RuntimeView(const Remote& mem);
 
   const Remote& mem() const { return mem_; }
@@ -80,6 +80,8 @@ class RuntimeView {
   uint64_t descriptorAddress() const { return descriptor_addr_; }
   // The offsets and sizes of the runtime being read (its descriptor's profile).
   const dscope_layout_profile& layout() const { return profile_->layout; }
+  // The runtime's own key table (its descriptor's profile).
+  const KeyTable& keys() const { return profile_->profile.keys; }
 
   // ---- operators ----
   // Registration order; names read once per view.
@@ -95,10 +97,14 @@ class RuntimeView {
   // What OperatorEntry::snapshot() builds in-process, from remote memory (without the computed
   // table unless with_table).
   format::OperatorSnapshot snapshot(uint64_t op, bool with_table = true) const;
-  // The computed entry of a runtime key (Undefined: slot 0).
-  RemoteTableEntry tableEntry(uint64_t op, DispatchKey key) const;
-  // The AnnotatedKernel address an operator's table holds at a slot (0..num_runtime_entries-1).
-  uint64_t tableKernel(uint64_t op, int slot) const { return table(op).kernels[slot]; }
+  // The computed entry of a runtime key (Undefined: slot 0); InspectError for a value that is no
+  // runtime key of the runtime's table.
+  RemoteTableEntry tableEntry(uint64_t op, int key) const;
+  // The AnnotatedKernel address an operator's table holds at a slot; 0 past the table.
+  uint64_t tableKernel(uint64_t op, int slot) const {
+    const RemoteTable& t = table(op);
+    return slot >= 0 && static_cast<size_t>(slot) < t.kernels.size() ? t.kernels[slot] : 0;
+  }
   // Every entry, Undefined first then slot order.
   std::vector<RemoteTableEntry> tableEntries(uint64_t op) const;
   // The entries that hold a kernel (not the missing sentinel), Undefined first then slot order:
@@ -123,9 +129,10 @@ class RuntimeView {
   // The registry's blocks, newest first; a walk that ends before the runtime's block count (a
   // foreign block, a broken link) leaves a warning.
   std::vector<ThreadBlock> threadBlocks() const;
-  // The decoded TLS include/exclude sets of an alive thread's block (stored XOR the defaults);
-  // InspectError when the block's tls pointer is not that thread's TLS or the sets hold no keys.
-  std::pair<DispatchKeySet, DispatchKeySet> threadTls(const ThreadBlock& b) const;
+  // The decoded TLS include/exclude sets of an alive thread's block, raw (stored XOR the key
+  // table's defaults); InspectError when the block's tls pointer is not that thread's TLS or the
+  // sets hold bits no key has.
+  std::pair<uint64_t, uint64_t> threadTls(const ThreadBlock& b) const;
 
   // ---- what a walk could not read whole ----
   // One line each (without "dscope: "), printed after the command's answer: a list shorter than
@@ -162,10 +169,11 @@ class RuntimeView {
   mutable std::shared_ptr<const OperatorList> operators_;
   mutable std::unordered_map<uint64_t, std::string> names_;  // operators read one by one
   mutable std::unordered_map<uint64_t, RemoteKernel> kernels_;
-  // An operator's computed table, read in two bulk reads (one per array) instead of two per slot.
+  // An operator's computed table, read in two bulk reads (one per array) instead of two per slot;
+  // as many slots as the runtime's key table counts.
   struct RemoteTable {
-    uint64_t kernels[num_runtime_entries];
-    uint8_t sources[num_runtime_entries];
+    std::vector<uint64_t> kernels;
+    std::vector<uint8_t> sources;
   };
   const RemoteTable& table(uint64_t op) const;
   mutable std::unordered_map<uint64_t, RemoteTable> tables_;

@@ -139,7 +139,7 @@ Summary operatorEntrySummary(const RuntimeView& rt, uint64_t op) {
        k && s.children.size() < count;) {
     if (!seen.insert(k).second) fail("the kernel list of " + name + " loops back to " + hex(k) + " (corrupt memory?)");
     RemoteKernel rk = rt.kernel(k);
-    s.children.push_back({"[" + std::to_string(s.children.size()) + "]", std::string(toString(rk.key)) + ": " + rk.debug,
+    s.children.push_back({"[" + std::to_string(s.children.size()) + "]", rt.keys().name(rk.key) + ": " + rk.debug,
                           "", 0, {}});
     k = rk.next;
   }
