@@ -12,6 +12,8 @@ namespace dscope::inspect {
 namespace {
 
 constexpr uint64_t kMaxSpan = 64 << 10;     // the frames between the innermost and the thrower
+constexpr uint64_t kGnuCxxExceptionClass = 0x474e5543432b2b00;  // "GNUCC++\0" as the ABI packs it: a C++ exception's unwind header
+constexpr uint64_t kUnwindExceptionSize = 32;  // sizeof(_Unwind_Exception) on x86-64
 constexpr uint64_t kMessagePrefix = 512;    // "Could not run 'OP' with ... the 'KEY' backend" lies in the first bytes
 
 // What c10 throws a Could-not-run as (1.13: TORCH_CHECK_NOT_IMPLEMENTED; older: TORCH_CHECK).
@@ -51,9 +53,18 @@ std::optional<CouldNotRun> couldNotRunThrown(const TorchView& tv, uint64_t low, 
   std::sort(words.begin(), words.end());
   words.erase(std::unique(words.begin(), words.end()), words.end());
   const uint64_t message_at = tv.layout().Error_msg;
-  for (uint64_t object : words) {
-    // A thrown object lies after its __cxa_exception header, aligned as malloc aligns (16).
-    if (!object || object % 16 || !isC10Error(dynamicTypeName(mem, object))) continue;
+  for (uint64_t word : words) {
+    // A thrown object lies after its __cxa_exception header, aligned as malloc aligns (16). A frame
+    // may hold the object, or only the header's _Unwind_Exception (the unwinder's argument), which
+    // the object follows (Itanium C++ ABI: unwindHeader is the header's last member).
+    if (!word || word % 16) continue;
+    uint64_t object = word;
+    try {
+      if (mem.read<uint64_t>(word, "an exception header") == kGnuCxxExceptionClass) object = word + kUnwindExceptionSize;
+    } catch (const InspectError&) {
+      continue;
+    }
+    if (!isC10Error(dynamicTypeName(mem, object))) continue;
     try {
       const uint64_t data = mem.readPointer(object + message_at, "an error's message");
       const uint64_t size = mem.readPointer(object + message_at + 8, "an error's message");
