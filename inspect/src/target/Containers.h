@@ -4,7 +4,7 @@
 // Each reads through Remote, so every read is bounded and checked, and knows only the container's
 // own rules: where its members lie is passed in by the caller (a small struct of offsets, filled
 // from the profile's typed layout), as is how a container that breaks them is reported (the
-// caller's one line, which names the object the container belongs to).
+// caller's one line, which names the object the container belongs to; a vector's line is its own).
 #pragma once
 
 #include <cstdint>
@@ -53,8 +53,8 @@ struct StdListLayout {
   uint64_t size = 0;  // the list's count
   uint64_t data = 0;  // a node's value
 };
-// What a walk that does not end is called in its refusal, "<name()> does not end (corrupt
-// memory)": made only then (a walk's name costs more than the walk of a short list).
+// What a walk is called in its refusal ("<name()> does not end (corrupt memory)"), made only when
+// one is given: the walks run for every command that reads kernels, their refusals almost never.
 using ContainerName = std::function<std::string()>;
 
 // Calls visit(value address) for each node from the head's next until the walk is back at the
