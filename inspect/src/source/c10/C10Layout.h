@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "model/Profile.h"
+#include "target/Containers.h"
 
 // DSCOPE_C10_LAYOUT(X) calls X(name) once per value.
 #define DSCOPE_C10_LAYOUT(X) \
@@ -51,6 +52,20 @@ struct C10Layout {
   DSCOPE_C10_LAYOUT(DSCOPE_C10_LAYOUT_FIELD)
 #undef DSCOPE_C10_LAYOUT_FIELD
 };
+
+// The containers' layouts the walkers (target/Containers.h) take, of this build. Where a member
+// is libstdc++'s own and the profile names none, it is where libstdc++'s C++11 ABI puts it in
+// every build: a std::string's _M_p then _M_string_length (its size, sizeof_StdString, the profile
+// gives and checks), a list node's _M_next then _M_prev.
+constexpr StdStringLayout kStdStringLayout{.data = 0, .size = 8};
+inline StdVectorLayout stdVectorLayout(const C10Layout& l) { return {.begin = l.StdVector_begin, .end = l.StdVector_end}; }
+inline StdListLayout stdListLayout(const C10Layout& l) { return {.next = 0, .prev = 8, .size = l.StdList_size, .data = l.StdListNode_data}; }
+inline FlatHashMapLayout kernelMapLayout(const C10Layout& l) {
+  // sherwood_v3_entry starts with its distance_from_desired.
+  return {.entries = l.KernelMap_entries, .num_slots_minus_one = l.KernelMap_num_slots_minus_one,
+          .max_lookups = l.KernelMap_max_lookups, .num_elements = l.KernelMap_num_elements,
+          .entry_size = l.sizeof_KernelMapEntry, .entry_distance = 0};
+}
 
 // A c10 build's profile with its typed layout.
 struct C10Profile {

@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "target/Containers.h"
+
 namespace dscope::inspect {
 
 namespace {
@@ -123,8 +125,8 @@ class SchemaPrinter {
   // (printed " (default)").
   std::pair<std::string, bool> aliasAnalysis(uint64_t schema) const {
     const uint64_t kind = schema + l_.FunctionSchema_alias_kind;
-    const bool set = flag(kind + l_.OptionalAliasKind_engaged);
-    const uint64_t value = set ? mem_.read<uint8_t>(kind + l_.OptionalAliasKind_payload, "a schema") : l_.AliasAnalysisKind_unset;
+    const auto set = optionalValue(kind, {l_.OptionalAliasKind_engaged, l_.OptionalAliasKind_payload});
+    const uint64_t value = set ? mem_.read<uint8_t>(*set, "a schema") : l_.AliasAnalysisKind_unset;
     const std::string* name = p_.nameOf("AliasAnalysisKind", value);
     if (!name) fail("the alias analysis kind at " + hex(kind) + " is corrupt (" + std::to_string(value) + " is none of this build's)");
     return {*name, !set};
@@ -137,30 +139,31 @@ class SchemaPrinter {
 
   uint64_t kind(const char* name) const { return p_.valueNamed("TypeKind", name); }
   uint64_t tag(const char* name) const { return p_.valueNamed("IValueTag", name); }
-  // A bool member (or an optional's engaged flag): a byte that is 0 or 1, else corrupt memory
-  // (another byte would print, say, a keyword-only '*' no schema has).
+  // A bool member: a byte that is 0 or 1, else corrupt memory (another byte would print, say, a
+  // keyword-only '*' no schema has).
   bool flag(uint64_t addr) const {
     const uint8_t byte = mem_.read<uint8_t>(addr, "a schema");
-    if (byte > 1) fail("a schema flag at " + hex(addr) + " is corrupt (a bool holding " + std::to_string(byte) + ")");
+    if (byte > 1) fail(corruptFlag(addr, byte));
     return byte != 0;
+  }
+  static std::string corruptFlag(uint64_t addr, uint64_t byte) {
+    return "a schema flag at " + hex(addr) + " is corrupt (a bool holding " + std::to_string(byte) + ")";
+  }
+  // An optional member's value when it is engaged, its engaged flag checked as a bool member's.
+  std::optional<uint64_t> optionalValue(uint64_t addr, const OptionalLayout& layout) const {
+    return engagedValue(mem_, addr, layout, "a schema", [&](uint64_t byte) { return corruptFlag(addr + layout.engaged, byte); });
   }
   uint64_t pointer(uint64_t addr, const char* what) const { return mem_.readPointer(addr, what); }
 
   std::string string(uint64_t addr, const char* what) const { return readCppString(mem_, addr, what); }
 
-  // The element addresses of a std::vector of element_size-byte elements.
+  // The element addresses of a std::vector of element_size-byte elements, at most max of them.
   std::vector<uint64_t> vector(uint64_t addr, uint64_t element_size, uint64_t max, const char* what) const {
-    const auto [begin, end] = checkedVector(addr, element_size, max, what);
-    std::vector<uint64_t> out;
-    for (uint64_t e = begin; e < end; e += element_size) out.push_back(e);
-    return out;
+    return stdVectorElements(mem_, addr, stdVectorLayout(l_), element_size, max, what);
   }
-  // A std::vector's [begin, end), checked: whole elements, at most max of them.
+  // Its [begin, end), checked as vector() checks it.
   std::pair<uint64_t, uint64_t> checkedVector(uint64_t addr, uint64_t element_size, uint64_t max, const char* what) const {
-    const uint64_t begin = pointer(addr + l_.StdVector_begin, what), end = pointer(addr + l_.StdVector_end, what);
-    if (end < begin || (end - begin) % element_size || (end - begin) / element_size > max)
-      fail(std::string(what) + " at " + hex(addr) + " is corrupt (a vector from " + hex(begin) + " to " + hex(end) + ")");
-    return {begin, end};
+    return stdVectorRange(mem_, addr, stdVectorLayout(l_), element_size, max, what);
   }
 
   // The Type a TypePtr (or a vector element of them) points to.
@@ -184,17 +187,17 @@ class SchemaPrinter {
         const auto contained = vector(alias + l_.AliasInfo_contained, l_.sizeof_AliasInfo, kMaxListElements, "an alias info");
         if (!contained.empty()) out += aliasText(contained[0]);
       }
-      const uint64_t n = arg + l_.Argument_N;
-      out += "[" + (flag(n + l_.OptionalInt32_engaged) ? std::to_string(mem_.read<int32_t>(n + l_.OptionalInt32_payload, "an argument")) : "") + "]";
+      const auto n = optionalValue(arg + l_.Argument_N, {l_.OptionalInt32_engaged, l_.OptionalInt32_payload});
+      out += "[" + (n ? std::to_string(mem_.read<int32_t>(*n, "an argument")) : "") + "]";
     } else {
       out = typeText(unopt, 0);
     }
     if (alias && !symbolSet(alias + l_.AliasInfo_before).empty()) out += aliasText(alias);
     if (optional) out += "?";
     if (std::string name = string(arg + l_.Argument_name, "an argument's name"); !name.empty()) out += " " + name;
-    const uint64_t def = arg + l_.Argument_default_value;
-    if (!flag(def + l_.OptionalIValue_engaged)) return out;
-    const uint64_t value = def + l_.OptionalIValue_payload;
+    const auto default_value = optionalValue(arg + l_.Argument_default_value, {l_.OptionalIValue_engaged, l_.OptionalIValue_payload});
+    if (!default_value) return out;
+    const uint64_t value = *default_value;
     if ((kindOf(type) == kind_.string || kindOf(unopt) == kind_.string) && tagOf(value) == tag_.string)
       return out + "=" + quoted(stringValue(value));
     if (kindOf(type) == kind_.list && kindOf(typeAt(type + l_.ListType_element)) == kind_.int_) {
@@ -240,9 +243,9 @@ class SchemaPrinter {
 
   // A NamedType's name_ (an optional QualifiedName), as qualifiedName().
   std::optional<std::string> qualifiedName(uint64_t type) const {
-    const uint64_t name = type + l_.NamedType_name;
-    if (!flag(name + l_.OptionalQualifiedName_engaged)) return std::nullopt;
-    return string(name + l_.OptionalQualifiedName_payload + l_.QualifiedName_qualified, "a type's name");
+    const auto name = optionalValue(type + l_.NamedType_name, {l_.OptionalQualifiedName_engaged, l_.OptionalQualifiedName_payload});
+    if (!name) return std::nullopt;
+    return string(*name + l_.QualifiedName_qualified, "a type's name");
   }
 
   // IValues: the tag, and the payload word read as its tag says.
@@ -298,11 +301,9 @@ class SchemaPrinter {
   // A std::unordered_set<Symbol>'s elements in its iteration order: its node list.
   std::vector<uint32_t> symbolSet(uint64_t set) const {
     std::vector<uint32_t> out;
-    for (uint64_t node = pointer(set + l_.SymbolSet_first, "an alias set"); node;
-         node = pointer(node + l_.SymbolSetNode_next, "an alias set")) {
-      if (out.size() >= kMaxAliasSets) fail("the alias set at " + hex(set) + " does not end (corrupt memory)");
-      out.push_back(mem_.read<uint32_t>(node + l_.SymbolSetNode_symbol, "an alias set"));
-    }
+    walkForwardList(mem_, set, {l_.SymbolSet_first, l_.SymbolSetNode_next}, kMaxAliasSets, "an alias set",
+                    [&] { return "the alias set at " + hex(set); },
+                    [&](uint64_t node) { out.push_back(mem_.read<uint32_t>(node + l_.SymbolSetNode_symbol, "an alias set")); });
     return out;
   }
 

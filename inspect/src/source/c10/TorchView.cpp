@@ -3,7 +3,6 @@
 #include <cxxabi.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <cstdlib>
 #include <map>
@@ -189,12 +188,9 @@ void TorchView::checkOperators(uint64_t count, const std::vector<Operator>& ops)
 }
 
 std::string readCppString(const Remote& mem, uint64_t addr, const char* what) {
-  const uint64_t data = mem.readPointer(addr, what);
-  const uint64_t size = mem.readPointer(addr + 8, what);
-  if (size > kMaxStringLength) fail(std::string(what) + " at " + hex(addr) + " is corrupt (a string of " + std::to_string(size) + " bytes)");
-  std::string s(size, '\0');
-  if (size) mem.read(data, s.data(), size, what);
-  return s;
+  return readStdString(mem, addr, kStdStringLayout, kMaxStringLength, what, [&](uint64_t size) {
+    return std::string(what) + " at " + hex(addr) + " is corrupt (a string of " + std::to_string(size) + " bytes)";
+  });
 }
 
 // The operator list is walked once and kept across commands: a walk reads a page per operator
@@ -216,8 +212,9 @@ std::map<uint64_t, std::pair<TorchView::ListKey, std::shared_ptr<const std::vect
 const std::vector<Operator>& TorchView::operators() const {
   if (operators_) return *operators_;
   const uint64_t head = dispatcher_ + layout().Dispatcher_operators;
-  ListKey key{head, mem_.readPointer(head + layout().StdList_size, "the operator list"),
-              mem_.readPointer(head, "the operator list"), mem_.readPointer(head + 8, "the operator list")};
+  const StdListLayout list = stdListLayout(layout());
+  ListKey key{head, stdListSize(mem_, head, list, "the operator list"), mem_.readPointer(head + list.next, "the operator list"),
+              mem_.readPointer(head + list.prev, "the operator list")};
   // Before libtorch's static initializers run, the Dispatcher (a function-local static) is zeros;
   // a constructed list head points at itself even when empty.
   if (key.first == 0 && key.last == 0 && key.size == 0)
@@ -231,21 +228,18 @@ const std::vector<Operator>& TorchView::operators() const {
     }
   }
   std::vector<Operator> ops;
-  const uint64_t data = layout().StdListNode_data + layout().OperatorDef_op;
-  uint64_t node = key.first;
-  bool read_ahead = true;  // the nodes lie mostly in allocation order: a page per node cost one call each
-  while (node != head) {
-    if (ops.size() >= kMaxTorchOperators) fail("the operator list at " + hex(head) + " does not end (corrupt memory)");
-    if (read_ahead && !mem_.holds(node)) read_ahead = mem_.prefetch(node, kListReadAhead);
-    Operator op;
-    op.entry = node + data;
-    const uint64_t name = op.entry + layout().OperatorEntry_name;
-    op.name = readStdString(name + layout().OperatorName_name, "an operator name");
-    std::string overload = readStdString(name + layout().OperatorName_overload_name, "an operator name");
-    if (!overload.empty()) op.name += "." + overload;
-    ops.push_back(std::move(op));
-    node = mem_.readPointer(node, "the operator list");
-  }
+  // The nodes lie mostly in allocation order: a page per node would cost one call each.
+  walkStdList(mem_, head, list, kMaxTorchOperators, "the operator list", [&] { return "the operator list at " + hex(head); },
+              [&](uint64_t def) {
+                Operator op;
+                op.entry = def + layout().OperatorDef_op;
+                const uint64_t name = op.entry + layout().OperatorEntry_name;
+                op.name = readStdString(name + layout().OperatorName_name, "an operator name");
+                std::string overload = readStdString(name + layout().OperatorName_overload_name, "an operator name");
+                if (!overload.empty()) op.name += "." + overload;
+                ops.push_back(std::move(op));
+              },
+              kListReadAhead);
   checkOperators(key.size, ops);
   operators_ = std::make_shared<const std::vector<Operator>>(std::move(ops));
   std::lock_guard lock(operator_cache_mutex);
@@ -264,16 +258,6 @@ Kernel TorchView::readKernel(uint64_t addr) const {
   k.debug = readStdString(addr + layout().AnnotatedKernel_debug, "a kernel's debug string");
   return k;
 }
-
-namespace {
-
-// ska::flat_hash_map's fibonacci_hash_policy (c10/util/flat_hash_map.h, the policy of a map whose
-// hash, std::hash<DispatchKey>, is the key's value): the slot a key wants in a table of 2^bits
-// slots, and the lookups a table of that size allows (compute_max_lookups).
-uint64_t desiredSlot(uint64_t key, int bits) { return bits ? (11400714819323198485ull * key) >> (64 - bits) : 0; }
-int8_t maxLookups(int bits) { return static_cast<int8_t>(std::max(4, bits)); }
-
-}  // namespace
 
 const std::vector<std::pair<int, std::vector<Kernel>>>& TorchView::registered(const Operator& op) const {
   return kernelsOf(op).kernels;
@@ -321,57 +305,41 @@ std::vector<std::pair<int, std::vector<Kernel>>> TorchView::registered(const Ope
   const uint64_t map = op.entry + layout().OperatorEntry_kernels;
   // The refusal's start, made only when one is given (this runs for every op-table).
   auto corrupt = [&] { return "the kernel map of " + op.name + " at " + hex(map) + " is corrupt ("; };
-  const uint64_t entries = mem_.readPointer(map + layout().KernelMap_entries, "a kernel map");
-  const uint64_t slots_minus_one = mem_.readPointer(map + layout().KernelMap_num_slots_minus_one, "a kernel map");
-  const int8_t max_lookups = mem_.read<int8_t>(map + layout().KernelMap_max_lookups, "a kernel map");
-  const uint64_t num_elements = mem_.readPointer(map + layout().KernelMap_num_elements, "a kernel map");
-  if (slots_minus_one >= kMaxKernelSlots || (slots_minus_one & (slots_minus_one + 1)))
-    fail(corrupt() + std::to_string(slots_minus_one) + "+1 slots)");
-  const int bits = slots_minus_one ? std::bit_width(slots_minus_one) : 0;
-  // An empty map points at ska's static empty table of min_lookups-1 lookups.
-  if (slots_minus_one ? max_lookups != maxLookups(bits) : max_lookups != 3)
-    fail(corrupt() + std::to_string(max_lookups) + " lookups in " + std::to_string(slots_minus_one + 1) + " slots)");
-  if (!entries) fail(corrupt() + "no table)");
-  const uint64_t slots = slots_minus_one + static_cast<uint64_t>(max_lookups);
-  const uint64_t entry_size = layout().sizeof_KernelMapEntry;
+  const StdListLayout kernel_list = stdListLayout(layout());
   std::vector<std::pair<int, std::vector<Kernel>>> out;
-  for (uint64_t i = 0; i < slots; ++i) {
-    const uint64_t e = entries + i * entry_size;
-    const int8_t distance = mem_.read<int8_t>(e, "a kernel map entry");
-    if (distance < 0) continue;  // distance_from_desired < 0: empty
-    const int key = mem_.read<uint16_t>(e + layout().KernelMapEntry_key, "a kernel map entry");
+  walkFlatHashMap(mem_, map, kernelMapLayout(layout()), kMaxKernelSlots, "a kernel map", "a kernel map entry", corrupt,
+                  [&](const FlatHashEntry& e) {
+    const int key = mem_.read<uint16_t>(e.addr + layout().KernelMapEntry_key, "a kernel map entry");
     const KeyInfo* info = keys().byValue(key);
-    auto where = [&] { return "entry " + std::to_string(i) + ", key " + std::to_string(key); };
+    auto where = [&] { return "entry " + std::to_string(e.index) + ", key " + std::to_string(key); };
     if (!info || (!info->alias && info->slot < 0) || key == 0) fail(corrupt() + where() + " is no key kernels are registered at)");
-    if (!slots_minus_one || distance >= max_lookups || desiredSlot(key, bits) + distance != i)
-      fail(corrupt() + where() + " (" + info->name + ") is not where its hash puts it)");
+    // std::hash<DispatchKey> is the key's value.
+    if (!e.holds(static_cast<uint64_t>(key))) fail(corrupt() + where() + " (" + info->name + ") is not where its hash puts it)");
     for (const auto& [k, _] : out)
       if (k == key) fail(corrupt() + info->name + " is in it twice)");
-    const uint64_t head = e + layout().KernelMapEntry_list;
+    const uint64_t head = e.addr + layout().KernelMapEntry_list;
     std::vector<Kernel> list;
-    for (uint64_t node = mem_.readPointer(head, "a kernel list"); node != head; node = mem_.readPointer(node, "a kernel list")) {
-      if (list.size() >= kMaxKernelsPerKey) fail("the kernel list of " + op.name + " does not end (corrupt memory)");
-      list.push_back(readKernel(node + layout().StdListNode_data));
-    }
-    const uint64_t size = mem_.readPointer(head + layout().StdList_size, "a kernel list");
+    walkStdList(mem_, head, kernel_list, kMaxKernelsPerKey, "a kernel list", [&] { return "the kernel list of " + op.name; },
+                [&](uint64_t kernel) { list.push_back(readKernel(kernel)); });
+    const uint64_t size = stdListSize(mem_, head, kernel_list, "a kernel list");
     if (list.empty() || size != list.size())
       fail(corrupt() + info->name + "'s list holds " + std::to_string(list.size()) + " kernels, its size says " + std::to_string(size) + ")");
     if (!info->alias && static_cast<size_t>(info->slot) < table.size() && !sameKernel(list.front(), table[info->slot]))
       fail(corrupt() + info->name + "'s kernel is not the one its dispatch table holds)");
     out.emplace_back(key, std::move(list));
-  }
-  if (out.size() != num_elements)
-    fail(corrupt() + "it holds " + std::to_string(out.size()) + " keys, its size says " + std::to_string(num_elements) + ")");
+  });
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return out;
 }
 
 std::optional<std::string> TorchView::schemaDebug(const Operator& op) const {
   const uint64_t schema = op.entry + layout().OperatorEntry_schema;
-  const uint8_t engaged = mem_.read<uint8_t>(schema + layout().OptionalSchema_engaged, "an operator schema");
-  if (engaged > 1) fail("the schema of " + op.name + " at " + hex(schema) + " is corrupt (its optional's flag holds " + std::to_string(engaged) + ")");
-  if (!engaged) return std::nullopt;  // optional<> disengaged
-  return readStdString(schema + layout().OptionalSchema_payload + layout().AnnotatedSchema_debug, "a schema debug string");
+  const auto annotated = engagedValue(mem_, schema, {layout().OptionalSchema_engaged, layout().OptionalSchema_payload},
+                                      "an operator schema", [&](uint64_t engaged) {
+    return "the schema of " + op.name + " at " + hex(schema) + " is corrupt (its optional's flag holds " + std::to_string(engaged) + ")";
+  });
+  if (!annotated) return std::nullopt;
+  return readStdString(*annotated + layout().AnnotatedSchema_debug, "a schema debug string");
 }
 
 // OperatorEntry::computeDispatchTableEntryWithDebug (dscope/TableRules.h), asked of the kernel map

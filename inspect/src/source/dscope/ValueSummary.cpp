@@ -16,9 +16,9 @@
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
+#include "target/Containers.h"
 #include "target/Remote.h"
 #include "Session.h"
 #include "source/dscope/Values.h"
@@ -89,19 +89,16 @@ Summary deviceSummary(uint64_t word) {
 // ---------------------------------------------------------------- objects in the target
 
 // A libstdc++ std::string member, at most kMaxStringLength bytes.
-std::string readStdString(const RuntimeView& rt, uint64_t addr, const char* what) {
-  const Remote& mem = rt.mem();
-  const uint64_t length = mem.read<uint64_t>(addr + rt.layout().StdString_length, what);
-  if (length > kMaxStringLength)
-    fail(std::string(what) + " at " + hex(addr) + " claims " + std::to_string(length) + " bytes (corrupt memory?)");
-  std::string s(length, '\0');
-  if (length) mem.read(mem.readPointer(addr + rt.layout().StdString_data, what), s.data(), length, what);
-  return s;
+std::string memberString(const RuntimeView& rt, uint64_t addr, const char* what) {
+  const StdStringLayout layout{.data = rt.layout().StdString_data, .size = rt.layout().StdString_length};
+  return readStdString(rt.mem(), addr, layout, kMaxStringLength, what, [&](uint64_t length) {
+    return std::string(what) + " at " + hex(addr) + " claims " + std::to_string(length) + " bytes (corrupt memory?)";
+  });
 }
 
 Summary operatorNameSummary(const RuntimeView& rt, uint64_t addr) {
-  std::string name = readStdString(rt, addr + rt.layout().OperatorName_name, "operator name");
-  std::string overload = readStdString(rt, addr + rt.layout().OperatorName_overload_name, "overload name");
+  std::string name = memberString(rt, addr + rt.layout().OperatorName_name, "operator name");
+  std::string overload = memberString(rt, addr + rt.layout().OperatorName_overload_name, "overload name");
   return {overload.empty() ? name : name + "." + overload, {}};
 }
 
@@ -134,15 +131,14 @@ Summary operatorEntrySummary(const RuntimeView& rt, uint64_t op) {
                 (count == 1 ? "" : "s") + ")",
             {}};
   // The registered kernels, newest first ("CPU: registered at FILE:LINE"): bounded by the count.
-  std::unordered_set<uint64_t> seen;
-  for (uint64_t k = rt.mem().readPointer(op + rt.layout().OperatorEntry_kernels, "kernel list");
-       k && s.children.size() < count;) {
-    if (!seen.insert(k).second) fail("the kernel list of " + name + " loops back to " + hex(k) + " (corrupt memory?)");
-    RemoteKernel rk = rt.kernel(k);
-    s.children.push_back({"[" + std::to_string(s.children.size()) + "]", rt.keys().name(rk.key) + ": " + rk.debug,
-                          "", 0, {}});
-    k = rk.next;
-  }
+  walkChain(rt.mem().readPointer(op + rt.layout().OperatorEntry_kernels, "kernel list"), count,
+            [&](uint64_t k) {
+              RemoteKernel rk = rt.kernel(k);
+              s.children.push_back({"[" + std::to_string(s.children.size()) + "]",
+                                    rt.keys().name(rk.key) + ": " + rk.debug, "", 0, {}});
+              return rk.next;
+            },
+            [&](uint64_t k) { return "the kernel list of " + name + " loops back to " + hex(k) + " (corrupt memory?)"; });
   return s;
 }
 
