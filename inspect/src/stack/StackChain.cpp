@@ -164,7 +164,10 @@ void resolve(const RuntimeView& rt, const KernelIndex& index, const std::vector<
   if (ops.size() != 1) return;
   d.rec.op = reinterpret_cast<const void*>(ops.front());
   const KeyTable& kt = rt.keys();
-  auto keyBits = [&](int key) { return kt.byValue(key) ? kt.byValue(key)->bits : 0; };
+  auto keyBits = [&](int key) {
+    const KeyInfo* info = kt.byValue(key);
+    return info ? info->bits : 0;
+  };
   if (uses.size() > 1 && inner && inner->keyKnown()) {
     // A found key's record holds that key alone (its bits); a per-backend key's backend bit.
     const uint64_t backend = inner->rec.keyset & kt.backendMask();

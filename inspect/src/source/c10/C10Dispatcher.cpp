@@ -25,9 +25,8 @@ void C10Dispatcher::visitStoredKernels(const std::function<void(const StoredKern
     if (const KeyInfo* info = keys().byValue(k); info && info->slot >= 0 && slot_key[info->slot] < 0) slot_key[info->slot] = k;
   const uint64_t size = l.sizeof_KernelFunction, slots = slot_key.size();
   std::vector<unsigned char> table(size * slots);
-  std::vector<const Operator*> ops;
-  for (const auto& op : tv_.operators()) ops.push_back(&op);
-  std::vector<const Operator*> by_address = ops;
+  std::vector<const Operator*> by_address;
+  for (const auto& op : tv_.operators()) by_address.push_back(&op);
   std::sort(by_address.begin(), by_address.end(), [](const auto* a, const auto* b) { return a->entry < b->entry; });
   const uint64_t offset = l.OperatorEntry_dispatchTable;
   const uint64_t fallthrough = tv_.fallthroughKernel();

@@ -23,7 +23,8 @@ DscopeProfile resolved(const std::string& text, const std::string& origin, const
     n.values.assign(std::begin(kLayoutNames), std::end(kLayoutNames));
     return n;
   }();
-  DscopeProfile p{parseProfile(text, origin, remedy, needs), {}};
+  DscopeProfile p{parseProfile(text, origin, remedy, needs), {}, 0};
+  p.table_slots = p.profile.at("count_table_slots");  // bounded by the parser
 #define DSCOPE_LAYOUT_RESOLVE(name, expression) p.layout.name = p.profile.at(#name);
   DSCOPE_LAYOUT_PROFILE(DSCOPE_LAYOUT_RESOLVE)
 #undef DSCOPE_LAYOUT_RESOLVE

@@ -16,6 +16,7 @@ namespace dscope::inspect {
 struct DscopeProfile {
   Profile profile;
   dscope_layout_profile layout{};  // every name of debug/LayoutProfile.h's list, resolved
+  uint64_t table_slots = 0;        // count_table_slots: an operator's dispatch-table length
 };
 
 // The profile a runtime's text states, parsed and resolved (shared while the same text is read

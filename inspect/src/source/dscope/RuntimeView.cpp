@@ -277,7 +277,7 @@ std::vector<RemoteTableEntry> RuntimeView::validTableEntries(uint64_t op) const 
 
 const RuntimeView::RemoteTable& RuntimeView::table(uint64_t op) const {
   if (auto it = tables_.find(op); it != tables_.end()) return it->second;
-  const uint64_t slots = profile_->profile.at("count_table_slots");  // bounded by the parser
+  const uint64_t slots = profile_->table_slots;
   RemoteTable t{std::vector<uint64_t>(slots), std::vector<uint8_t>(slots)};
   mem_.read(op + layout().OperatorEntry_dispatchTable, t.kernels.data(), slots * 8, "dispatch table");
   mem_.read(op + layout().OperatorEntry_dispatchTableSource, t.sources.data(), slots, "dispatch table source");
