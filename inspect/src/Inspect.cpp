@@ -22,7 +22,7 @@
 namespace dscope::inspect {
 namespace {
 
-const char* kCommands = "keyset, op-table, dispatch-trace, dispatch-summary";
+const char* kCommands = "keyset, op-table, dispatch-trace, dispatch-summary, python-bt";
 
 // A user command's usage line and the options it parses its words with.
 struct CommandSyntax {
@@ -35,7 +35,8 @@ const std::map<std::string, CommandSyntax>& userCommandSyntax() {
       {"op-table", {kOpTableUsage, &kOpTableOptions}},
       {"dispatch-trace", {kDispatchTraceUsage, &kDispatchTraceOptions}},
       {"dispatch-summary", {kDispatchSummaryUsage, &kDispatchSummaryOptions}},
-      {"dispatch-break", {kDispatchBreakUsage, &kDispatchBreakOptions}}};
+      {"dispatch-break", {kDispatchBreakUsage, &kDispatchBreakOptions}},
+      {"python-bt", {kPythonBtUsage, &kPythonBtOptions}}};
   return syntax;
 }
 
@@ -153,7 +154,7 @@ std::string run(const dscope_target* target, const char* command_line) {
   using UserCommand = std::string (*)(Session&, const std::vector<std::string>&);
   const std::map<std::string, UserCommand> user_commands{
       {"keyset", runKeyset}, {"op-table", runOpTable}, {"dispatch-trace", runDispatchTrace},
-      {"dispatch-summary", runDispatchSummary}};
+      {"dispatch-summary", runDispatchSummary}, {"python-bt", runPythonBt}};
   if (auto it = user_commands.find(command); it != user_commands.end()) {
     std::string answer = it->second(session, words);  // before the warnings it leaves
     return withWarnings(std::move(answer), session.warnings());

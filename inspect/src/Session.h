@@ -8,6 +8,7 @@
 
 #include "source/c10/C10Dispatcher.h"
 #include "source/dscope/DscopeDispatcher.h"
+#include "source/python/PythonView.h"
 #include "target/Remote.h"
 
 namespace dscope::inspect {
@@ -26,6 +27,12 @@ class Session {
   const TorchView& torch() {
     if (!torch_) torch_.emplace(mem_);
     return *torch_;
+  }
+  // The Python interpreter the process runs, found on first use; null when it runs none
+  // (InspectError when it runs one that cannot be read).
+  const PythonView* python() {
+    if (!python_looked_up_) python_ = PythonView::find(mem_), python_looked_up_ = true;
+    return python_.get();
   }
   // Whether the commands read PyTorch's dispatcher rather than ours: --runtime torch|dscope when
   // given, else PyTorch's when the process maps libtorch and holds no runtime of ours. With both,
@@ -52,6 +59,8 @@ class Session {
   std::optional<C10Dispatcher> c10_model_;
   std::optional<PendingC10Breaks> pending_c10_breaks_;
   std::string note_;
+  std::unique_ptr<PythonView> python_;
+  bool python_looked_up_ = false;
 };
 
 }  // namespace dscope::inspect

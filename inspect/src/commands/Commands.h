@@ -20,17 +20,20 @@ extern const char* const kOpTableUsage;
 extern const char* const kDispatchTraceUsage;
 extern const char* const kDispatchBreakUsage;
 extern const char* const kDispatchSummaryUsage;
+extern const char* const kPythonBtUsage;
 // Their options (parseArgs), which completion also reads.
 extern const OptionSpec kKeysetOptions;
 extern const OptionSpec kOpTableOptions;
 extern const OptionSpec kDispatchTraceOptions;
 extern const OptionSpec kDispatchBreakOptions;
 extern const OptionSpec kDispatchSummaryOptions;
+extern const OptionSpec kPythonBtOptions;
 
 std::string runKeyset(Session& s, const std::vector<std::string>& words);
 std::string runOpTable(Session& s, const std::vector<std::string>& words);
 std::string runDispatchTrace(Session& s, const std::vector<std::string>& words);
 std::string runDispatchSummary(Session& s, const std::vector<std::string>& words);
+std::string runPythonBt(Session& s, const std::vector<std::string>& words);
 
 // ---- shared by the commands ----
 

@@ -121,6 +121,13 @@ std::vector<CommandText> commandTexts(const DebuggerWords& w) {
        "torch._C), again where a registration for the operator returns" + std::string(w.placed_again) +
        ". Each stop prints why the dispatch went to that kernel; `dispatch-break --why [--json]` prints it again.",
        DSCOPE_COMMAND_BREAKS | DSCOPE_COMMAND_COMPLETES_OPERATOR},
+      {"python-bt", "Show a thread's Python stack.",
+       "Reads the CPython interpreter's frames out of the process or core, with no debug info and no call into the "
+       "process (CPython 3.13 and later describe themselves through _Py_DebugOffsets; 3.11 through a layout profile "
+       "of its build). Each frame is printed as traceback.format_stack() prints it, innermost first. --thread N is " +
+           std::string(w.thread_number) + "; --all: every thread. --json: the same in the schema of "
+           "docs/JSON-SCHEMA.md.",
+       0},
   };
 }
 

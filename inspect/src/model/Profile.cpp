@@ -322,9 +322,13 @@ Profile parseProfile(const std::string& bytes, const std::string& origin, const 
   }
   if (p.runtime.empty()) p.refuse("it names no runtime (of another schema)");
   checkNeeds(p, needs);
-  checkCounts(p);
+  if (needs.key_table) checkCounts(p);
   checkRanges(p);
   if (needs.check_layout) needs.check_layout(p);
+  if (!needs.key_table) {
+    if (!keys.empty() || runtime_keys) p.refuse("it lists dispatch keys, which a " + needs.runtime + " profile has none of");
+    return p;
+  }
   checkKeys(p, keys, runtime_order);
   p.keys = KeyTable(std::move(keys), std::move(runtime_order), p.backend_names,
                     {p.at("set_default_included"), p.at("set_default_excluded")});

@@ -59,6 +59,8 @@ struct ProfileNeeds {
   std::vector<std::string_view> values, symbols, build_ids;
   std::vector<std::pair<std::string_view, std::string_view>> names;  // table, name
   std::function<void(const Profile&)> check_layout;
+  // Whether the runtime has a key table (a dispatcher's profile; an interpreter's has none).
+  bool key_table = true;
 };
 
 // Parses and checks a profile's whole text (its digest line included): InspectError

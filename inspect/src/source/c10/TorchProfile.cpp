@@ -43,7 +43,9 @@ constexpr std::pair<const char*, const char*> kRequiredNames[] = {
 
 // The file's bytes: a regular file of bounded size only (a FIFO would block open() and read(),
 // /dev/zero never ends), opened without blocking and never read past the size it had.
-std::string profileBytes(const std::string& path) {
+}  // namespace
+
+std::string readProfileText(const std::string& path) {
   auto kindOf = [](mode_t mode) -> std::string {
     if (S_ISFIFO(mode)) return "a FIFO";
     if (S_ISDIR(mode)) return "a directory";
@@ -77,6 +79,8 @@ std::string profileBytes(const std::string& path) {
   bytes.resize(got);
   return bytes;
 }
+
+namespace {
 
 // The members of one struct, each [offset, offset + width): inside the struct and apart.
 void checkStruct(const Profile& p, const char* what, uint64_t size,
@@ -156,7 +160,7 @@ C10Profile readTorchProfile(const std::string& path) {
     n.check_layout = checkLayout;
     return n;
   }();
-  C10Profile p{parseProfile(profileBytes(path), "the layout profile " + path, " (regenerate it with dscope-profile)", needs), {}};
+  C10Profile p{parseProfile(readProfileText(path), "the layout profile " + path, " (regenerate it with dscope-profile)", needs), {}};
 #define DSCOPE_C10_LAYOUT_RESOLVE(name) p.layout.name = p.profile.at(#name);
   DSCOPE_C10_LAYOUT(DSCOPE_C10_LAYOUT_RESOLVE)
 #undef DSCOPE_C10_LAYOUT_RESOLVE
@@ -178,9 +182,7 @@ std::vector<std::string> profileDirectories() {
   return dirs;
 }
 
-std::shared_ptr<const C10Profile> findTorchProfile(const std::string& build_id) {
-  static std::mutex mutex;
-  static std::map<std::string, std::pair<std::pair<int64_t, int64_t>, std::shared_ptr<const C10Profile>>> parsed;  // by path
+std::optional<ProfileFile> findProfileFile(const std::string& build_id) {
   for (const auto& dir : profileDirectories()) {
     const std::string path = dir + "/" + build_id + ".profile";
     struct stat st {};
@@ -188,14 +190,21 @@ std::shared_ptr<const C10Profile> findTorchProfile(const std::string& build_id) 
       if (errno == ENOENT || errno == ENOTDIR) continue;  // no profile here
       fail("cannot read the layout profile " + path + ": " + std::strerror(errno));
     }
-    const std::pair<int64_t, int64_t> version{st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, st.st_size};
-    std::lock_guard lock(mutex);
-    if (auto it = parsed.find(path); it != parsed.end() && it->second.first == version) return it->second.second;
-    auto profile = std::make_shared<const C10Profile>(readTorchProfile(path));
-    parsed[path] = {version, profile};
-    return profile;
+    return ProfileFile{path, {st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, st.st_size}};
   }
-  return nullptr;
+  return std::nullopt;
+}
+
+std::shared_ptr<const C10Profile> findTorchProfile(const std::string& build_id) {
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<ProfileFileVersion, std::shared_ptr<const C10Profile>>> parsed;  // by path
+  const auto file = findProfileFile(build_id);
+  if (!file) return nullptr;
+  std::lock_guard lock(mutex);
+  if (auto it = parsed.find(file->path); it != parsed.end() && it->second.first == file->version) return it->second.second;
+  auto profile = std::make_shared<const C10Profile>(readTorchProfile(file->path));
+  parsed[file->path] = {file->version, profile};
+  return profile;
 }
 
 }  // namespace dscope::inspect

@@ -5,7 +5,10 @@
 // own terms (a 1.13 key set prints as PyTorch 1.13 prints it).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,17 @@ C10Profile readTorchProfile(const std::string& path);
 // source tree's (a build used in place), the per-user cache ($XDG_CACHE_HOME/dscope/profiles,
 // where dscope-profile writes); or only those of $DSCOPE_PROFILE_PATH (colon-separated) when set.
 std::vector<std::string> profileDirectories();
+// A profile file's contents (readTorchProfile's checks on what is read: a regular file of bounded
+// size, never a FIFO or a device); InspectError naming the file.
+std::string readProfileText(const std::string& path);
+// The file "<build-id>.profile" of the first profile directory that has one, with its version
+// (modification time in ns, size): a parsed profile is kept while its file's version stays.
+using ProfileFileVersion = std::pair<int64_t, int64_t>;
+struct ProfileFile {
+  std::string path;
+  ProfileFileVersion version;
+};
+std::optional<ProfileFile> findProfileFile(const std::string& build_id);
 // The profile of a libtorch_cpu build-id, or null when no directory has one. Read once per file
 // version and shared: every command looks its profile up again.
 std::shared_ptr<const C10Profile> findTorchProfile(const std::string& build_id);

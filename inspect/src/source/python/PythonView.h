@@ -1,0 +1,98 @@
+// A CPython interpreter read from outside (ARCHITECTURE.md §2, "a Python interpreter"): every
+// thread's Python frames, and the Python objects the dispatcher holds (a Python kernel's function,
+// a TorchDispatchMode's class), without debug info and without calling into the process.
+// Where the layout comes from: 3.13 and later publish _Py_DebugOffsets at the start of _PyRuntime
+// (cookie "xdebugpy", PY_VERSION_HEX), read from the target and checked; 3.11 publishes none, so
+// its offsets come from a layout profile measured against that interpreter's own headers
+// (profiles/probe/python_probe.c), found by the interpreter's build-id. Both fill one PythonLayout
+// (PythonLayout.h), resolved once; one walker reads every version.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "source/python/PythonLayout.h"
+#include "target/Remote.h"
+
+namespace dscope::inspect {
+
+// One Python frame: what traceback.format_stack() says of it.
+struct PythonFrame {
+  uint64_t address = 0;  // its _PyInterpreterFrame
+  std::string name;      // co_name, as tracebacks print it
+  std::string qualname;  // co_qualname
+  std::string file;      // co_filename
+  int64_t line = -1;     // from the code object's line table; -1 when it has none there
+  // The frame an evaluation loop (_PyEval_EvalFrameDefault) was entered with: the frames from here
+  // inwards up to the next entry frame run in one native frame of that function.
+  bool entry = false;
+  std::string corrupt;   // why the frame cannot be read ("" when it can); the walk ends there
+  // "  File "/p/prog.py", line 10, in inner", traceback's own first line for the frame.
+  std::string line_text() const;
+};
+
+// A thread Python knows (a PyThreadState), innermost frame first.
+struct PythonThread {
+  int64_t tid = 0;        // the target's id of the thread (0 when no thread of the target is it)
+  int64_t own_tid = 0;    // its native_thread_id, as the process knows it
+  std::vector<PythonFrame> frames;
+  bool cut = false;       // the walk stopped at its bound (kMaxPythonFrames)
+};
+
+// A Python function object as a Python kernel holds it: "module.qualname at file.py:LINE".
+struct PythonFunction {
+  std::string module, qualname, file;
+  int64_t first_line = 0;
+  std::string text() const;
+};
+
+constexpr uint64_t kMaxPythonFrames = 10000;
+constexpr uint64_t kMaxPythonThreads = 4096;
+
+class PythonView {
+ public:
+  // Finds the interpreter the target maps (_PyRuntime) and its layout; nullptr when it maps none.
+  // InspectError (one line) when it maps one that cannot be read: a version without a layout, a
+  // debug-offsets block that fails its checks, a 3.11 without its profile.
+  static std::unique_ptr<PythonView> find(const Remote& mem);
+
+  const Remote& mem() const { return mem_; }
+  const PythonLayout& layout() const { return layout_; }
+  const std::string& version() const { return version_; }  // "3.11.2"
+
+  // Every thread state of every interpreter, in the interpreters' own order (newest first).
+  std::vector<PythonThread> threads() const;
+  // The thread state of the target's thread tid, or nullopt when Python knows no such thread.
+  std::optional<PythonThread> thread(int64_t tid) const;
+
+  // Py_TYPE(object)->tp_name ("FakeTensorMode"); InspectError when unreadable.
+  std::string typeName(uint64_t object) const;
+  // A function object's module, qualname, file and first line; nullopt when object is no function.
+  std::optional<PythonFunction> function(uint64_t object) const;
+  // A str object's text (UTF-8); InspectError when it is no readable str.
+  std::string unicode(uint64_t object, const char* what) const;
+
+ private:
+  PythonView(const Remote& mem, uint64_t runtime, PythonLayout layout, std::string version);
+  // What a code object tells of every frame that runs it, read once per view.
+  struct Code {
+    std::string name, qualname, file, line_table;
+    int64_t first_line = 0;
+  };
+  const Code& code(uint64_t object) const;
+  PythonFrame readFrame(uint64_t frame, uint64_t code_object) const;
+  PythonThread readThread(uint64_t tstate) const;
+
+  const Remote& mem_;
+  uint64_t runtime_;  // &_PyRuntime
+  PythonLayout layout_;
+  std::string version_;
+  mutable std::unordered_map<uint64_t, Code> codes_;  // by code object, for this command
+};
+
+
+}  // namespace dscope::inspect

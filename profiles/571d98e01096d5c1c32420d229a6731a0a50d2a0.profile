@@ -1,0 +1,35 @@
+dscope-profile 1
+runtime cpython
+version 3.11.2
+build-id python 571d98e01096d5c1c32420d229a6731a0a50d2a0
+runtime_state_interpreters_head 40
+interpreter_state_next 0
+interpreter_state_threads_head 16
+thread_state_next 8
+thread_state_native_thread_id 160
+thread_state_current_frame 56
+cframe_current_frame 8
+interpreter_frame_executable 32
+interpreter_frame_instr_ptr 56
+interpreter_frame_is_entry 68
+interpreter_frame_previous 48
+interpreter_frame_owner 69
+executable_tag_bits 0
+code_object_filename 112
+code_object_name 120
+code_object_qualname 128
+code_object_linetable 136
+code_object_firstlineno 72
+code_object_co_code_adaptive 184
+pyobject_ob_type 8
+type_object_tp_name 24
+bytes_object_ob_size 16
+bytes_object_ob_sval 32
+unicode_object_length 16
+unicode_object_state 32
+sizeof_PyASCIIObject 48
+sizeof_PyCompactUnicodeObject 72
+function_code 48
+function_qualname 40
+function_module 104
+digest fnv1a64 0x0a0ab4b9ee1ed198
