@@ -207,13 +207,14 @@ const DscopeDispatcher& Session::dscopeModel() {
 }
 
 const C10Dispatcher& Session::c10Model() {
-  if (!c10_model_) c10_model_.emplace(torch());
+  if (!c10_model_) c10_model_.emplace(torch(), pythonIfReadable());
   return *c10_model_;
 }
 
 std::vector<std::string> Session::warnings() const {
   std::vector<std::string> out;
   if (!note_.empty()) out.push_back(note_);
+  if (!python_note_.empty()) out.push_back(python_note_);
   if (view_)
     for (const auto& w : view_->warnings())
       if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);

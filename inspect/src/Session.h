@@ -34,6 +34,17 @@ class Session {
     if (!python_looked_up_) python_ = PythonView::find(mem_), python_looked_up_ = true;
     return python_.get();
   }
+  // python() for an answer Python frames only add to: null, and the reason among the warnings,
+  // when the interpreter cannot be read.
+  const PythonView* pythonIfReadable() {
+    try {
+      return python();
+    } catch (const InspectError& e) {
+      python_looked_up_ = true;
+      python_note_ = "Python frames left out: " + messageOf(e);
+      return nullptr;
+    }
+  }
   // Whether the commands read PyTorch's dispatcher rather than ours: --runtime torch|dscope when
   // given, else PyTorch's when the process maps libtorch and holds no runtime of ours. With both,
   // ours, and a note saying so (among the warnings).
@@ -61,6 +72,7 @@ class Session {
   std::string note_;
   std::unique_ptr<PythonView> python_;
   bool python_looked_up_ = false;
+  std::string python_note_;
 };
 
 }  // namespace dscope::inspect

@@ -7,6 +7,7 @@
 
 #include "commands/CommandLine.h"
 #include "commands/Commands.h"
+#include "source/python/PythonView.h"
 #include "stack/DispatchSummary.h"
 #include "text/Json.h"
 
@@ -18,7 +19,7 @@ const OptionSpec kDispatchSummaryOptions{{"--json"}, {"--runtime"}, {}, {}};
 namespace {
 
 // The JSON's version: a minor step adds fields, a major one changes or removes any.
-const char* const kSchemaVersion = "1.0";
+const char* const kSchemaVersion = "1.1";
 
 std::string threadText(const ProcessDispatchState& p, const ThreadDispatchState& t) {
   std::string out = (t.tid == p.selected_tid ? "* " : "  ") + std::string("thread tid ") + (t.shown_tid.empty() ? std::to_string(t.tid) : t.shown_tid) +
@@ -40,6 +41,9 @@ std::string threadText(const ProcessDispatchState& p, const ThreadDispatchState&
     if (!l.op.empty()) out += "; it re-enters " + l.op + " at " + l.key + " (kernel " + l.kernel + ")";
     out += "\n";
   }
+  if (!t.python_name.empty())
+    out += "    python: File \"" + t.python_file + "\", line " + (t.python_line < 0 ? "None" : std::to_string(t.python_line)) +
+           ", in " + t.python_name + "\n";
   if (!t.error.empty()) out += "    " + t.error + "\n";
   return out;
 }
@@ -103,6 +107,15 @@ std::string summaryJson(const ProcessDispatchState& p, const CrashSignature& sig
       j.endObject();
     }
     text("error", t.error);
+    j.key("python");
+    if (t.python_name.empty()) {
+      j.null();
+    } else {
+      j.beginObject().field("name", t.python_name).field("file", t.python_file).key("line");
+      if (t.python_line < 0) j.null();
+      else j.value(t.python_line);
+      j.endObject();
+    }
     j.endObject();
   }
   j.endArray();
@@ -117,7 +130,14 @@ std::string summaryJson(const ProcessDispatchState& p, const CrashSignature& sig
 std::string runDispatchSummary(Session& s, const std::vector<std::string>& words) {
   ParsedArgs args = parseArgs(words, kDispatchSummaryOptions, kDispatchSummaryUsage);
   if (!args.positional.empty()) usageError("unexpected argument '" + shown(args.positional.front()) + "'", kDispatchSummaryUsage);
-  const ProcessDispatchState process = s.dispatcher(args.value("--runtime")).dispatchState();
+  ProcessDispatchState process = s.dispatcher(args.value("--runtime")).dispatchState();
+  if (const PythonView* py = s.pythonIfReadable()) {
+    const std::vector<PythonThread> threads = py->threads();
+    for (ThreadDispatchState& t : process.threads)
+      for (const PythonThread& p : threads)
+        if (p.tid == t.tid && !p.frames.empty() && p.frames.front().corrupt.empty())
+          t.python_name = p.frames.front().name, t.python_file = p.frames.front().file, t.python_line = p.frames.front().line;
+  }
   const CrashSignature sig = crashSignature(process);
   return args.has("--json") ? summaryJson(process, sig) : summaryText(process, sig);
 }

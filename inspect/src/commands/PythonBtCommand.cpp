@@ -18,7 +18,7 @@ const OptionSpec kPythonBtOptions{{"--all", "--json", "--layout"}, {"--thread"},
 
 namespace {
 
-const char* const kSchemaVersion = "1";
+const char* const kSchemaVersion = "1.0";
 
 // A target's thread and what Python knows of it (nothing: no thread state).
 struct AskedThread {

@@ -47,6 +47,9 @@ struct ThreadDispatchState {
   // "excluded +AutogradCPU", "included +X, excluded -Y".
   std::string tls_included, tls_excluded, tls_change;
   std::string error;  // the one line why this thread's state cannot be read ("" when it can)
+  // Its innermost Python frame, in a process that runs Python (name "" when none).
+  std::string python_name, python_file;
+  int64_t python_line = -1;
 };
 
 struct ProcessDispatchState {

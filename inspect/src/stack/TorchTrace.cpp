@@ -69,6 +69,8 @@ struct TraceFrame {
   std::vector<KernelUse> kernels;
   bool wrapped = false;  // its kernels are a runtime functor's: the trampoline that called it is the same dispatch
   std::string aten_op, aten_kind;  // an at::_ops frame: the operator's C++ struct name, call/redispatch
+  // An evaluation loop of the interpreter (kEvalFunction): the Python frames it runs, innermost first.
+  std::vector<PythonFrame> python;
 };
 
 struct Loop {
@@ -110,6 +112,26 @@ struct TorchStack {
   // seen): of a one-kernel cycle, any at::_ops frame of it; of a longer one, that operator's.
   std::string aten;
 };
+
+// Each evaluation loop's frame on the stack with the Python frames it runs (pythonSegments: the
+// loops' native frames and the segments, both innermost first, pair up in order).
+void attachPython(const PythonView* py, TorchStack& stack) {
+  if (!py) return;
+  const auto thread = py->thread(stack.tid);
+  if (!thread) return;
+  auto segments = pythonSegments(*thread);
+  size_t next = 0;
+  for (TraceFrame& f : stack.frames)
+    if (f.name == kEvalFunction && next < segments.size()) f.python = std::move(segments[next++]);
+}
+
+// A frame's line and, for an evaluation loop, the Python frames it runs, each on a line of its own.
+std::string frameLines(const std::string& indent, const TraceFrame& f, const std::string& described) {
+  std::string out = indent + "#" + std::to_string(f.level) + " " + described + "\n";
+  for (const PythonFrame& p : f.python)
+    out += indent + "    " + (p.corrupt.empty() ? p.line_text().substr(2) : "<corrupt Python frame: " + p.corrupt + ">") + "\n";
+  return out;
+}
 
 // The innermost `window` physical frames of thread tid, each with its function.
 TorchStack readFrames(const Remote& mem, int64_t tid, uint64_t window) {
@@ -302,7 +324,7 @@ std::string describe(const TorchView& tv, const TraceFrame& f, int64_t tid) {
 }
 
 // Every thread of the process (the selected one when the front end numbers none), each walked as readFrames.
-std::vector<TorchStack> readThreads(const Remote& mem, uint64_t window) {
+std::vector<TorchStack> readThreads(const Remote& mem, uint64_t window, const PythonView* py) {
   std::vector<TorchStack> stacks;
   for (int64_t n = 1; n <= kMaxThreads; ++n) {
     const auto tid = mem.threadTid(n);
@@ -311,6 +333,7 @@ std::vector<TorchStack> readThreads(const Remote& mem, uint64_t window) {
   }
   if (stacks.empty() && mem.selectedTid() > 0) stacks.push_back(readFrames(mem, mem.selectedTid(), window));
   if (stacks.empty()) fail(kNoProcess);
+  for (TorchStack& stack : stacks) attachPython(py, stack);
   return stacks;
 }
 
@@ -321,11 +344,11 @@ void requireStackFrames(const Remote& mem) {
 
 }  // namespace
 
-ProcessDispatchState torchDispatchState(const TorchView& tv, const Dispatcher& d) {
+ProcessDispatchState torchDispatchState(const TorchView& tv, const Dispatcher& d, const PythonView* py) {
   const Remote& mem = tv.mem();
   requireStackFrames(mem);
   ProcessDispatchState process{"pytorch", "stack", mem.selectedTid(), {}};
-  std::vector<TorchStack> stacks = readThreads(mem, kInnermostFrames);
+  std::vector<TorchStack> stacks = readThreads(mem, kInnermostFrames, py);
   nameFrames(tv, d, stacks);
   const KeyTable& kt = tv.keys();
   auto names = [&](uint64_t raw) { return kt.keyNames(raw); };
@@ -397,17 +420,16 @@ std::string stackText(const TorchView& tv, const TorchStack& stack) {
   out += "thread tid " + std::to_string(tid) + ":\n";
   out += "  TLS: included " + kt.keySetString(included) + ", excluded " + kt.keySetString(excluded) + "\n";
   if (!loop.period) {
-    for (const auto& f : frames) out += "  #" + std::to_string(f.level) + " " + describe(tv, f, tid) + "\n";
+    for (const auto& f : frames) out += frameLines("  ", f, describe(tv, f, tid));
     return out + "  no loop among these frames\n";
   }
   const std::string at_least = outermost ? "" : "at least ";
   out += "  loop: a cycle of " + counted(loop.period, "stack frame") + ", " + at_least + groupThousands(loop.repeats) +
          " repetitions in the " + (outermost ? "" : "innermost ") + counted(frames.size() - loop.start, "frame") +
          (outermost ? "" : " (dispatch-trace --full walks them all)") + ":\n";
-  for (uint64_t i = loop.start; i < loop.start + loop.period; ++i)
-    out += "    #" + std::to_string(frames[i].level) + " " + describe(tv, frames[i]) + "\n";
+  for (uint64_t i = loop.start; i < loop.start + loop.period; ++i) out += frameLines("    ", frames[i], describe(tv, frames[i]));
   if (loop.start) out += "  innermost, above the loop (where it stopped):\n";
-  for (uint64_t i = 0; i < loop.start; ++i) out += "    #" + std::to_string(frames[i].level) + " " + describe(tv, frames[i]) + "\n";
+  for (uint64_t i = 0; i < loop.start; ++i) out += frameLines("    ", frames[i], describe(tv, frames[i]));
 
   const std::vector<CycleKernel>& cycle = stack.cycle;
   const std::string& aten = stack.aten;
@@ -457,18 +479,19 @@ std::string stackText(const TorchView& tv, const TorchStack& stack) {
 
 }  // namespace
 
-std::string torchDispatchTrace(const TorchView& tv, const Dispatcher& d, const TraceRequest& request) {
+std::string torchDispatchTrace(const TorchView& tv, const Dispatcher& d, const PythonView* py, const TraceRequest& request) {
   const Remote& mem = tv.mem();
   requireStackFrames(mem);
   uint64_t window = request.max_frames.value_or(kInnermostFrames);
   if (request.full) window = UINT64_MAX;
   std::vector<TorchStack> stacks;
   if (request.all) {
-    stacks = readThreads(mem, window);
+    stacks = readThreads(mem, window, py);
   } else {
     const int64_t tid = mem.chosenThread(request.thread);
     if (tid <= 0) fail(kNoProcess);
     stacks.push_back(readFrames(mem, tid, window));
+    attachPython(py, stacks.front());
     if (stacks.front().frames.empty()) fail("thread tid " + std::to_string(tid) + " has no stack frames");
   }
   nameFrames(tv, d, stacks);

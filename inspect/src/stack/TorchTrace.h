@@ -6,13 +6,15 @@
 
 #include "model/Dispatcher.h"
 #include "source/c10/TorchView.h"
+#include "source/python/PythonView.h"
 #include "stack/DispatchSummary.h"
 
 namespace dscope::inspect {
 
 // Every thread's dispatch state, from the innermost frames of its stack.
-ProcessDispatchState torchDispatchState(const TorchView& tv, const Dispatcher& d);
-// dispatch-trace's answer (text only), d's stored kernels telling which frames are kernels.
-std::string torchDispatchTrace(const TorchView& tv, const Dispatcher& d, const TraceRequest& request);
+ProcessDispatchState torchDispatchState(const TorchView& tv, const Dispatcher& d, const PythonView* py);
+// dispatch-trace's answer (text only), d's stored kernels telling which frames are kernels, each
+// evaluation loop's frame followed by the Python frames it runs (py: the process's interpreter, or null).
+std::string torchDispatchTrace(const TorchView& tv, const Dispatcher& d, const PythonView* py, const TraceRequest& request);
 
 }  // namespace dscope::inspect

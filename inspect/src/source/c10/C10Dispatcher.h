@@ -5,12 +5,14 @@
 #include "model/Dispatcher.h"
 #include "source/c10/C10Breaks.h"
 #include "source/c10/TorchView.h"
+#include "source/python/PythonView.h"
 
 namespace dscope::inspect {
 
 class C10Dispatcher final : public Dispatcher {
  public:
-  explicit C10Dispatcher(const TorchView& tv) : tv_(tv), breaks_(tv) {}
+  // python: the interpreter the process runs, whose frames the stack answers interleave (null: none).
+  C10Dispatcher(const TorchView& tv, const PythonView* python) : tv_(tv), python_(python), breaks_(tv) {}
 
   const char* runtimeId() const override { return "pytorch"; }
   const KeyTable& keys() const override { return tv_.keys(); }
@@ -30,6 +32,7 @@ class C10Dispatcher final : public Dispatcher {
 
  private:
   const TorchView& tv_;
+  const PythonView* python_;
   C10Breaks breaks_;
 };
 

@@ -74,6 +74,16 @@ std::string PythonFunction::text() const {
   return (module.empty() ? "" : module + ".") + qualname + " at " + file + ":" + std::to_string(first_line);
 }
 
+std::vector<std::vector<PythonFrame>> pythonSegments(const PythonThread& t) {
+  std::vector<std::vector<PythonFrame>> segments(1);
+  for (const PythonFrame& f : t.frames) {
+    segments.back().push_back(f);
+    if (f.entry) segments.emplace_back();
+  }
+  if (segments.back().empty()) segments.pop_back();
+  return segments;
+}
+
 std::unique_ptr<PythonView> PythonView::find(const Remote& mem) {
   for (const ModuleMapping& m : mem.modules()) {
     const auto runtime = symbolInFile(m.path, m.start, "_PyRuntime");
@@ -111,6 +121,12 @@ std::string PythonView::unicode(uint64_t object, const char* what) const {
 std::string PythonView::typeName(uint64_t object) const {
   const uint64_t type = mem_.readPointer(object + layout_.pyobject_ob_type, "a Python object's type");
   return mem_.readString(mem_.readPointer(type + layout_.type_object_tp_name, "a Python type's name"), "a Python type's name");
+}
+
+bool PythonView::isCode(uint64_t object) const {
+  if (!object) return false;
+  if (codes_.count(object)) return true;
+  return typeName(object) == "code";
 }
 
 const PythonView::Code& PythonView::code(uint64_t object) const {
@@ -161,9 +177,9 @@ PythonThread PythonView::readThread(uint64_t tstate) const {
       if (l.frame_owner_hidden_from != kAbsentValue && owner >= l.frame_owner_hidden_from) {
         // An evaluation loop's entry: the frame inside it is the first that loop ran.
         if (!t.frames.empty()) t.frames.back().entry = true;
-      } else {
-        const uint64_t executable = mem_.readPointer(frame + l.interpreter_frame_executable, "a Python frame") &
-                                    ~l.executable_tag_bits;
+      } else if (const uint64_t executable = mem_.readPointer(frame + l.interpreter_frame_executable, "a Python frame") &
+                                              ~l.executable_tag_bits;
+                 isCode(executable)) {  // else no Python code's frame (3.14: a thread's base frame runs None)
         PythonFrame f = readFrame(frame, executable);
         if (l.interpreter_frame_is_entry != kAbsentValue)
           f.entry = mem_.read<uint8_t>(frame + l.interpreter_frame_is_entry, "a Python frame") != 0;

@@ -50,6 +50,14 @@ struct PythonFunction {
   std::string text() const;
 };
 
+// The interpreter's evaluation loop: each native frame of it on a thread's stack runs one segment
+// of the thread's Python frames (pythonSegments).
+constexpr const char* kEvalFunction = "_PyEval_EvalFrameDefault";
+// A thread's Python frames as its evaluation loops run them, innermost loop first: the frames
+// from one entry frame inwards up to the next (a corrupt frame ends the last segment). The native
+// frames of kEvalFunction on its stack, innermost first, run these segments in order.
+std::vector<std::vector<PythonFrame>> pythonSegments(const PythonThread& t);
+
 constexpr uint64_t kMaxPythonFrames = 10000;
 constexpr uint64_t kMaxPythonThreads = 4096;
 
@@ -84,6 +92,7 @@ class PythonView {
     int64_t first_line = 0;
   };
   const Code& code(uint64_t object) const;
+  bool isCode(uint64_t object) const;  // a code object (Py_TYPE's name "code")
   PythonFrame readFrame(uint64_t frame, uint64_t code_object) const;
   PythonThread readThread(uint64_t tstate) const;
 
