@@ -9,6 +9,10 @@
 #                              the root as sysroot / a gcore core and its kernel core, the root's
 #                              folder as sysroot
 #   bad_input                  a process with no Python (the op_catalog sample), live and its core
+# python_layout_{host,trixie,sid} (tests/python/python_layout_test.py): the layout `python-bt --layout`
+# resolves for a live process of the interpreter against dscope-python-profile --print over that
+# interpreter's own headers (the headers are the oracle); the host's also holds the shipped 3.11
+# profile against a fresh one, byte for byte.
 # Included from tests/CMakeLists.txt (samples built, no sanitizer). The torch variants go with the
 # torch tests (DSCOPE_TORCH_TESTS); the roots' in the release preset only, as container_tests.cmake
 # (the roots are made when missing by the fixture torch_root_profiles).
@@ -26,17 +30,28 @@ function(dscope_python_bt_test check labels)
   set_tests_properties(python_bt_${check} PROPERTIES LABELS "${labels}" TIMEOUT 240 SKIP_RETURN_CODE 77)
 endfunction()
 
+function(dscope_python_layout_test check labels)
+  add_test(NAME python_layout_${check}
+    COMMAND ${Python3_EXECUTABLE} ${PYTHON_TESTS}/python_layout_test.py --check ${check} --dscope $<TARGET_FILE:dscope>
+            --profiles ${PROJECT_SOURCE_DIR}/profiles --probe ${PROJECT_SOURCE_DIR}/profiles/probe/dscope-python-profile
+            --roots-script ${PYTHON_BT_ROOTS_SCRIPT} --workdir ${CMAKE_CURRENT_BINARY_DIR}/python_layout_${check})
+  set_tests_properties(python_layout_${check} PROPERTIES LABELS "${labels}" TIMEOUT 300 SKIP_RETURN_CODE 77)
+endfunction()
+
 dscope_python_bt_test(bad_input "gdb;lldb;python")
 if(DSCOPE_TORCH_TESTS)
   foreach(mode live core)
     dscope_python_bt_test(host_${mode} "gdb;lldb;torch;python")
   endforeach()
+  dscope_python_layout_test(host "torch;python")
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo" AND EXISTS ${PYTHON_BT_ROOTS_SCRIPT})
     foreach(suite trixie sid)
       foreach(mode live core)
         dscope_python_bt_test(${suite}_${mode} "gdb;lldb;torch;python;roots")
         set_tests_properties(python_bt_${suite}_${mode} PROPERTIES FIXTURES_REQUIRED torch_root_profiles)
       endforeach()
+      dscope_python_layout_test(${suite} "torch;python;roots")
+      set_tests_properties(python_layout_${suite} PROPERTIES FIXTURES_REQUIRED torch_root_profiles)
     endforeach()
   endif()
 endif()

@@ -1,7 +1,8 @@
 // python-bt [--thread N | --all] [--json]: a thread's Python stack alone, read out of the process
 // (PythonView.h), each frame as traceback.format_stack() writes its first line, innermost first.
-// --layout prints the interpreter layout the reader resolved (the tests hold it against the
-// interpreter's own headers).
+// --layout prints the interpreter layout the reader resolved, and for _Py_DebugOffsets where it
+// read each value (tests/python/python_layout_test.py holds both against the interpreter's own
+// headers).
 #include <string>
 #include <vector>
 
@@ -77,6 +78,7 @@ std::string runPythonBt(Session& s, const std::vector<std::string>& words) {
     std::string out = "python " + py->version() + "\n";
     for (const auto& [name, value] : py->layout().values())
       out += std::string(name) + " " + (value == kAbsentValue ? std::string("absent") : std::to_string(value)) + "\n";
+    for (const auto& [name, place] : py->places()) out += name + " " + std::to_string(place) + "\n";
     return out;
   }
   const std::vector<PythonThread> threads = py->threads();

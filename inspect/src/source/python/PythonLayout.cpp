@@ -95,10 +95,12 @@ ResolvedPython fromDebugOffsets(const Remote& mem, uint64_t runtime) {
   const auto word = [&](uint64_t place) { return words[place / 8]; };
   if (word(contract->free_threaded) != 0)
     fail("Python " + version + " is a free-threaded build, which python-bt does not read yet");
-  ResolvedPython r{contract->constants, version, origin + " (contract " + versionText(hex).substr(0, version.rfind('.')) + ")"};
-#define DSCOPE_PY_READ(name) r.layout.name = word(contract->places.name);
+  ResolvedPython r{contract->constants, version, origin + " (contract " + versionText(hex).substr(0, version.rfind('.')) + ")", {}};
+#define DSCOPE_PY_READ(name) \
+  r.layout.name = word(contract->places.name), r.places.emplace_back("debug_offset_" #name, contract->places.name);
   DSCOPE_PY_DEBUG_OFFSETS(DSCOPE_PY_READ)
 #undef DSCOPE_PY_READ
+  r.places.emplace_back("debug_offset_free_threaded", contract->free_threaded);
   checkLayout(r.layout, origin);
   return r;
 }
@@ -112,6 +114,15 @@ std::shared_ptr<const ResolvedPython> findPythonProfile(const std::string& build
   if (!file) return nullptr;
   std::lock_guard lock(mutex);
   if (auto it = parsed.find(file->path); it != parsed.end() && it->second.first == file->version) return it->second.second;
+  auto r = std::make_shared<const ResolvedPython>(
+      pythonProfileLayout(readProfileText(file->path), "the layout profile " + file->path, build_id));
+  parsed[file->path] = {file->version, r};
+  return r;
+}
+
+}  // namespace
+
+ResolvedPython pythonProfileLayout(const std::string& text, const std::string& origin, const std::string& build_id) {
   ProfileNeeds needs;
   needs.runtime = "cpython";
   needs.key_table = false;
@@ -119,23 +130,19 @@ std::shared_ptr<const ResolvedPython> findPythonProfile(const std::string& build
   const PythonLayout names;
   for (const auto& [name, value] : names.values())
     if (!optionalPythonValue(name)) needs.values.push_back(name);
-  const std::string origin = "the layout profile " + file->path;
-  const Profile p = parseProfile(readProfileText(file->path), origin, " (regenerate it with dscope-python-profile)", needs);
-  auto r = std::make_shared<ResolvedPython>();
-  r->version = p.version;
-  r->origin = origin;
+  const Profile p = parseProfile(text, origin, " (regenerate it with dscope-python-profile)", needs);
+  ResolvedPython r;
+  r.version = p.version;
+  r.origin = origin;
 #define DSCOPE_PY_PROFILE(name) \
-  if (auto it = p.values.find(#name); it != p.values.end()) r->layout.name = it->second;
+  if (auto it = p.values.find(#name); it != p.values.end()) r.layout.name = it->second;
   DSCOPE_PY_DEBUG_OFFSETS(DSCOPE_PY_PROFILE)
   DSCOPE_PY_CONTRACT_VALUES(DSCOPE_PY_PROFILE)
 #undef DSCOPE_PY_PROFILE
   if (p.build_ids.at("python") != build_id) p.refuse("it is for build-id " + p.build_ids.at("python") + ", not " + build_id);
-  checkLayout(r->layout, origin);
-  parsed[file->path] = {file->version, r};
+  checkLayout(r.layout, origin);
   return r;
 }
-
-}  // namespace
 
 ResolvedPython resolvePythonLayout(const Remote& mem, uint64_t runtime, const std::string& file) {
   char cookie[8];

@@ -73,7 +73,16 @@ struct ResolvedPython {
   PythonLayout layout;
   std::string version;  // "3.13.5"
   std::string origin;   // "_Py_DebugOffsets (contract 3.13)" or "the layout profile PATH"
+  // From _Py_DebugOffsets: where the contract read each published value, as
+  // ("debug_offset_NAME", offsetof(_Py_DebugOffsets, ...)), free_threaded's last (what
+  // `python-bt --layout` prints after the values, and python_probe.c measures); none from a profile.
+  std::vector<std::pair<std::string, uint64_t>> places;
 };
+
+// A 3.11 (or 3.12) interpreter's layout from the text of its profile (runtime cpython, no key
+// table, every value of the lists but the optional ones) for the interpreter of build-id build_id;
+// InspectError "ORIGIN is unusable: ..." (one line) when the text is no such profile.
+ResolvedPython pythonProfileLayout(const std::string& text, const std::string& origin, const std::string& build_id);
 
 class Remote;
 // The layout of the interpreter whose _PyRuntime lies at `runtime`, defined by the module file

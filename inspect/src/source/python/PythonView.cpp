@@ -31,10 +31,9 @@ void appendUtf8(std::string& out, uint32_t c) {
         out += static_cast<char>(0x80 | ((c >> 6) & 0x3f)), out += static_cast<char>(0x80 | (c & 0x3f));
 }
 
-// The line of the code unit at byte offset `addr` in a 3.11+ location table (Objects/locations.md):
-// entries of (code, length in code units), each moving the line by its delta; -1 where an entry
-// says "no location", or past the table.
-int64_t lineInTable(const std::string& table, int64_t first_line, int64_t addr) {
+}  // namespace
+
+int64_t pythonLineAt(const std::string& table, int64_t first_line, int64_t byte_offset) {
   size_t p = 0;
   auto byte = [&]() -> unsigned { return p < table.size() ? static_cast<unsigned char>(table[p++]) : 0u; };
   auto varint = [&]() {
@@ -58,13 +57,11 @@ int64_t lineInTable(const std::string& table, int64_t first_line, int64_t addr) 
     else if (code == 13) line += signedVarint();
     else if (code >= 10) line += code - 10, byte(), byte();
     else byte();
-    if (addr >= start && addr < end) return none ? -1 : line;
+    if (byte_offset >= start && byte_offset < end) return none ? -1 : line;
     start = end;
   }
   return -1;
 }
-
-}  // namespace
 
 std::string PythonFrame::line_text() const {
   return "  File \"" + file + "\", line " + (line < 0 ? std::string("None") : std::to_string(line)) + ", in " + name;
@@ -89,13 +86,14 @@ std::unique_ptr<PythonView> PythonView::find(const Remote& mem) {
     const auto runtime = symbolInFile(m.path, m.start, "_PyRuntime");
     if (!runtime || !*runtime) continue;
     ResolvedPython r = resolvePythonLayout(mem, *runtime, m.path);
-    return std::unique_ptr<PythonView>(new PythonView(mem, *runtime, r.layout, r.version));
+    return std::unique_ptr<PythonView>(new PythonView(mem, *runtime, std::move(r)));
   }
   return nullptr;
 }
 
-PythonView::PythonView(const Remote& mem, uint64_t runtime, PythonLayout layout, std::string version)
-    : mem_(mem), runtime_(runtime), layout_(layout), version_(std::move(version)) {}
+PythonView::PythonView(const Remote& mem, uint64_t runtime, ResolvedPython resolved)
+    : mem_(mem), runtime_(runtime), layout_(resolved.layout), version_(std::move(resolved.version)),
+      places_(std::move(resolved.places)) {}
 
 std::string PythonView::unicode(uint64_t object, const char* what) const {
   const PythonLayout& l = layout_;
@@ -153,7 +151,7 @@ PythonFrame PythonView::readFrame(uint64_t frame, uint64_t code_object) const {
   f.name = c.name, f.qualname = c.qualname, f.file = c.file;
   const uint64_t instr = mem_.readPointer(frame + l.interpreter_frame_instr_ptr, "a Python frame");
   const int64_t addr = static_cast<int64_t>(instr - (code_object + l.code_object_co_code_adaptive));
-  f.line = addr < 0 ? c.first_line : lineInTable(c.line_table, c.first_line, addr & ~int64_t{1});
+  f.line = addr < 0 ? c.first_line : pythonLineAt(c.line_table, c.first_line, addr & ~int64_t{1});
   return f;
 }
 

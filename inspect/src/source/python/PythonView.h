@@ -58,6 +58,12 @@ constexpr const char* kEvalFunction = "_PyEval_EvalFrameDefault";
 // frames of kEvalFunction on its stack, innermost first, run these segments in order.
 std::vector<std::vector<PythonFrame>> pythonSegments(const PythonThread& t);
 
+// The line of the code unit at byte_offset in a 3.11+ location table (co_linetable; Objects/
+// locations.md) of a code object whose co_firstlineno is first_line: entries of (code, length in
+// code units), each moving the line by its delta; -1 where an entry says "no location", or past
+// the table. Pure: tests/unit/test_python.cpp holds it against CPython's own co_lines().
+int64_t pythonLineAt(const std::string& table, int64_t first_line, int64_t byte_offset);
+
 constexpr uint64_t kMaxPythonFrames = 10000;
 constexpr uint64_t kMaxPythonThreads = 4096;
 
@@ -71,6 +77,8 @@ class PythonView {
   const Remote& mem() const { return mem_; }
   const PythonLayout& layout() const { return layout_; }
   const std::string& version() const { return version_; }  // "3.11.2"
+  // Where _Py_DebugOffsets gave each value (ResolvedPython::places); empty for a profile's layout.
+  const std::vector<std::pair<std::string, uint64_t>>& places() const { return places_; }
 
   // Every thread state of every interpreter, in the interpreters' own order (newest first).
   std::vector<PythonThread> threads() const;
@@ -85,7 +93,7 @@ class PythonView {
   std::string unicode(uint64_t object, const char* what) const;
 
  private:
-  PythonView(const Remote& mem, uint64_t runtime, PythonLayout layout, std::string version);
+  PythonView(const Remote& mem, uint64_t runtime, ResolvedPython resolved);
   // What a code object tells of every frame that runs it, read once per view.
   struct Code {
     std::string name, qualname, file, line_table;
@@ -100,6 +108,7 @@ class PythonView {
   uint64_t runtime_;  // &_PyRuntime
   PythonLayout layout_;
   std::string version_;
+  std::vector<std::pair<std::string, uint64_t>> places_;
   mutable std::unordered_map<uint64_t, Code> codes_;  // by code object, for this command
 };
 
