@@ -49,6 +49,7 @@ TensorImpl_key_set 176
 OptionalTensor_engaged 8
 OptionalTensor_payload 0
 RuntimeFunctor_kernel_func 16
+PythonKernelHolder_func 16
 Error_msg 8
 PODLocalDispatchKeySet_included 0
 PODLocalDispatchKeySet_excluded 8
@@ -388,4 +389,4 @@ PyObject_ob_type 8
 PyTypeObject_tp_name 24
 PyTypeObject_tp_base 256
 symbol THPVariableClass THPVariableClass
-digest fnv1a64 0x9aa680c1742d1429
+digest fnv1a64 0x4d47451bbf610bb2

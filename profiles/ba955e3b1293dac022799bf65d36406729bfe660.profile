@@ -49,6 +49,7 @@ TensorImpl_key_set 168
 OptionalTensor_engaged 8
 OptionalTensor_payload 0
 RuntimeFunctor_kernel_func 16
+PythonKernelHolder_func 16
 Error_msg 8
 PODLocalDispatchKeySet_included 0
 PODLocalDispatchKeySet_excluded 8
@@ -396,4 +397,4 @@ PyObject_ob_type 8
 PyTypeObject_tp_name 24
 PyTypeObject_tp_base 256
 symbol THPVariableClass THPVariableClass
-digest fnv1a64 0xbf3b6d566276988a
+digest fnv1a64 0xf0c435146c7b78fb

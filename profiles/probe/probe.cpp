@@ -362,6 +362,10 @@ int main() {
   // A runtime functor (a kernel made from a function pointer at run time) keeps the pointer here.
   using RuntimeFunctor = impl::WrapFunctionIntoRuntimeFunctor<at::Tensor (*)(const at::Tensor&)>;
   entry("RuntimeFunctor_kernel_func", offsetof(RuntimeFunctor, kernel_func_));
+  // A Python kernel (torch/csrc/utils/python_dispatch.cpp, not in the headers) is a
+  // PythonKernelHolder : OperatorKernel whose first member is the SafePyObject of the Python
+  // function, whose first member is its PyObject*: right after the OperatorKernel base.
+  entry("PythonKernelHolder_func", sizeof(OperatorKernel));
   // The message of the error c10 throws (an uncaught "Could not run ..." names operator and key in it).
   c10::Error error(c10::SourceLocation{"probe", "probe.cpp", 1}, "probe");
   entry("Error_msg", reinterpret_cast<const char*>(&(error.*get(ErrorMsg{}))) - reinterpret_cast<const char*>(&error));

@@ -240,7 +240,7 @@ void nameFrames(const TorchView& tv, const Dispatcher& d, std::vector<TorchStack
   for (const auto& stack : stacks)
     for (const auto& f : stack.frames)
       if (f.entry) functions.insert(f.entry);
-  const KernelIndex index(d, &functions);
+  const KernelIndex index(d, &functions, &tv.mem());
   const auto& entries = index.byFunction();
   // The functions the entries' runtime functors hold, where a frame is one.
   std::map<uint64_t, std::vector<KernelUse>> wrapped;

@@ -24,7 +24,7 @@
   X(AnnotatedKernel_debug) X(KernelMap_entries) X(KernelMap_num_slots_minus_one) \
   X(KernelMap_max_lookups) X(KernelMap_num_elements) X(sizeof_KernelMapEntry) X(KernelMapEntry_key) \
   X(KernelMapEntry_list) X(sizeof_DispatchKey) X(TensorImpl_key_set) X(OptionalTensor_engaged) \
-  X(OptionalTensor_payload) X(RuntimeFunctor_kernel_func) X(PODLocalDispatchKeySet_included) \
+  X(OptionalTensor_payload) X(RuntimeFunctor_kernel_func) X(PythonKernelHolder_func) X(PODLocalDispatchKeySet_included) \
   X(PODLocalDispatchKeySet_excluded) X(Error_msg) X(count_backends) X(count_functionality_keys) \
   X(count_table_slots) X(count_dispatch_keys) X(set_default_included) X(set_default_excluded) \
   X(set_autogradother_backends) X(set_full_backend_mask) X(AnnotatedSchema_schema) \

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -34,6 +35,8 @@ std::string checkedTypeName(const Remote& mem, uint64_t addr, std::string* why);
 // A std::string of libstdc++ (its data pointer, then its length), bounded.
 std::string readCppString(const Remote& mem, uint64_t addr, const char* what);
 
+class PythonView;
+
 class TorchView {
  public:
   struct ListKey;  // what identifies an operator list already walked (TorchView.cpp)
@@ -42,7 +45,9 @@ class TorchView {
 
   // Finds the profile of the mapped libtorch_cpu and checks it against the process;
   // InspectError (one line) when there is none or it does not fit.
-  explicit TorchView(const Remote& mem);
+  // python: the interpreter the process runs, asked for only when a Python kernel is named (null:
+  // none readable).
+  TorchView(const Remote& mem, std::function<const PythonView*()> python);
 
   const Remote& mem() const { return mem_; }
   const Profile& profile() const { return profile_->profile; }
@@ -105,6 +110,7 @@ class TorchView {
   void validate() const;
   void resolveAliases();
   std::string nameKernel(const Kernel& k) const;
+  std::string pythonKernelName(const Kernel& k) const;
   void checkCode(const Kernel& k, uint64_t fn, const char* what) const;
   const std::vector<Kernel>& backendFallbacks() const;
   void checkOperators(uint64_t count, const std::vector<Operator>& ops) const;
@@ -116,6 +122,7 @@ class TorchView {
   // FuncTorchBatchedDecomposition, and a rule that reads a missing alias never applies).
 
   const Remote& mem_;
+  std::function<const PythonView*()> python_;
   ModuleMapping libtorch_;
   std::shared_ptr<const C10Profile> profile_;  // never null
   uint64_t dispatcher_ = 0;
