@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "source/c10/TorchPythonState.h"
 #include "source/c10/TorchSchema.h"
 #include "stack/TorchTrace.h"
 #include "target/ThreadLocal.h"
@@ -72,7 +73,7 @@ std::string C10Dispatcher::dispatchTrace(const TraceRequest& request) const {
 ThreadKeySets C10Dispatcher::threadKeySets(int64_t tid) const {
   if (!tid) fail("no thread to read: the debugger has no selected thread");
   const auto [included, excluded] = tv_.threadTls(tid);
-  return {tid, tv_.mem().threadIds().shown(tid), true, included, excluded};
+  return {tid, tv_.mem().threadIds().shown(tid), true, included, excluded, torchPythonState(tv_, tid)};
 }
 
 // A number in a PyTorch process: an address the process maps names a tensor (a Python tensor as

@@ -73,16 +73,11 @@ std::string dynamicTypeName(const Remote& mem, uint64_t addr) {
   return checkedTypeName(mem, addr, &why);
 }
 
-namespace {
-
-// The mapped file whose name starts with `prefix` ("libc10.so" for libc10.so.1.13.0), if any.
 std::optional<ModuleMapping> mappedModule(const Remote& mem, const char* prefix) {
   for (const auto& m : mem.modules())
     if (std::string_view(m.path).substr(m.path.rfind('/') + 1).starts_with(prefix)) return m;
   return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<ModuleMapping> TorchView::findLibtorch(const Remote& mem) { return mappedModule(mem, "libtorch_cpu.so"); }
 

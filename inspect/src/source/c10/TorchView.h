@@ -32,6 +32,9 @@ std::string dynamicTypeName(const Remote& mem, uint64_t addr);
 // outside read-only data, a name that is no mangled name).
 std::string checkedTypeName(const Remote& mem, uint64_t addr, std::string* why);
 
+// The mapped file whose name starts with `prefix` ("libc10.so" for libc10.so.1.13.0), if any.
+std::optional<ModuleMapping> mappedModule(const Remote& mem, const char* prefix);
+
 // A std::string of libstdc++ (its data pointer, then its length), bounded.
 std::string readCppString(const Remote& mem, uint64_t addr, const char* what);
 
