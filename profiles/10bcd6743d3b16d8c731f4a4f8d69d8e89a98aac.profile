@@ -49,6 +49,7 @@ TensorImpl_key_set 176
 OptionalTensor_engaged 8
 OptionalTensor_payload 0
 RuntimeFunctor_kernel_func 16
+PythonKernelHolder_func 16
 Error_msg 8
 PODLocalDispatchKeySet_included 0
 PODLocalDispatchKeySet_excluded 8
@@ -383,9 +384,32 @@ name IValueTag 23 RRef
 name IValueTag 24 Quantizer
 name IValueTag 25 Generator
 name IValueTag 26 Enum
+Libc10Tls_torchDispatchModeState 48
+sizeof_TorchDispatchModeTLS 96
+TorchDispatchModeTLS_stack 0
+TorchDispatchModeTLS_infra_modes 24
+count_infra_modes 3
+sizeof_SharedPtr 16
+sizeof_OptionalModePtr 24
+OptionalModePtr_engaged 16
+OptionalModePtr_payload 0
+SafePyObject_data 0
+Libc10Tls_pythonDispatcherState 24
+Libc10Tls_autogradState 1
+sizeof_AutogradState 1
+AutogradState_grad_mode 0
+AutogradState_grad_mode_bit 0
+AutogradState_inference_mode 0
+AutogradState_inference_mode_bit 1
+LibtorchCpuTls_functorchTLS 80
+FuncTorchTLS_dynamicLayerStack 8
 THPVariable_cdata 24
 PyObject_ob_type 8
 PyTypeObject_tp_name 24
 PyTypeObject_tp_base 256
 symbol THPVariableClass THPVariableClass
-digest fnv1a64 0x9aa680c1742d1429
+name TorchDispatchModeKey 0 FAKE
+name TorchDispatchModeKey 1 PROXY
+name TorchDispatchModeKey 2 FUNCTIONAL
+sizeof_DynamicLayer 80
+digest fnv1a64 0x1e8a46003459b288

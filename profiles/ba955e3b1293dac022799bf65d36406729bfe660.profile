@@ -49,6 +49,7 @@ TensorImpl_key_set 168
 OptionalTensor_engaged 8
 OptionalTensor_payload 0
 RuntimeFunctor_kernel_func 16
+PythonKernelHolder_func 16
 Error_msg 8
 PODLocalDispatchKeySet_included 0
 PODLocalDispatchKeySet_excluded 8
@@ -391,9 +392,32 @@ name IValueTag 24 RRef
 name IValueTag 25 Quantizer
 name IValueTag 26 Generator
 name IValueTag 27 Enum
+Libc10Tls_torchDispatchModeState 208
+sizeof_TorchDispatchModeTLS 96
+TorchDispatchModeTLS_stack 0
+TorchDispatchModeTLS_infra_modes 24
+count_infra_modes 3
+sizeof_SharedPtr 16
+sizeof_OptionalModePtr 24
+OptionalModePtr_engaged 16
+OptionalModePtr_payload 0
+SafePyObject_data 0
+Libc10Tls_pythonDispatcherState 176
+Libc10Tls_autogradState 16
+sizeof_AutogradState 32
+AutogradState_grad_mode 24
+AutogradState_grad_mode_bit 0
+AutogradState_inference_mode 24
+AutogradState_inference_mode_bit 1
+LibtorchCpuTls_functorchTLS 128
+FuncTorchTLS_dynamicLayerStack 8
 THPVariable_cdata 16
 PyObject_ob_type 8
 PyTypeObject_tp_name 24
 PyTypeObject_tp_base 256
 symbol THPVariableClass THPVariableClass
-digest fnv1a64 0xbf3b6d566276988a
+name TorchDispatchModeKey 0 FAKE
+name TorchDispatchModeKey 1 PROXY
+name TorchDispatchModeKey 2 FUNCTIONAL
+sizeof_DynamicLayer 80
+digest fnv1a64 0x101c217a28aca926

@@ -49,6 +49,7 @@ TensorImpl_key_set 184
 OptionalTensor_engaged 0
 OptionalTensor_payload 8
 RuntimeFunctor_kernel_func 24
+PythonKernelHolder_func 24
 Error_msg 8
 PODLocalDispatchKeySet_included 0
 PODLocalDispatchKeySet_excluded 8
@@ -354,4 +355,4 @@ PyObject_ob_type 8
 PyTypeObject_tp_name 24
 PyTypeObject_tp_base 256
 symbol THPVariableClass THPVariableClass
-digest fnv1a64 0x23823f760f016390
+digest fnv1a64 0xa3e162d277e9ac9e

@@ -25,7 +25,7 @@ class Session {
   }
   // Real PyTorch's dispatcher (libtorch with a layout profile), made on first use.
   const TorchView& torch() {
-    if (!torch_) torch_.emplace(mem_);
+    if (!torch_) torch_.emplace(mem_, [this] { return pythonIfReadable(); });
     return *torch_;
   }
   // The Python interpreter the process runs, found on first use; null when it runs none

@@ -16,6 +16,10 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <c10/core/impl/PythonDispatcherTLS.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
+#include <c10/core/AutogradState.h>
+#include <ATen/FuncTorchTLS.h>
 #include <ATen/core/class_type.h>
 #include <ATen/core/function_schema.h>
 #include <ATen/core/interned_strings_class.h>
@@ -25,6 +29,14 @@
 #undef protected
 
 using namespace c10;
+
+// functorch's dynamic layer stack: its header (ATen/functorch/DynamicLayer.h) needs nlohmann/json in
+// 2.14, which libtorch-dev does not ship, so the one function used is declared here, as that header
+// declares it (the mangled name does not hold the return type).
+namespace at::functorch {
+struct DynamicLayer;
+TORCH_API const std::vector<DynamicLayer>& getDynamicLayerStack();
+}  // namespace at::functorch
 
 namespace {
 
@@ -285,6 +297,148 @@ void printSchemaLayout(uint64_t real_singleton) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The thread-local Python dispatch state that puts keys into a thread's TLS sets (keyset --tls says
+// why they are there): the TorchDispatchMode stack, the Python dispatcher, grad and inference mode
+// (c10), functorch's dynamic layer stack (libtorch_cpu). None of these thread_locals is exported:
+// each is found in its module's TLS block as the address its exported accessor returns (or, for the
+// Python dispatcher, which has none, as the one word of the block that set_state changes) minus the
+// block of this thread (dl_iterate_phdr's dlpi_tls_data, what dlinfo RTLD_DI_TLS_DATA gives). A
+// reader adds the offset to the block of the thread it reads. What a build lacks (1.13's mode TLS
+// has no infra modes) is left out: the readers take each group as optional.
+
+struct TlsBlock {
+  uint64_t base = 0, size = 0;
+};
+
+// The calling thread's TLS block of the loaded object whose file name contains `part`.
+TlsBlock tlsBlockOf(const char* part) {
+  struct Query { const char* part; TlsBlock block; } q{part, {}};
+  dl_iterate_phdr([](dl_phdr_info* info, size_t, void* data) {
+    auto* q = static_cast<Query*>(data);
+    if (!info->dlpi_name || !std::strstr(info->dlpi_name, q->part)) return 0;
+    for (int i = 0; i < info->dlpi_phnum; ++i)
+      if (info->dlpi_phdr[i].p_type == PT_TLS) q->block = {reinterpret_cast<uint64_t>(info->dlpi_tls_data), info->dlpi_phdr[i].p_memsz};
+    return 1;
+  }, &q);
+  if (!q.block.base || !q.block.size) {
+    std::fprintf(stderr, "dscope-profile: %s has no TLS block in this thread\n", part);
+    std::exit(1);
+  }
+  return q.block;
+}
+
+// The offset of a thread_local in its module's block, checked to lie inside it.
+uint64_t offsetInBlock(const TlsBlock& block, const void* variable, size_t size, const char* what) {
+  const uint64_t at = reinterpret_cast<uint64_t>(variable);
+  if (at < block.base || at + size > block.base + block.size) {
+    std::fprintf(stderr, "dscope-profile: %s does not lie in its module's TLS block\n", what);
+    std::exit(1);
+  }
+  return at - block.base;
+}
+
+// The one bit of `object` (size bytes) that `flip` changes, as its byte offset and bit number;
+// `flip` is called twice, so that the object is as it was.
+template <class Flip>
+std::pair<size_t, int> flagBit(void* object, size_t size, Flip flip, const char* what) {
+  std::vector<unsigned char> before(size), after(size);
+  std::memcpy(before.data(), object, size);
+  flip();
+  std::memcpy(after.data(), object, size);
+  flip();
+  size_t byte = SIZE_MAX, hits = 0;
+  int bit = -1;
+  for (size_t i = 0; i < size; ++i)
+    for (int b = 0; b < 8; ++b)
+      if (((before[i] ^ after[i]) >> b) & 1) byte = i, bit = b, ++hits;
+  if (hits != 1 || std::memcmp(before.data(), object, size) != 0) {
+    std::fprintf(stderr, "dscope-profile: cannot measure %s (%zu bits change)\n", what, hits);
+    std::exit(1);
+  }
+  return {byte, bit};
+}
+
+template <class T, class = void>
+struct HasInfraModes : std::false_type {};
+template <class T>
+struct HasInfraModes<T, std::void_t<decltype(&T::infra_modes_)>> : std::true_type {};
+
+// TorchDispatchModeTLS (2.x): stack_, a vector of shared_ptr<SafePyObjectT>, and infra_modes_, an
+// array of optional<shared_ptr<...>> by TorchDispatchModeKey (FAKE, PROXY, FUNCTIONAL); a mode's
+// Python object is its SafePyObject's data_. The logical stack (get_stack_at) is the engaged infra
+// modes in key order, then stack_. The keys' names are Python's (dscope-profile): c10's to_string
+// names only two of them.
+template <class T>
+void printDispatchModes(const TlsBlock& c10) {
+  if constexpr (HasInfraModes<T>::value) {
+    using Ptr = typename decltype(T::stack_)::value_type;
+    using Mode = typename Ptr::element_type;
+    const T& state = T::get_state();
+    entry("Libc10Tls_torchDispatchModeState", offsetInBlock(c10, &state, sizeof(T), "TorchDispatchModeTLS"));
+    entry("sizeof_TorchDispatchModeTLS", sizeof(T));
+    entry("TorchDispatchModeTLS_stack", offsetof(T, stack_));
+    entry("TorchDispatchModeTLS_infra_modes", offsetof(T, infra_modes_));
+    const size_t infra = std::tuple_size<decltype(T::infra_modes_)>::value;
+    entry("count_infra_modes", infra);
+    entry("sizeof_SharedPtr", sizeof(Ptr));
+    entry("sizeof_OptionalModePtr", sizeof(typename decltype(T::infra_modes_)::value_type));
+    alignas(Mode) unsigned char storage[sizeof(Mode)] = {};  // never constructed: only its address is used
+    optionalLayout("ModePtr", Ptr(reinterpret_cast<Mode*>(storage), [](Mode*) {}));
+    Mode* mode = reinterpret_cast<Mode*>(storage);
+    entry("SafePyObject_data", reinterpret_cast<const char*>(&static_cast<SafePyObject*>(mode)->data_) - reinterpret_cast<const char*>(mode));
+  }
+}
+
+void printPythonDispatchState() {
+  const TlsBlock c10 = tlsBlockOf("libc10.so");
+  const void* key_sets = dlsym(RTLD_DEFAULT, "_ZN3c104impl26raw_local_dispatch_key_setE");
+  offsetInBlock(c10, key_sets, sizeof(impl::PODLocalDispatchKeySet), "raw_local_dispatch_key_set");  // the method holds
+  printDispatchModes<impl::TorchDispatchModeTLS>(c10);
+
+  // PythonDispatcherTLS: a thread_local PyInterpreter*, non-null while the Python dispatcher is on.
+  {
+    auto* const was = impl::PythonDispatcherTLS::get_state();
+    std::vector<uint64_t> hits;
+    for (const uint64_t marker : {uint64_t{0x5eed0000d15c0000}, uint64_t{0x5eed0000d15c0008}}) {
+      impl::PythonDispatcherTLS::set_state(reinterpret_cast<impl::PyInterpreter*>(marker));
+      for (uint64_t a = (c10.base + 7) & ~uint64_t{7}; a + 8 <= c10.base + c10.size; a += 8)
+        if (*reinterpret_cast<const uint64_t*>(a) == marker) hits.push_back(a - c10.base);
+    }
+    impl::PythonDispatcherTLS::set_state(was);
+    if (hits.size() != 2 || hits[0] != hits[1]) {
+      std::fprintf(stderr, "dscope-profile: cannot find the Python dispatcher's TLS (%zu candidates)\n", hits.size());
+      std::exit(1);
+    }
+    entry("Libc10Tls_pythonDispatcherState", hits[0]);
+  }
+
+  // AutogradState: grad mode and inference mode are bits of a bit-field.
+  {
+    AutogradState& state = AutogradState::get_tls_state();
+    entry("Libc10Tls_autogradState", offsetInBlock(c10, &state, sizeof state, "AutogradState"));
+    entry("sizeof_AutogradState", sizeof state);
+    const auto grad = flagBit(&state, sizeof state, [&] { state.set_grad_mode(!state.get_grad_mode()); }, "grad mode");
+    const auto inference =
+        flagBit(&state, sizeof state, [&] { state.set_inference_mode(!state.get_inference_mode()); }, "inference mode");
+    entry("AutogradState_grad_mode", grad.first);
+    entry("AutogradState_grad_mode_bit", grad.second);
+    entry("AutogradState_inference_mode", inference.first);
+    entry("AutogradState_inference_mode_bit", inference.second);
+  }
+
+  // functorch: libtorch_cpu's thread_local unique_ptr<FuncTorchTLSBase> leads to the heap
+  // FuncTorchTLS, which holds the vector of DynamicLayers (one per transform the thread is inside;
+  // their size is measured in the interpreter, where layers can be pushed: dscope-profile).
+  {
+    const TlsBlock cpu = tlsBlockOf("libtorch_cpu.so");
+    auto& tls = at::functorch::functorchTLSAccessor();
+    entry("LibtorchCpuTls_functorchTLS", offsetInBlock(cpu, &tls, sizeof tls, "the functorch TLS"));
+    const auto& stack = at::functorch::getDynamicLayerStack();  // makes the thread's FuncTorchTLS
+    entry("FuncTorchTLS_dynamicLayerStack", reinterpret_cast<const char*>(&stack) - reinterpret_cast<const char*>(tls.get()));
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -362,6 +516,10 @@ int main() {
   // A runtime functor (a kernel made from a function pointer at run time) keeps the pointer here.
   using RuntimeFunctor = impl::WrapFunctionIntoRuntimeFunctor<at::Tensor (*)(const at::Tensor&)>;
   entry("RuntimeFunctor_kernel_func", offsetof(RuntimeFunctor, kernel_func_));
+  // A Python kernel (torch/csrc/utils/python_dispatch.cpp, not in the headers) is a
+  // PythonKernelHolder : OperatorKernel whose first member is the SafePyObject of the Python
+  // function, whose first member is its PyObject*: right after the OperatorKernel base.
+  entry("PythonKernelHolder_func", sizeof(OperatorKernel));
   // The message of the error c10 throws (an uncaught "Could not run ..." names operator and key in it).
   c10::Error error(c10::SourceLocation{"probe", "probe.cpp", 1}, "probe");
   entry("Error_msg", reinterpret_cast<const char*>(&(error.*get(ErrorMsg{}))) - reinterpret_cast<const char*>(&error));
@@ -371,5 +529,6 @@ int main() {
   appendKeyTable(keys);
   std::fputs(keys.c_str(), stdout);
   printSchemaLayout(reinterpret_cast<uint64_t>(real_singleton));
+  printPythonDispatchState();
   return 0;
 }

@@ -5,7 +5,7 @@ aten::view (its CPU kernel is a SymInt kernel), aten::linear without a bias (a `
 None; on 1-d tensors, where it calls neither aten::mm nor aten::view) and myops::late (a Python
 kernel). Before the loop it writes what the process itself says of the arguments and of its
 thread's TLS, at the AutogradCPU call and under the guard the autograd kernel holds when it
-redispatches to CPU.
+redispatches to CPU, and (2.x) of its Python dispatch state, which no stop changes.
 
     python3 break_program.py ORACLE_JSON [--mm N] [--ops N] [--view N] [--linear N] [--late N] [--go FILE]
 The loop's own time goes to stdout as "loop seconds: S", each count as "<operator> calls: N".
@@ -46,9 +46,20 @@ def tls():
             "excluded": str(excluded) + (" + AutogradFunctionality (every backend)" if backendless else "")}
 
 
+def python_state():
+    """The thread's Python dispatch state as torch says it (2.x): the stops' "python state" row."""
+    if not hasattr(torch._C, "_TorchDispatchModeKey"):
+        return None
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+    return {"modes": [type(m).__name__ for m in _get_current_dispatch_mode_stack()],
+            "python_dispatcher": torch._C._dispatch_tls_is_dispatch_key_included(torch._C.DispatchKey.PythonDispatcher),
+            "functorch_depth": torch._C._functorch.maybe_current_level() or 0,
+            "grad_mode": torch.is_grad_enabled(), "inference_mode": torch.is_inference_mode_enabled()}
+
+
 oracle = {"mm_calls": options.mm, "ops": options.ops, "view_calls": options.view, "linear_calls": options.linear,
           "late_calls": options.late, "x": str(torch._C._dispatch_keys(x)), "w": str(torch._C._dispatch_keys(w)),
-          "self": str(torch._C._dispatch_keys(a)), "mat2": str(torch._C._dispatch_keys(b)), "tls": tls()}
+          "self": str(torch._C._dispatch_keys(a)), "mat2": str(torch._C._dispatch_keys(b)), "tls": tls(), "python_state": python_state()}
 # What the autograd kernel's AutoDispatchBelowADInplaceOrView holds (1.13's Python has no such guard).
 guard = torch._C._AutoDispatchBelowAutograd()
 torch._C._dispatch_tls_set_dispatch_key_excluded(torch._C.DispatchKey.ADInplaceOrView, True)

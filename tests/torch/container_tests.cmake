@@ -15,4 +15,16 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDe
     set_tests_properties(torch_container_${check} PROPERTIES LABELS "gdb;lldb;torch;roots" TIMEOUT 300
                          FIXTURES_REQUIRED torch_root_profiles)
   endforeach()
+  # keyset --tls's Python dispatch state on 2.x (issue 37; tests/torch/python_state_test.py): a Python
+  # program in each root with three threads stopped inside TorchDispatchModes (a FakeTensorMode among
+  # them), the Python dispatcher and vmap(grad()), inference mode, no_grad; dscope pid, GDB and lldb-16
+  # attached, then dscope core, GDB and lldb-16 on its gcore core, against each thread's own account.
+  foreach(suite trixie sid)
+    add_test(NAME torch_keyset_python_state_${suite}
+      COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/torch/python_state_test.py --suite ${suite}
+              --roots-script ${DSCOPE_ROOTS_SCRIPT} --dscope $<TARGET_FILE:dscope> --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB}
+              --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_keyset_python_state_${suite})
+    set_tests_properties(torch_keyset_python_state_${suite} PROPERTIES LABELS "gdb;lldb;torch;roots" TIMEOUT 300
+                         FIXTURES_REQUIRED torch_root_profiles)
+  endforeach()
 endif()

@@ -13,7 +13,8 @@ The breakpoints must stop exactly as many times as the program calls each operat
 counts), in the program's order, and nowhere else. At every stop the explanation gives the
 arguments' key sets (None for the missing bias) and the thread's TLS sets exactly as the process's
 own torch._C printed them (at the AutogradCPU call, and under the guard the autograd kernel holds
-when it redispatches to CPU); `dispatch-break --why --json` says the same, and `dispatch-trace`'s
+when it redispatches to CPU), and on 2.x its Python dispatch state as torch says it (none on 1.13,
+whose profile does not locate it); `dispatch-break --why --json` says the same, and `dispatch-trace`'s
 frame 0 is the stop's operator at its key; at a view stop it also names the SymInt kernel that
 redispatched to it (aten::view at ADInplaceOrView, by its sym_unboxed function). Both debuggers
 print the same stops.
@@ -183,6 +184,15 @@ def check(debugger, text, oracle):
         for label, value in labels.items():
             if field(block, label) != value:
                 problems.append("%s%s is %r, the process says %r" % (where, label, field(block, label), value))
+        # The Python dispatch state (2.x: the profile locates it; 1.13's does not, and no row is shown).
+        state = oracle.get("python_state")
+        onoff = lambda on: "on" if on else "off"  # noqa: E731
+        expected_state = None if state is None else "%s, Python dispatcher %s, functorch depth %d, grad mode %s, inference mode %s" % (
+            "no TorchDispatchMode" if not state["modes"] else "%d TorchDispatchModes (bottom to top: %s)" % (
+                len(state["modes"]), ", ".join(state["modes"])), onoff(state["python_dispatcher"]), state["functorch_depth"],
+            onoff(state["grad_mode"]), onoff(state["inference_mode"]))
+        if field(block, "python state") != expected_state:
+            problems.append("%spython state is %r, the process says %r" % (where, field(block, "python state"), expected_state))
         slot = field(block, "slot") or ""
         if "(%s, the set's highest key)" % key not in slot:
             problems.append(where + "slot line: " + slot)
@@ -191,6 +201,12 @@ def check(debugger, text, oracle):
         if (why.get("op"), why.get("key"), [(a["name"], a["keyset"]) for a in why.get("arguments", [])], why.get("tls")) != \
                 (op, key, arguments, tls):
             problems.append(where + "--why --json: " + json.dumps(why))
+        got_state = why.get("python_state")
+        if (state is None) != (got_state is None) or state and (
+                [m["name"] for m in got_state["dispatch_modes"]["stack"]], got_state["python_dispatcher"],
+                got_state["functorch_depth"], got_state["grad_mode"], got_state["inference_mode"]) != (
+                state["modes"], state["python_dispatcher"], state["functorch_depth"], state["grad_mode"], state["inference_mode"]):
+            problems.append(where + "--why --json's python_state %s, the process says %s" % (json.dumps(got_state), json.dumps(state)))
         # dispatch-trace's frame 0 is the kernel the stop named, also where the function is a
         # trampoline several kernels share (myops::late's, every Python kernel's).
         if i >= len(frames) or not frames[i].startswith("[kernel] op=[%s], key=[%s] " % (op, key)):

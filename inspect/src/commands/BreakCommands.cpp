@@ -38,6 +38,10 @@ std::string explanationText(const DispatchExplanation& e) {
   if (!e.arguments_note.empty()) row(out, "arguments", e.arguments_note);
   if (e.included) row(out, "TLS included", *e.included);
   if (e.excluded) row(out, "TLS excluded", *e.excluded);
+  if (e.python && e.python->any()) {
+    row(out, "python state", pythonStateSummary(*e.python));
+    for (const TlsCause& c : e.causes) row(out, "because", causeText(c));
+  }
   if (!e.fallthrough.empty()) {
     std::string keys;
     for (const auto& k : e.fallthrough) keys += (keys.empty() ? "" : ", ") + k;
@@ -68,6 +72,9 @@ std::string explanationJson(const DispatchExplanation& e) {
   if (e.included) j.field("included", *e.included);
   if (e.excluded) j.field("excluded", *e.excluded);
   j.endObject();
+  j.key("python_state");
+  if (e.python && e.python->any()) pythonStateJson(j, *e.python, e.causes);
+  else j.null();
   j.key("fallthrough").beginArray();
   for (const auto& k : e.fallthrough) j.value(k);
   j.endArray().field("computed", e.computed);

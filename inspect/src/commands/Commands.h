@@ -41,4 +41,13 @@ std::string runPythonBt(Session& s, const std::vector<std::string>& words);
 // the debugger's value of EXPR holds; InspectError "cannot evaluate 'EXPR': ..." otherwise.
 uint64_t keySetArgument(Session& s, const Dispatcher& d, const std::string& text);
 
+// A thread's Python dispatch state (PyTorch 2.x) as keyset --tls and a dispatch-break stop show it:
+// one summary ("2 TorchDispatchModes (bottom to top: FakeTensorMode [infra FAKE], MyMode), Python
+// dispatcher on, functorch depth 1, grad mode on, inference mode off"), and per cause in effect what
+// it put in the sets ("2 TorchDispatchModes -> included Python, PythonTLSSnapshot").
+std::string pythonStateSummary(const PythonDispatchState& s);
+std::string causeText(const TlsCause& c);
+// The JSON object of both ("python_state").
+void pythonStateJson(Json& j, const PythonDispatchState& s, const std::vector<TlsCause>& causes);
+
 }  // namespace dscope::inspect

@@ -67,6 +67,30 @@ std::string perBackendExamples(const KeyTable& kt, int functionality) {
   return out;
 }
 
+std::string joinedNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// Whether the thread is in inference mode and that accounts for every functionality bit in `extra`
+// (c10's autograd_dispatch_keyset, which InferenceMode excludes).
+bool inferenceModeExcludes(const KeyTable& kt, const ThreadKeySets& t, uint64_t extra) {
+  if (!t.python || !t.python->inference_mode.value.value_or(false)) return false;
+  uint64_t autograd = 0;
+  for (const char* name : {"AutogradOther", "AutogradFunctionality", "AutogradNestedTensor"})
+    if (const KeyInfo* k = kt.byName(name)) autograd |= k->bits;
+  return (extra & ~autograd) == 0;
+}
+
+// keyset --tls's lines about the Python dispatch state: what it is, then what put each key there.
+std::string pythonStateText(const KeyTable& kt, const ThreadKeySets& t) {
+  if (!t.python || !t.python->any()) return "";
+  std::string out = "  python state: " + pythonStateSummary(*t.python) + "\n";
+  for (const TlsCause& c : tlsCauses(kt, t.included, t.excluded, *t.python)) out += "  because: " + causeText(c) + "\n";
+  return out;
+}
+
 std::string tlsText(const KeyTable& kt, const ThreadKeySets& t, const std::optional<uint64_t>& explain) {
   const uint64_t inc = t.included, exc = t.excluded;
   const uint64_t def_inc = kt.defaults().included, def_exc = kt.defaults().excluded;
@@ -83,8 +107,11 @@ std::string tlsText(const KeyTable& kt, const ThreadKeySets& t, const std::optio
   if (uint64_t gone = def_inc & ~inc) out += "  default includes missing: " + differenceText(kt, gone) + "\n";
   if (exc_extra_functionality) {
     out += "  excluded beyond the default: " + differenceText(kt, exc_extra) + "\n";
-    out += "  (every dispatch on this thread skips these keys until they are re-included: a manual exclude that "
-           "was never restored? ExcludeDispatchKeyGuard restores on scope exit)\n";
+    if (inferenceModeExcludes(kt, t, exc_extra_functionality))
+      out += "  (inference mode excludes these while it is on: see 'because' below)\n";
+    else
+      out += "  (every dispatch on this thread skips these keys until they are re-included: a manual exclude that "
+             "was never restored? ExcludeDispatchKeyGuard restores on scope exit)\n";
   } else if (exc_extra) {
     std::string bits;
     for (int bit = 0; bit < kt.backends(); ++bit)
@@ -96,6 +123,7 @@ std::string tlsText(const KeyTable& kt, const ThreadKeySets& t, const std::optio
   for (int functionality : kt.backendlessFunctionalities(exc))
     out += "  (" + kt.name(functionality) + " is excluded for every backend: " + perBackendExamples(kt, functionality) +
            " are skipped; c10's DispatchKeySet printing shows no key for it)\n";
+  out += pythonStateText(kt, t);
   if (explain) {
     const uint64_t with_included = *explain | inc;
     const uint64_t effective = with_included & ~(exc & ~kt.backendMask());
@@ -124,6 +152,9 @@ std::string tlsJson(const Dispatcher& d, const ThreadKeySets& t, const std::opti
   j.field("default_included_missing", hex(def_inc & ~t.included));
   j.field("excluded_beyond_default", hex(t.excluded & ~def_exc));
   j.field("default_excluded_missing", hex(def_exc & ~t.excluded));
+  j.key("python_state");
+  if (t.python && t.python->any()) pythonStateJson(j, *t.python, tlsCauses(kt, t.included, t.excluded, *t.python));
+  else j.null();
   if (explain) {
     const uint64_t with_included = *explain | t.included;
     const uint64_t effective = with_included & ~(t.excluded & ~kt.backendMask());
@@ -178,6 +209,84 @@ std::string ownTableNote(Session& s, const Dispatcher& d) {
 }
 
 }  // namespace
+
+std::string pythonStateSummary(const PythonDispatchState& s) {
+  std::vector<std::string> parts;
+  auto part = [&](const auto& p, const std::string& what, auto text) {
+    if (!p.in_profile) parts.push_back(what + " not in this build's profile");
+    else if (!p.value) parts.push_back(what + " unreadable (" + p.error + ")");
+    else parts.push_back(text(*p.value));
+  };
+  part(s.modes, "TorchDispatchModes", [](const PythonDispatchState::Modes& m) {
+    if (!m.count) return std::string("no TorchDispatchMode");
+    std::vector<std::string> names;
+    for (const auto& mode : m.stack) names.push_back(mode.name + (mode.infra.empty() ? "" : " [infra " + mode.infra + "]"));
+    if (m.stack.size() < m.count)
+      names.push_back("and " + std::to_string(m.count - m.stack.size()) + " more (the first " + std::to_string(m.stack.size()) +
+                      " are named)");
+    return std::to_string(m.count) + " TorchDispatchMode" + (m.count == 1 ? "" : "s") + " (bottom to top: " +
+           joinedNames(names) + ")";
+  });
+  part(s.python_dispatcher, "the Python dispatcher", [](bool on) { return std::string("Python dispatcher ") + (on ? "on" : "off"); });
+  part(s.functorch_depth, "functorch's layers", [](uint64_t d) { return "functorch depth " + std::to_string(d); });
+  part(s.grad_mode, "grad mode", [](bool on) { return std::string("grad mode ") + (on ? "on" : "off"); });
+  part(s.inference_mode, "inference mode", [](bool on) { return std::string("inference mode ") + (on ? "on" : "off"); });
+  return joinedNames(parts);
+}
+
+std::string causeText(const TlsCause& c) {
+  std::vector<std::string> effects;
+  if (!c.included.empty()) effects.push_back("included " + joinedNames(c.included));
+  if (!c.excluded.empty()) effects.push_back("excluded " + joinedNames(c.excluded));
+  if (!c.removed.empty()) effects.push_back("took " + joinedNames(c.removed) + " out of the included set");
+  std::string out = c.cause + " -> " + (effects.empty() ? "none of its keys now" : "");
+  for (size_t i = 0; i < effects.size(); ++i) out += (i ? "; " : "") + effects[i];
+  if (!c.missing.empty()) out += " (but " + joinedNames(c.missing) + ": a guard in a frame above changed the sets since)";
+  return out;
+}
+
+void pythonStateJson(Json& j, const PythonDispatchState& s, const std::vector<TlsCause>& causes) {
+  j.beginObject();
+  std::vector<std::pair<const char*, std::string>> errors;
+  std::vector<const char*> absent;
+  auto part = [&](const auto& p, const char* name, auto write) {
+    j.key(name);
+    if (p.value) write(*p.value);
+    else j.null();
+    if (!p.in_profile) absent.push_back(name);
+    else if (!p.value) errors.emplace_back(name, p.error);
+  };
+  part(s.modes, "dispatch_modes", [&](const PythonDispatchState::Modes& m) {
+    j.beginObject().field("count", m.count).key("stack").beginArray();
+    for (const auto& mode : m.stack) {
+      j.beginObject().field("name", mode.name).key("infra");
+      if (mode.infra.empty()) j.null();
+      else j.value(mode.infra);
+      j.endObject();
+    }
+    j.endArray().field("cut", m.stack.size() < m.count).endObject();
+  });
+  part(s.python_dispatcher, "python_dispatcher", [&](bool on) { j.value(on); });
+  part(s.functorch_depth, "functorch_depth", [&](uint64_t d) { j.value(d); });
+  part(s.grad_mode, "grad_mode", [&](bool on) { j.value(on); });
+  part(s.inference_mode, "inference_mode", [&](bool on) { j.value(on); });
+  j.key("not_in_profile").beginArray();
+  for (const char* name : absent) j.value(name);
+  j.endArray().key("errors").beginObject();
+  for (const auto& [name, why] : errors) j.field(name, why);
+  j.endObject().key("causes").beginArray();
+  for (const TlsCause& c : causes) {
+    j.beginObject().field("cause", c.cause);
+    for (const auto& [name, keys] : {std::pair{"included", &c.included}, std::pair{"excluded", &c.excluded},
+                                     std::pair{"removed", &c.removed}, std::pair{"missing", &c.missing}}) {
+      j.key(name).beginArray();
+      for (const auto& k : *keys) j.value(k);
+      j.endArray();
+    }
+    j.endObject();
+  }
+  j.endArray().endObject();
+}
 
 uint64_t keySetArgument(Session& s, const Dispatcher& d, const std::string& text) {
   if (text.empty()) fail("an empty value: give a number or an expression");

@@ -42,6 +42,8 @@ struct DispatchExplanation {
   std::vector<Argument> arguments;      // the dispatch-relevant arguments, in schema order
   std::string arguments_note;           // why some are not shown ("" when all are)
   std::optional<std::string> included, excluded;  // the thread's TLS sets (nullopt: not read)
+  std::optional<PythonDispatchState> python;      // what put keys in them (PyTorch 2.x; nullopt: not read)
+  std::vector<TlsCause> causes;                   // the causes in effect (tlsCauses)
   std::vector<std::string> fallthrough; // keys the operator's fallthrough mask took out
   std::string computed;                 // (arguments | included) - excluded, masked ("" when unknown)
   std::string kind;                     // call, redispatch, ... ("" when the runtime does not say)

@@ -138,4 +138,36 @@ std::string whyText(impl::TableEntrySource source, const std::string& key, const
          op + "' with arguments from the '" + key + "' backend\"";
 }
 
+std::vector<TlsCause> tlsCauses(const KeyTable& kt, uint64_t included, uint64_t excluded, const PythonDispatchState& s) {
+  std::vector<TlsCause> causes;
+  // A cause's keys: `in` it puts in the included set, `out` in the excluded one, `gone` it takes out
+  // of the included one; each found where it should be or named as missing.
+  auto add = [&](std::string cause, std::initializer_list<const char*> in, std::initializer_list<const char*> out,
+                 std::initializer_list<const char*> gone) {
+    TlsCause c{std::move(cause), {}, {}, {}, {}};
+    auto sort = [&](std::initializer_list<const char*> names, uint64_t set, bool held, std::vector<std::string>& found,
+                    const char* otherwise) {
+      for (const char* name : names)
+        if (const KeyInfo* k = kt.byName(name)) {
+          if (KeyTable::has(set, *k) == held) found.push_back(k->name);
+          else c.missing.push_back(k->name + otherwise);
+        }
+    };
+    sort(in, included, true, c.included, " not included");
+    sort(out, excluded, true, c.excluded, " not excluded");
+    sort(gone, included, false, c.removed, " still included");
+    causes.push_back(std::move(c));
+  };
+  if (s.modes.value && s.modes.value->count)
+    add(std::to_string(s.modes.value->count) + " TorchDispatchMode" + (s.modes.value->count == 1 ? "" : "s"),
+        {"Python", "PythonTLSSnapshot"}, {}, {});
+  if (s.python_dispatcher.value.value_or(false)) add("Python dispatcher on", {"PythonDispatcher"}, {}, {});
+  if (s.functorch_depth.value.value_or(0))
+    add("functorch depth " + std::to_string(*s.functorch_depth.value),
+        {"FuncTorchDynamicLayerFrontMode", "FuncTorchDynamicLayerBackMode"}, {}, {});
+  if (s.inference_mode.value.value_or(false))
+    add("inference mode on", {}, {"AutogradOther", "AutogradFunctionality", "AutogradNestedTensor"}, {"ADInplaceOrView"});
+  return causes;
+}
+
 }  // namespace dscope::inspect

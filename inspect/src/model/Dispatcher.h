@@ -84,12 +84,63 @@ struct TraceRequest {
   bool full = false, json = false;
 };
 
+// One part of a thread's Python dispatch state: stated by the build's profile or not (1.13's has no
+// TorchDispatchModeTLS of 2.x's form), and then read, or unreadable (the reason in `error`).
+template <class T>
+struct StatePart {
+  bool in_profile = false;
+  std::optional<T> value;  // nullopt where in_profile: unreadable
+  std::string error;       // why it could not be read (an error line's message)
+};
+
+// What puts keys into a thread's TLS sets on PyTorch 2.x, read from the thread-locals the build's
+// profile locates: the TorchDispatchMode stack (which includes Python and PythonTLSSnapshot), the
+// Python dispatcher (PythonDispatcher), functorch's dynamic layers (FuncTorchDynamicLayerFront/
+// BackMode) and inference mode (excludes the autograd keys, takes out ADInplaceOrView); grad mode
+// changes no key set, and is told beside them.
+struct PythonDispatchState {
+  struct Mode {
+    std::string name;   // its Python class's name
+    std::string infra;  // "" for a mode on the user stack, else its infra slot (FAKE, PROXY, FUNCTIONAL)
+  };
+  struct Modes {
+    uint64_t count = 0;       // the logical stack's length (engaged infra modes, then the user stack)
+    std::vector<Mode> stack;  // bottom to top, as _get_current_dispatch_mode_stack() lists them; at most
+                              // kMaxDispatchModes (count says how many there are)
+  };
+  static constexpr uint64_t kMaxDispatchModes = 64;
+  StatePart<Modes> modes;
+  StatePart<bool> python_dispatcher, grad_mode, inference_mode;
+  StatePart<uint64_t> functorch_depth;  // DynamicLayers: transforms (vmap, grad, jvp, ...) the thread is inside
+
+  bool any() const {
+    return modes.in_profile || python_dispatcher.in_profile || grad_mode.in_profile || functorch_depth.in_profile;
+  }
+};
+
+// One cause of keys in a thread's TLS sets and the keys it accounts for: those of its keys the sets
+// hold as it puts them (included, excluded, default includes it takes out: removed) and those they
+// do not hold now although it would (missing: a guard in a frame above changed them since).
+struct TlsCause {
+  std::string cause;  // "2 TorchDispatchModes", "Python dispatcher on", "functorch depth 1", "inference mode on"
+  std::vector<std::string> included, excluded, removed;
+  std::vector<std::string> missing;  // "Python not included", "ADInplaceOrView still included"
+};
+
+// The causes in effect in a thread's Python dispatch state (empty when none is), by c10's rules:
+// a TorchDispatchMode includes Python and PythonTLSSnapshot, the Python dispatcher PythonDispatcher,
+// a functorch layer FuncTorchDynamicLayerFrontMode and FuncTorchDynamicLayerBackMode, inference mode
+// excludes the autograd keys (autograd_dispatch_keyset) and takes ADInplaceOrView out of the included set.
+// Keys the key table lacks are left out.
+std::vector<TlsCause> tlsCauses(const KeyTable& kt, uint64_t included, uint64_t excluded, const PythonDispatchState& s);
+
 // A thread's TLS key sets, decoded (stored XOR the key table's defaults).
 struct ThreadKeySets {
   int64_t tid = 0;
   std::string shown_tid;  // "4242 (tid 5 in its pid namespace)", or "4242"
   bool alive = true;      // false: the last sets a thread that has exited left behind
   uint64_t included = 0, excluded = 0;
+  std::optional<PythonDispatchState> python;  // nullopt: the runtime has none (ours)
 };
 
 class Dispatcher {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/Dispatcher.h"
+#include "target/Remote.h"
 
 namespace dscope::inspect {
 
@@ -25,8 +26,10 @@ struct KernelUse {
 class KernelIndex {
  public:
   // Every stored kernel's functions, or (wanted) only those among them: a stack reader that knows
-  // its frames' functions keeps the index small.
-  explicit KernelIndex(const Dispatcher& d, const std::unordered_set<uint64_t>* wanted = nullptr);
+  // its frames' functions keeps the index small. With jumps (the target's memory), a functor
+  // kernel's function that only jumps on (tailJumpTarget: a boxed trampoline, which leaves no frame)
+  // is indexed by where it jumps too: that function's frame is the kernel's.
+  explicit KernelIndex(const Dispatcher& d, const std::unordered_set<uint64_t>* wanted = nullptr, const Remote* jumps = nullptr);
 
   // The uses of function `entry`, or nullptr when it enters no stored kernel.
   const std::vector<KernelUse>* at(uint64_t entry) const;

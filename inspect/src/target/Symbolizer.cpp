@@ -128,6 +128,8 @@ struct ModuleFile {
     uint32_t flags;
   };
   mutable std::optional<std::vector<Segment>> segments;
+  // tailJumpTarget's answers by file address (0: no jump there).
+  mutable std::unordered_map<uint64_t, uint64_t> jumps;
   ~ModuleFile() {
     if (dwfl) dwfl_end(dwfl);
   }
@@ -741,6 +743,44 @@ bool isReadOnlyData(const std::vector<ModuleMapping>& modules, uint64_t addr) {
 bool isCode(const std::vector<ModuleMapping>& modules, uint64_t addr) {
   const auto flags = segmentFlags(modules, addr);
   return flags && (*flags & PF_X);
+}
+
+std::optional<uint64_t> tailJumpTarget(const std::vector<ModuleMapping>& modules, uint64_t addr) {
+  constexpr size_t kMaxMoves = 4;
+  std::lock_guard<std::mutex> lock(symbolizer_mutex);
+  uint64_t bias = 0;
+  const ModuleFile* m = moduleHolding(modules, addr, &bias);
+  if (!m) return std::nullopt;
+  auto [it, added] = m->jumps.try_emplace(addr - bias);
+  if (!added) return it->second ? std::optional<uint64_t>(it->second + bias) : std::nullopt;
+  Dwarf_Addr elf_bias = 0;
+  Elf* elf = dwfl_module_getelf(m->module, &elf_bias);
+  size_t count = 0;
+  if (!elf || elf_getphdrnum(elf, &count) != 0) return std::nullopt;
+  const uint64_t file_addr = addr - bias;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+    constexpr size_t kLength = 4 + 3 * kMaxMoves + 5;  // endbr64, the moves, jmp rel32
+    if (file_addr < ph.p_vaddr || file_addr + kLength > ph.p_vaddr + ph.p_filesz) continue;
+    Elf_Data* data = elf_getdata_rawchunk(elf, static_cast<int64_t>(ph.p_offset + (file_addr - ph.p_vaddr)), kLength, ELF_T_BYTE);
+    if (!data || data->d_size < kLength) return std::nullopt;
+    const auto* code = static_cast<const unsigned char*>(data->d_buf);
+    size_t at = 0;
+    if (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa) at = 4;  // endbr64
+    // A trampoline may move arguments between registers first (make_boxed_function drops the key
+    // set: mov %rcx,%rdx): `mov r64, r64`, a REX.W prefix, 89 or 8b, and a register-direct ModRM.
+    for (size_t moves = 0; moves < kMaxMoves && (code[at] & 0xf8) == 0x48 && (code[at + 1] == 0x89 || code[at + 1] == 0x8b) &&
+                           (code[at + 2] & 0xc0) == 0xc0;
+         ++moves)
+      at += 3;
+    if (code[at] != 0xe9) return std::nullopt;
+    int32_t rel = 0;
+    std::memcpy(&rel, code + at + 1, sizeof rel);
+    it->second = file_addr + at + 5 + static_cast<int64_t>(rel);
+    return it->second + bias;
+  }
+  return std::nullopt;
 }
 
 std::string describeFileAddress(const std::string& path, uint64_t addr) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,12 @@ std::string describeFileAddress(const std::string& path, uint64_t addr);
 // position-independent code keeps vtables and type_info objects). False where no module holds it.
 // A pointer that must lead to a vtable or a type name and does not is corrupt memory.
 bool isReadOnlyData(const std::vector<ModuleMapping>& modules, uint64_t addr);
+// Where the function at code address addr jumps at once, when its first instruction (after an
+// endbr64) is a `jmp rel32`: a trampoline that tail-calls the function that really runs (c10's
+// boxed wrapper of a functor kernel, make_boxed_function, jumps to the functor's operator()). Read
+// from the module file (a core need not hold code pages); nullopt when no module holds addr or
+// its code starts otherwise.
+std::optional<uint64_t> tailJumpTarget(const std::vector<ModuleMapping>& modules, uint64_t addr);
 // Whether addr lies in a module's code (an executable segment of its file): where a function
 // pointer must point.
 bool isCode(const std::vector<ModuleMapping>& modules, uint64_t addr);

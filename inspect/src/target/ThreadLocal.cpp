@@ -274,10 +274,16 @@ std::optional<uint64_t> dynamicSymbolValue(const std::string& path, const std::s
 
 std::optional<uint64_t> threadLocalAddress(const Remote& mem, int64_t tid, const ModuleMapping& module,
                                            const std::string& symbol) {
+  if (tid <= 0) fail(kNoProcess);
+  auto offset = dynamicSymbolValue(module.path, symbol);
+  if (!offset) fail(module.path + " exports no " + symbol);
+  const auto block = threadLocalBlock(mem, tid, module);
+  return block ? std::optional<uint64_t>(*block + *offset) : std::nullopt;
+}
+
+std::optional<uint64_t> threadLocalBlock(const Remote& mem, int64_t tid, const ModuleMapping& module) {
   const std::string& module_path = module.path;
   if (tid <= 0) fail(kNoProcess);
-  auto offset = dynamicSymbolValue(module_path, symbol);
-  if (!offset) fail(module_path + " exports no " + symbol);
   const uint64_t thread = threadPointer(mem, mem.threadIds().ownId(tid));
   if (!thread) fail("thread tid " + mem.threadIds().shown(tid) + " is on none of glibc's thread lists");
   const uint64_t modid = tlsModuleId(mem, module_path, module.start);
@@ -290,7 +296,7 @@ std::optional<uint64_t> threadLocalAddress(const Remote& mem, int64_t tid, const
   if (modid > room) return std::nullopt;  // the thread's DTV predates the module: nothing allocated
   const uint64_t block = mem.readPointer(dtv + modid * entry_size + pointer_val, "a thread's DTV");
   if (block == 0 || block == kDtvUnallocated) return std::nullopt;
-  return block + *offset;
+  return block;
 }
 
 }  // namespace dscope::inspect

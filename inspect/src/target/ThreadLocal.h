@@ -68,6 +68,12 @@ class ThreadIds {
 std::optional<uint64_t> threadLocalAddress(const Remote& mem, int64_t tid, const ModuleMapping& module,
                                            const std::string& symbol);
 
+// The start of the module's TLS block in thread `tid` (where its PT_TLS image is copied: a
+// variable's st_value is its offset there), or nullopt when the thread has not allocated it yet;
+// InspectError as threadLocalAddress. For thread_locals a module does not export, at offsets a
+// layout profile states.
+std::optional<uint64_t> threadLocalBlock(const Remote& mem, int64_t tid, const ModuleMapping& module);
+
 // The value (st_value) of a symbol in an ELF file's .dynsym, or nullopt.
 std::optional<uint64_t> dynamicSymbolValue(const std::string& path, const std::string& name);
 

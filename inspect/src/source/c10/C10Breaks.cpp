@@ -17,6 +17,8 @@
 //   boxed    void fn(OperatorKernel* functor, const OperatorHandle& op, DispatchKeySet ks, Stack* stack)
 #include "source/c10/C10Breaks.h"
 
+#include "source/c10/TorchPythonState.h"
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -230,6 +232,8 @@ void computedSet(const TorchView& tv, const Site& site, uint64_t arguments, int6
   const auto [included, excluded] = tv.threadTls(tid);
   e.included = tv.keys().keySetString(included);
   e.excluded = tv.keys().keySetShown(excluded);
+  e.python = torchPythonState(tv, tid);
+  e.causes = tlsCauses(tv.keys(), included, excluded, *e.python);
   const uint64_t extractor = site.op->entry + l.OperatorEntry_dispatchKeyExtractor;
   uint64_t mask = tv.mem().readPointer(extractor + l.DispatchKeyExtractor_nonFallthroughKeys, "a key extractor");
   if (tv.mem().read<uint8_t>(extractor + l.DispatchKeyExtractor_requiresBitsetPerBackend, "a key extractor")) {
@@ -384,6 +388,8 @@ std::optional<DispatchExplanation> C10Breaks::explain(const std::vector<Dispatch
     if (!e.included) {
       const auto [included, excluded] = tv.threadTls(r.tid);
       e.included = tv.keys().keySetString(included), e.excluded = tv.keys().keySetShown(excluded);
+      e.python = torchPythonState(tv, r.tid);
+      e.causes = tlsCauses(tv.keys(), included, excluded, *e.python);
     }
     // The computed entry explains the table's (the same kernel unless registrations are changing).
     const TableEntry entry = tv.computedEntry(*site.op, site.key);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "source/c10/TorchPythonState.h"
 #include "source/c10/TorchSchema.h"
 #include "stack/TorchTrace.h"
 #include "target/ThreadLocal.h"
@@ -62,17 +63,17 @@ void C10Dispatcher::visitStoredKernels(const std::function<void(const StoredKern
   }
 }
 
-ProcessDispatchState C10Dispatcher::dispatchState() const { return torchDispatchState(tv_, *this, python_); }
+ProcessDispatchState C10Dispatcher::dispatchState() const { return torchDispatchState(tv_, *this, python_()); }
 
 std::string C10Dispatcher::dispatchTrace(const TraceRequest& request) const {
   if (request.json) fail("on PyTorch, dispatch-trace answers in text (dispatch-summary --json gives every thread's state)");
-  return torchDispatchTrace(tv_, *this, python_, request);
+  return torchDispatchTrace(tv_, *this, python_(), request);
 }
 
 ThreadKeySets C10Dispatcher::threadKeySets(int64_t tid) const {
   if (!tid) fail("no thread to read: the debugger has no selected thread");
   const auto [included, excluded] = tv_.threadTls(tid);
-  return {tid, tv_.mem().threadIds().shown(tid), true, included, excluded};
+  return {tid, tv_.mem().threadIds().shown(tid), true, included, excluded, torchPythonState(tv_, tid)};
 }
 
 // A number in a PyTorch process: an address the process maps names a tensor (a Python tensor as

@@ -24,7 +24,7 @@
   X(AnnotatedKernel_debug) X(KernelMap_entries) X(KernelMap_num_slots_minus_one) \
   X(KernelMap_max_lookups) X(KernelMap_num_elements) X(sizeof_KernelMapEntry) X(KernelMapEntry_key) \
   X(KernelMapEntry_list) X(sizeof_DispatchKey) X(TensorImpl_key_set) X(OptionalTensor_engaged) \
-  X(OptionalTensor_payload) X(RuntimeFunctor_kernel_func) X(PODLocalDispatchKeySet_included) \
+  X(OptionalTensor_payload) X(RuntimeFunctor_kernel_func) X(PythonKernelHolder_func) X(PODLocalDispatchKeySet_included) \
   X(PODLocalDispatchKeySet_excluded) X(Error_msg) X(count_backends) X(count_functionality_keys) \
   X(count_table_slots) X(count_dispatch_keys) X(set_default_included) X(set_default_excluded) \
   X(set_autogradother_backends) X(set_full_backend_mask) X(AnnotatedSchema_schema) \
@@ -45,11 +45,35 @@
   X(IValue_payload) X(IValue_tag) X(ConstantString_str) X(ListImpl_list) X(THPVariable_cdata) \
   X(PyObject_ob_type) X(PyTypeObject_tp_name) X(PyTypeObject_tp_base)
 
+// Optional groups: values a build's profile states all of or none of (a profile with some of a
+// group is refused), each group one part of a thread's Python dispatch state (keyset --tls says
+// what put keys in the TLS sets). 1.13's profile has none of them: its TorchDispatchModeTLS has
+// no infra modes. Offsets named Libc10Tls_* / LibtorchCpuTls_* are within that module's TLS block.
+//   DSCOPE_C10_OPTIONAL_LAYOUT(G) calls G(group, list) once per group; list(X) calls X(name).
+#define DSCOPE_C10_MODES_LAYOUT(X) \
+  X(Libc10Tls_torchDispatchModeState) X(sizeof_TorchDispatchModeTLS) X(TorchDispatchModeTLS_stack) \
+  X(TorchDispatchModeTLS_infra_modes) X(count_infra_modes) X(sizeof_SharedPtr) X(sizeof_OptionalModePtr) \
+  X(OptionalModePtr_engaged) X(OptionalModePtr_payload) X(SafePyObject_data)
+#define DSCOPE_C10_PYTHON_DISPATCHER_LAYOUT(X) X(Libc10Tls_pythonDispatcherState)
+#define DSCOPE_C10_AUTOGRAD_LAYOUT(X) \
+  X(Libc10Tls_autogradState) X(sizeof_AutogradState) X(AutogradState_grad_mode) X(AutogradState_grad_mode_bit) \
+  X(AutogradState_inference_mode) X(AutogradState_inference_mode_bit)
+#define DSCOPE_C10_FUNCTORCH_LAYOUT(X) \
+  X(LibtorchCpuTls_functorchTLS) X(FuncTorchTLS_dynamicLayerStack) X(sizeof_DynamicLayer)
+#define DSCOPE_C10_OPTIONAL_LAYOUT(G)                                                            \
+  G(dispatch_modes, DSCOPE_C10_MODES_LAYOUT) G(python_dispatcher, DSCOPE_C10_PYTHON_DISPATCHER_LAYOUT) \
+  G(autograd_state, DSCOPE_C10_AUTOGRAD_LAYOUT) G(functorch, DSCOPE_C10_FUNCTORCH_LAYOUT)
+
 namespace dscope::inspect {
 
 struct C10Layout {
 #define DSCOPE_C10_LAYOUT_FIELD(name) uint64_t name = 0;
   DSCOPE_C10_LAYOUT(DSCOPE_C10_LAYOUT_FIELD)
+  // An optional group's values (0 where the group is absent) and whether the profile states it:
+  // has_dispatch_modes, has_python_dispatcher, has_autograd_state, has_functorch.
+#define DSCOPE_C10_OPTIONAL_GROUP_FIELDS(group, list) list(DSCOPE_C10_LAYOUT_FIELD) bool has_##group = false;
+  DSCOPE_C10_OPTIONAL_LAYOUT(DSCOPE_C10_OPTIONAL_GROUP_FIELDS)
+#undef DSCOPE_C10_OPTIONAL_GROUP_FIELDS
 #undef DSCOPE_C10_LAYOUT_FIELD
 };
 

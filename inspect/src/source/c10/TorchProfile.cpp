@@ -102,6 +102,61 @@ uint64_t optionalSize(const Profile& p, const std::string& optional, uint64_t si
   return std::max(p.at(optional + "_payload") + size, p.at(optional + "_engaged") + 1);
 }
 
+// The optional groups (C10Layout.h), each by its name and its values' names.
+struct OptionalGroup {
+  std::string_view group;
+  std::vector<std::string_view> names;
+};
+const std::vector<OptionalGroup>& optionalGroups() {
+  static const std::vector<OptionalGroup> groups = {
+#define DSCOPE_C10_GROUP_NAME(name) #name,
+#define DSCOPE_C10_GROUP(group, list) {#group, {list(DSCOPE_C10_GROUP_NAME)}},
+      DSCOPE_C10_OPTIONAL_LAYOUT(DSCOPE_C10_GROUP)
+#undef DSCOPE_C10_GROUP
+#undef DSCOPE_C10_GROUP_NAME
+  };
+  return groups;
+}
+
+// Whether the profile states the group: all of its values (true), none (false), else refused.
+bool hasGroup(const Profile& p, std::string_view group) {
+  for (const auto& g : optionalGroups()) {
+    if (g.group != group) continue;
+    std::string_view present, missing;
+    for (std::string_view name : g.names) (p.values.count(name) ? present : missing) = name;
+    if (!present.empty() && !missing.empty())
+      p.refuse("it has " + std::string(present) + " but not " + std::string(missing) + ", of its " + std::string(group) +
+               " values (a group is stated whole or not at all)");
+    return !present.empty();
+  }
+  return false;
+}
+
+// The members of the optional groups the profile states, as checkLayout checks the others.
+void checkOptionalLayout(const Profile& p) {
+  if (hasGroup(p, "dispatch_modes")) {
+    const uint64_t infra = p.at("count_infra_modes"), optional = p.at("sizeof_OptionalModePtr"), shared = p.at("sizeof_SharedPtr");
+    if (infra == 0 || infra > 8) p.refuse("count_infra_modes is " + std::to_string(infra));
+    checkStruct(p, "a TorchDispatchModeTLS", p.at("sizeof_TorchDispatchModeTLS"),
+                {{"TorchDispatchModeTLS_stack", 24}, {"TorchDispatchModeTLS_infra_modes", infra * optional}});
+    checkStruct(p, "an optional<shared_ptr>", optional, {{"OptionalModePtr_engaged", 1}, {"OptionalModePtr_payload", shared}});
+    checkStruct(p, "a shared_ptr", shared, {{"SharedPtr_pointer", 8}});
+    checkStruct(p, "a SafePyObject", 16, {{"SafePyObject_data", 8}});
+  }
+  hasGroup(p, "python_dispatcher");
+  if (hasGroup(p, "autograd_state")) {
+    for (const char* flag : {"grad_mode", "inference_mode"}) {
+      const std::string name = std::string("AutogradState_") + flag;
+      checkStruct(p, "an AutogradState", p.at("sizeof_AutogradState"), {{name.c_str(), 1}});
+      if (p.at(name + "_bit") > 7) p.refuse(name + "_bit is " + std::to_string(p.at(name + "_bit")));
+    }
+    if (p.at("AutogradState_grad_mode") == p.at("AutogradState_inference_mode") &&
+        p.at("AutogradState_grad_mode_bit") == p.at("AutogradState_inference_mode_bit"))
+      p.refuse("grad mode and inference mode are one bit of its AutogradState");
+  }
+  if (hasGroup(p, "functorch")) checkStruct(p, "a FuncTorchTLS", kMaxProfileOffset, {{"FuncTorchTLS_dynamicLayerStack", 24}});
+}
+
 // Every member of the structs the readers index lies inside its struct, apart from the others.
 void checkLayout(const Profile& p) {
   const uint64_t string = p.at("sizeof_StdString"), kernel = p.at("sizeof_KernelFunction"), slots = p.at("count_table_slots");
@@ -145,6 +200,7 @@ void checkLayout(const Profile& p) {
                {"FunctionSchema_is_vararg", 1}, {"FunctionSchema_is_varret", 1}, {"FunctionSchema_alias_kind", 2}});
   checkStruct(p, "a SymbolInfo", p.at("sizeof_SymbolInfo"), {{"SymbolInfo_unqual_name", string}});
   if (p.at("sizeof_DispatchKey") > 8) p.refuse("sizeof_DispatchKey is " + std::to_string(p.at("sizeof_DispatchKey")));
+  checkOptionalLayout(p);
 }
 
 }  // namespace
@@ -163,6 +219,12 @@ C10Profile readTorchProfile(const std::string& path) {
   C10Profile p{parseProfile(readProfileText(path), "the layout profile " + path, " (regenerate it with dscope-profile)", needs), {}};
 #define DSCOPE_C10_LAYOUT_RESOLVE(name) p.layout.name = p.profile.at(#name);
   DSCOPE_C10_LAYOUT(DSCOPE_C10_LAYOUT_RESOLVE)
+#define DSCOPE_C10_OPTIONAL_RESOLVE(group, list)        \
+  if ((p.layout.has_##group = hasGroup(p.profile, #group))) { \
+    list(DSCOPE_C10_LAYOUT_RESOLVE)                      \
+  }
+  DSCOPE_C10_OPTIONAL_LAYOUT(DSCOPE_C10_OPTIONAL_RESOLVE)
+#undef DSCOPE_C10_OPTIONAL_RESOLVE
 #undef DSCOPE_C10_LAYOUT_RESOLVE
   return p;
 }

@@ -15,6 +15,7 @@
 #include "target/Remote.h"
 #include "target/TargetImage.h"
 #include "target/ThreadLocal.h"
+#include "source/python/PythonView.h"
 
 namespace dscope::inspect {
 
@@ -72,16 +73,11 @@ std::string dynamicTypeName(const Remote& mem, uint64_t addr) {
   return checkedTypeName(mem, addr, &why);
 }
 
-namespace {
-
-// The mapped file whose name starts with `prefix` ("libc10.so" for libc10.so.1.13.0), if any.
 std::optional<ModuleMapping> mappedModule(const Remote& mem, const char* prefix) {
   for (const auto& m : mem.modules())
     if (std::string_view(m.path).substr(m.path.rfind('/') + 1).starts_with(prefix)) return m;
   return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<ModuleMapping> TorchView::findLibtorch(const Remote& mem) { return mappedModule(mem, "libtorch_cpu.so"); }
 
@@ -103,7 +99,7 @@ KeptAnchors kept_anchors;
 
 }  // namespace
 
-TorchView::TorchView(const Remote& mem) : mem_(mem) {
+TorchView::TorchView(const Remote& mem, std::function<const PythonView*()> python) : mem_(mem), python_(std::move(python)) {
   auto lib = findLibtorch(mem);
   if (!lib) fail<RuntimeNotLoaded>("no PyTorch in this process (libtorch_cpu is not loaded)");
   libtorch_ = *lib;
@@ -540,6 +536,30 @@ void TorchView::checkCode(const Kernel& k, uint64_t fn, const char* what) const 
          ", is in no module's code)");
 }
 
+// A Python kernel (torch.library's impl, custom_op, a Python meta registration): the Python function
+// its holder keeps, "module.qualname at file.py:LINE"; the holder's type where that cannot be read.
+namespace {
+// The holder of every Python kernel's function (torch/csrc/utils/python_dispatch.cpp), by its RTTI name.
+constexpr const char* kPythonKernelHolder = "torch::impl::dispatch::PythonKernelHolder";
+}  // namespace
+
+std::string TorchView::pythonKernelName(const Kernel& k) const {
+  const PythonView* py = python_ ? python_() : nullptr;
+  if (!py) return kPythonKernelHolder;
+  try {
+    const uint64_t object = mem_.readPointer(k.functor + layout().PythonKernelHolder_func, "a Python kernel's function");
+    if (auto f = py->function(object)) return f->text();
+    return "a Python " + py->typeName(object) + " (" + kPythonKernelHolder + ")";
+  } catch (const InspectError& e) {
+    return std::string(kPythonKernelHolder) + " (its Python function cannot be read: " + messageOf(e) + ")";
+  }
+}
+
+std::optional<uint64_t> TorchView::pythonKernelObject(uint64_t functor) const {
+  if (!functor || functorTypeName(dynamicTypeName(mem_, functor)) != kPythonKernelHolder) return std::nullopt;
+  return mem_.readPointer(functor + layout().PythonKernelHolder_func, "a Python kernel's function");
+}
+
 std::string TorchView::nameKernel(const Kernel& k) const {
   if (fallthrough_ && k.boxed == fallthrough_) return "c10::fallthrough_kernel";
   if (!k.valid()) return "(no kernel)";
@@ -549,6 +569,7 @@ std::string TorchView::nameKernel(const Kernel& k) const {
     if (mangled.empty())
       fail("the functor at " + hex(k.functor) + " of the kernel " + shown(k.debug) + " is corrupt (" + why + ")");
     const std::string type = functorTypeName(mangled);
+    if (type == kPythonKernelHolder) return pythonKernelName(k);
     if (!type.empty()) return type;
     {  // a runtime functor: the function it wraps
       const uint64_t target = mem_.readPointer(k.functor + layout().RuntimeFunctor_kernel_func, "a kernel functor");

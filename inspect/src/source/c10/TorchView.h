@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -31,8 +32,13 @@ std::string dynamicTypeName(const Remote& mem, uint64_t addr);
 // outside read-only data, a name that is no mangled name).
 std::string checkedTypeName(const Remote& mem, uint64_t addr, std::string* why);
 
+// The mapped file whose name starts with `prefix` ("libc10.so" for libc10.so.1.13.0), if any.
+std::optional<ModuleMapping> mappedModule(const Remote& mem, const char* prefix);
+
 // A std::string of libstdc++ (its data pointer, then its length), bounded.
 std::string readCppString(const Remote& mem, uint64_t addr, const char* what);
+
+class PythonView;
 
 class TorchView {
  public:
@@ -42,7 +48,9 @@ class TorchView {
 
   // Finds the profile of the mapped libtorch_cpu and checks it against the process;
   // InspectError (one line) when there is none or it does not fit.
-  explicit TorchView(const Remote& mem);
+  // python: the interpreter the process runs, asked for only when a Python kernel is named (null:
+  // none readable).
+  TorchView(const Remote& mem, std::function<const PythonView*()> python);
 
   const Remote& mem() const { return mem_; }
   const Profile& profile() const { return profile_->profile; }
@@ -105,6 +113,14 @@ class TorchView {
   void validate() const;
   void resolveAliases();
   std::string nameKernel(const Kernel& k) const;
+  std::string pythonKernelName(const Kernel& k) const;
+
+ public:
+  // The Python object (its function) a Python kernel's functor holds; nullopt for a functor of any
+  // other type.
+  std::optional<uint64_t> pythonKernelObject(uint64_t functor) const;
+
+ private:
   void checkCode(const Kernel& k, uint64_t fn, const char* what) const;
   const std::vector<Kernel>& backendFallbacks() const;
   void checkOperators(uint64_t count, const std::vector<Operator>& ops) const;
@@ -116,6 +132,7 @@ class TorchView {
   // FuncTorchBatchedDecomposition, and a rule that reads a missing alias never applies).
 
   const Remote& mem_;
+  std::function<const PythonView*()> python_;
   ModuleMapping libtorch_;
   std::shared_ptr<const C10Profile> profile_;  // never null
   uint64_t dispatcher_ = 0;

@@ -64,7 +64,7 @@ ThreadKeySets DscopeDispatcher::threadKeySets(int64_t tid) const {
   const auto blocks = view.threadBlocks();
   const ThreadBlock& b = selectThread(view, blocks, tid);
   const auto [included, excluded] = view.threadTls(b);
-  return {b.tid, b.shown_tid, b.records.state == DSCOPE_THREAD_ALIVE, included, excluded};
+  return {b.tid, b.shown_tid, b.records.state == DSCOPE_THREAD_ALIVE, included, excluded, std::nullopt};
 }
 
 ProcessDispatchState DscopeDispatcher::dispatchState() const { return recordsDispatchState(rt()); }

@@ -147,6 +147,7 @@ PythonFrame PythonView::readFrame(uint64_t frame, uint64_t code_object) const {
   const PythonLayout& l = layout_;
   PythonFrame f;
   f.address = frame;
+  f.code = code_object;
   const Code& c = code(code_object);
   f.name = c.name, f.qualname = c.qualname, f.file = c.file;
   const uint64_t instr = mem_.readPointer(frame + l.interpreter_frame_instr_ptr, "a Python frame");
@@ -173,8 +174,9 @@ PythonThread PythonView::readThread(uint64_t tstate) const {
       const uint8_t owner = mem_.read<uint8_t>(frame + l.interpreter_frame_owner, "a Python frame");
       const uint64_t previous = mem_.readPointer(frame + l.interpreter_frame_previous, "a Python frame");
       if (l.frame_owner_hidden_from != kAbsentValue && owner >= l.frame_owner_hidden_from) {
-        // An evaluation loop's entry: the frame inside it is the first that loop ran.
-        if (!t.frames.empty()) t.frames.back().entry = true;
+        // An evaluation loop's entry (a local of its native frame): the frame inside it is the
+        // first that loop ran.
+        if (!t.frames.empty()) t.frames.back().entry = true, t.frames.back().loop_local = frame;
       } else if (const uint64_t executable = mem_.readPointer(frame + l.interpreter_frame_executable, "a Python frame") &
                                               ~l.executable_tag_bits;
                  isCode(executable)) {  // else no Python code's frame (3.14: a thread's base frame runs None)
@@ -224,7 +226,8 @@ std::optional<PythonFunction> PythonView::function(uint64_t object) const {
   f.qualname = unicode(mem_.readPointer(object + l.function_qualname, "a Python function"), "function's qualname");
   const uint64_t module = mem_.readPointer(object + l.function_module, "a Python function");
   if (module && typeName(module) == "str") f.module = unicode(module, "function's module");
-  const Code& c = code(mem_.readPointer(object + l.function_code, "a Python function"));
+  f.code = mem_.readPointer(object + l.function_code, "a Python function");
+  const Code& c = code(f.code);
   f.file = c.file;
   f.first_line = c.first_line;
   return f;
