@@ -755,17 +755,28 @@ std::optional<uint64_t> tailJumpTarget(const std::vector<ModuleMapping>& modules
   if (!added) return it->second ? std::optional<uint64_t>(it->second + bias) : std::nullopt;
   Dwarf_Addr elf_bias = 0;
   Elf* elf = dwfl_module_getelf(m->module, &elf_bias);
-  size_t count = 0;
+  size_t count = 0, file_size = 0;
   if (!elf || elf_getphdrnum(elf, &count) != 0) return std::nullopt;
+  // The file's bytes where libelf maps them: a kernel index asks for tens of thousands of
+  // functions, and elfutils 0.188's elf_getdata_rawchunk keeps every chunk it made in a list it
+  // searches first (quadratic: 1.1 s of CPU for libtorch_cpu's kernels).
+  const char* file = elf_rawfile(elf, &file_size);
   const uint64_t file_addr = addr - bias;
   for (size_t i = 0; i < count; ++i) {
     GElf_Phdr ph;
     if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
     constexpr size_t kLength = 4 + 3 * kMaxMoves + 5;  // endbr64, the moves, jmp rel32
     if (file_addr < ph.p_vaddr || file_addr + kLength > ph.p_vaddr + ph.p_filesz) continue;
-    Elf_Data* data = elf_getdata_rawchunk(elf, static_cast<int64_t>(ph.p_offset + (file_addr - ph.p_vaddr)), kLength, ELF_T_BYTE);
-    if (!data || data->d_size < kLength) return std::nullopt;
-    const auto* code = static_cast<const unsigned char*>(data->d_buf);
+    const uint64_t offset = ph.p_offset + (file_addr - ph.p_vaddr);
+    const unsigned char* code = nullptr;
+    if (file) {
+      if (offset + kLength > file_size) return std::nullopt;
+      code = reinterpret_cast<const unsigned char*>(file + offset);
+    } else {
+      Elf_Data* data = elf_getdata_rawchunk(elf, static_cast<int64_t>(offset), kLength, ELF_T_BYTE);
+      if (!data || data->d_size < kLength) return std::nullopt;
+      code = static_cast<const unsigned char*>(data->d_buf);
+    }
     size_t at = 0;
     if (code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa) at = 4;  // endbr64
     // A trampoline may move arguments between registers first (make_boxed_function drops the key
