@@ -16,7 +16,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,6 +28,7 @@
 #include "test_util.h"
 
 using namespace dscope::inspect;
+using dscope::testing::errorOf;
 using dscope::testing::TestTarget;
 
 namespace {
@@ -52,15 +52,6 @@ std::string unhex(const std::string& h) {
   std::string out;
   for (size_t i = 0; i + 1 < h.size(); i += 2) out += static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16));
   return out;
-}
-
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InspectError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 // One line: "dscope: " and no newline inside.
