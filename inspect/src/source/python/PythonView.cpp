@@ -4,6 +4,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "source/python/PythonObjects.h"
 #include "target/ModuleFiles.h"
 #include "target/ThreadLocal.h"
 
@@ -119,8 +120,7 @@ std::string PythonView::unicode(uint64_t object, const char* what) const {
 }
 
 std::string PythonView::typeName(uint64_t object) const {
-  const uint64_t type = mem_.readPointer(object + layout_.pyobject_ob_type, "a Python object's type");
-  return mem_.readString(mem_.readPointer(type + layout_.type_object_tp_name, "a Python type's name"), "a Python type's name");
+  return pythonTypeName(mem_, object, layout_.pyobject_ob_type, layout_.type_object_tp_name);
 }
 
 bool PythonView::isCode(uint64_t object) const {
