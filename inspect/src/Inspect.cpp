@@ -207,7 +207,7 @@ const DscopeDispatcher& Session::dscopeModel() {
 }
 
 const C10Dispatcher& Session::c10Model() {
-  if (!c10_model_) c10_model_.emplace(torch(), pythonIfReadable());
+  if (!c10_model_) c10_model_.emplace(torch(), [this] { return pythonIfReadable(); });
   return *c10_model_;
 }
 

@@ -40,3 +40,27 @@ if(DSCOPE_TORCH_TESTS)
     endforeach()
   endif()
 endif()
+
+# Python kernels and Python frames in the dispatch answers (tests/python/python_dispatch_test.py):
+# a Python kernel that re-enters its operator, stopped (dscope pid, GDB, lldb-16) and crashed
+# through ctypes (its kernel core: dscope core, GDB), on the host and in the roots.
+function(dscope_python_dispatch_test check labels)
+  add_test(NAME python_dispatch_${check}
+    COMMAND ${Python3_EXECUTABLE} ${PYTHON_TESTS}/python_dispatch_test.py --check ${check} --dscope $<TARGET_FILE:dscope>
+            --gdb-script ${GDB_SCRIPT} ${PYTHON_BT_LLDB} --roots-script ${PYTHON_BT_ROOTS_SCRIPT}
+            --workdir ${CMAKE_CURRENT_BINARY_DIR}/python_dispatch_${check})
+  set_tests_properties(python_dispatch_${check} PROPERTIES LABELS "${labels}" TIMEOUT 240 SKIP_RETURN_CODE 77)
+endfunction()
+if(DSCOPE_TORCH_TESTS)
+  foreach(mode stop crash)
+    dscope_python_dispatch_test(host_${mode} "gdb;lldb;torch;python")
+  endforeach()
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo" AND EXISTS ${PYTHON_BT_ROOTS_SCRIPT})
+    foreach(suite trixie sid)
+      foreach(mode stop crash)
+        dscope_python_dispatch_test(${suite}_${mode} "gdb;lldb;torch;python;roots")
+        set_tests_properties(python_dispatch_${suite}_${mode} PROPERTIES FIXTURES_REQUIRED torch_root_profiles)
+      endforeach()
+    endforeach()
+  endif()
+endif()

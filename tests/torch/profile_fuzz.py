@@ -117,6 +117,11 @@ class Fixture:
         if d.exists():
             shutil.rmtree(d)
         d.mkdir(parents=True)
+        # The interpreter's profile beside it (CPython 3.11's, which Python frames need): the
+        # directory holds what the process needs, the torch profile under test aside.
+        for other in self.profile.parent.glob("*.profile"):
+            if other.read_text().split("\n")[1:2] == ["runtime cpython"]:
+                shutil.copy(other, d / other.name)
         return d, d / self.profile.name
 
 

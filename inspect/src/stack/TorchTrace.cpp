@@ -115,15 +115,26 @@ struct TorchStack {
 };
 
 // Each evaluation loop's frame on the stack with the Python frames it runs (pythonSegments: the
-// loops' native frames and the segments, both innermost first, pair up in order).
+// loops' native frames and the segments, both innermost first, pair up in order). A segment whose
+// loop keeps a local on the stack (3.12+) goes to the frame that holds it, [its sp, the sp of the
+// frame outside it): that needs no symbol (3.14's loop runs in code no symbol covers).
 void attachPython(const PythonView* py, TorchStack& stack) {
   if (!py) return;
   const auto thread = py->thread(stack.tid);
   if (!thread) return;
-  auto segments = pythonSegments(*thread);
-  size_t next = 0;
-  for (TraceFrame& f : stack.frames)
-    if (f.name == kEvalFunction && next < segments.size()) f.python = std::move(segments[next++]);
+  auto& frames = stack.frames;
+  size_t next = 0;  // native frames before this one hold inner segments
+  for (auto& segment : pythonSegments(*thread)) {
+    const uint64_t local = segment.back().loop_local;
+    size_t i = next;
+    if (local)
+      while (i < frames.size() && !(frames[i].sp <= local && (i + 1 == frames.size() || local < frames[i + 1].sp))) ++i;
+    else
+      while (i < frames.size() && frames[i].name != kEvalFunction) ++i;
+    if (i == frames.size()) return;  // outside the frames walked
+    frames[i].python = std::move(segment);
+    next = i + 1;
+  }
 }
 
 // A frame's line and, for an evaluation loop, the Python frames it runs, each on a line of its own.
@@ -234,9 +245,40 @@ std::optional<CycleKernel> callBoxedKernel(const TorchView& tv, const TorchStack
   return CycleKernel{op, key, e.kernel};
 }
 
+// A frame that many Python kernels share (their holder's operator(), which every boxed trampoline
+// jumps to) is the one whose Python function the evaluation loop it called runs first: the
+// outermost Python frame of the nearest loop inside it. A frame whose loop runs none of its kernels'
+// functions keeps them all.
+void pickPythonKernels(const TorchView& tv, const PythonView* py, TorchStack& stack) {
+  if (!py) return;
+  std::map<uint64_t, uint64_t> code_of;  // functor -> its Python function's code (0: no Python kernel)
+  auto codeOf = [&](uint64_t functor) {
+    auto [it, added] = code_of.try_emplace(functor, 0);
+    if (added) try {
+        if (auto object = tv.pythonKernelObject(functor))
+          if (auto fn = py->function(*object)) it->second = fn->code;
+      } catch (const InspectError&) {
+        // an unreadable holder or function: not told apart
+      }
+    return it->second;
+  };
+  for (size_t i = 0; i < stack.frames.size(); ++i) {
+    TraceFrame& f = stack.frames[i];
+    if (f.kernels.size() < 2) continue;
+    const TraceFrame* loop = nullptr;
+    for (size_t j = i; j-- > 0 && !loop;)
+      if (!stack.frames[j].python.empty()) loop = &stack.frames[j];
+    if (!loop) continue;
+    std::vector<KernelUse> picked;
+    for (const KernelUse& u : f.kernels)
+      if (const uint64_t code = codeOf(u.functor); code && code == loop->python.back().code) picked.push_back(u);
+    if (!picked.empty()) f.kernels = std::move(picked);
+  }
+}
+
 // Names the stacks' frames from the registry (one pass over the tables for all of them) and finds
 // each one's loop.
-void nameFrames(const TorchView& tv, const Dispatcher& d, std::vector<TorchStack>& stacks) {
+void nameFrames(const TorchView& tv, const Dispatcher& d, const PythonView* py, std::vector<TorchStack>& stacks) {
   std::unordered_set<uint64_t> functions;
   for (const auto& stack : stacks)
     for (const auto& f : stack.frames)
@@ -259,6 +301,7 @@ void nameFrames(const TorchView& tv, const Dispatcher& d, std::vector<TorchStack
       else if (auto at = wrapped.find(f.entry); f.entry && at != wrapped.end()) f.kernels = at->second, f.wrapped = true;
       std::tie(f.aten_op, f.aten_kind) = atenOpsFrame(f.name);
     }
+    pickPythonKernels(tv, py, stack);
     stack.loop = findLoop(stack.frames);
     const Loop& loop = stack.loop;
     if (!loop.period) continue;
@@ -349,7 +392,7 @@ ProcessDispatchState torchDispatchState(const TorchView& tv, const Dispatcher& d
   requireStackFrames(mem);
   ProcessDispatchState process{"pytorch", "stack", mem.selectedTid(), {}};
   std::vector<TorchStack> stacks = readThreads(mem, kInnermostFrames, py);
-  nameFrames(tv, d, stacks);
+  nameFrames(tv, d, py, stacks);
   const KeyTable& kt = tv.keys();
   auto names = [&](uint64_t raw) { return kt.keyNames(raw); };
   for (const TorchStack& stack : stacks) {
@@ -495,7 +538,7 @@ std::string torchDispatchTrace(const TorchView& tv, const Dispatcher& d, const P
     attachPython(py, stacks.front());
     if (stacks.front().frames.empty()) fail("thread tid " + std::to_string(tid) + " has no stack frames");
   }
-  nameFrames(tv, d, stacks);
+  nameFrames(tv, d, py, stacks);
   std::string out;
   for (const TorchStack& stack : stacks)
     out += (out.empty() ? "" : "\n") + (stack.frames.empty() ? "thread tid " + std::to_string(stack.tid) + ": no stack frames\n"

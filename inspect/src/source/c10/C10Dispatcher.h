@@ -11,8 +11,10 @@ namespace dscope::inspect {
 
 class C10Dispatcher final : public Dispatcher {
  public:
-  // python: the interpreter the process runs, whose frames the stack answers interleave (null: none).
-  C10Dispatcher(const TorchView& tv, const PythonView* python) : tv_(tv), python_(python), breaks_(tv) {}
+  // python: the interpreter the process runs, whose frames the stack answers interleave (null: none),
+  // asked for only by them.
+  C10Dispatcher(const TorchView& tv, std::function<const PythonView*()> python)
+      : tv_(tv), python_(std::move(python)), breaks_(tv) {}
 
   const char* runtimeId() const override { return "pytorch"; }
   const KeyTable& keys() const override { return tv_.keys(); }
@@ -32,7 +34,7 @@ class C10Dispatcher final : public Dispatcher {
 
  private:
   const TorchView& tv_;
-  const PythonView* python_;
+  std::function<const PythonView*()> python_;
   C10Breaks breaks_;
 };
 

@@ -547,12 +547,17 @@ std::string TorchView::pythonKernelName(const Kernel& k) const {
   const PythonView* py = python_ ? python_() : nullptr;
   if (!py) return kPythonKernelHolder;
   try {
-    const uint64_t object = mem_.readPointer(k.functor + layout().PythonKernelHolder_func, "a Python kernel");
+    const uint64_t object = mem_.readPointer(k.functor + layout().PythonKernelHolder_func, "a Python kernel's function");
     if (auto f = py->function(object)) return f->text();
     return "a Python " + py->typeName(object) + " (" + kPythonKernelHolder + ")";
   } catch (const InspectError& e) {
     return std::string(kPythonKernelHolder) + " (its Python function cannot be read: " + messageOf(e) + ")";
   }
+}
+
+std::optional<uint64_t> TorchView::pythonKernelObject(uint64_t functor) const {
+  if (!functor || functorTypeName(dynamicTypeName(mem_, functor)) != kPythonKernelHolder) return std::nullopt;
+  return mem_.readPointer(functor + layout().PythonKernelHolder_func, "a Python kernel's function");
 }
 
 std::string TorchView::nameKernel(const Kernel& k) const {

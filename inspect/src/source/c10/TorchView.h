@@ -114,6 +114,13 @@ class TorchView {
   void resolveAliases();
   std::string nameKernel(const Kernel& k) const;
   std::string pythonKernelName(const Kernel& k) const;
+
+ public:
+  // The Python object (its function) a Python kernel's functor holds; nullopt for a functor of any
+  // other type.
+  std::optional<uint64_t> pythonKernelObject(uint64_t functor) const;
+
+ private:
   void checkCode(const Kernel& k, uint64_t fn, const char* what) const;
   const std::vector<Kernel>& backendFallbacks() const;
   void checkOperators(uint64_t count, const std::vector<Operator>& ops) const;

@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "source/python/PythonObjects.h"
 #include "target/ModuleFiles.h"
 #include "target/ThreadLocal.h"
 
@@ -120,8 +121,7 @@ std::string PythonView::unicode(uint64_t object, const char* what) const {
 }
 
 std::string PythonView::typeName(uint64_t object) const {
-  const uint64_t type = mem_.readPointer(object + layout_.pyobject_ob_type, "a Python object's type");
-  return mem_.readString(mem_.readPointer(type + layout_.type_object_tp_name, "a Python type's name"), "a Python type's name");
+  return pythonTypeName(mem_, object, layout_.pyobject_ob_type, layout_.type_object_tp_name);
 }
 
 bool PythonView::isCode(uint64_t object) const {
@@ -150,6 +150,7 @@ PythonFrame PythonView::readFrame(uint64_t frame, uint64_t code_object) const {
   const PythonLayout& l = layout_;
   PythonFrame f;
   f.address = frame;
+  f.code = code_object;
   const Code& c = code(code_object);
   f.name = c.name, f.qualname = c.qualname, f.file = c.file;
   const uint64_t instr = mem_.readPointer(frame + l.interpreter_frame_instr_ptr, "a Python frame");
@@ -176,8 +177,9 @@ PythonThread PythonView::readThread(uint64_t tstate) const {
       const uint8_t owner = mem_.read<uint8_t>(frame + l.interpreter_frame_owner, "a Python frame");
       const uint64_t previous = mem_.readPointer(frame + l.interpreter_frame_previous, "a Python frame");
       if (l.frame_owner_hidden_from != kAbsentValue && owner >= l.frame_owner_hidden_from) {
-        // An evaluation loop's entry: the frame inside it is the first that loop ran.
-        if (!t.frames.empty()) t.frames.back().entry = true;
+        // An evaluation loop's entry (a local of its native frame): the frame inside it is the
+        // first that loop ran.
+        if (!t.frames.empty()) t.frames.back().entry = true, t.frames.back().loop_local = frame;
       } else if (const uint64_t executable = mem_.readPointer(frame + l.interpreter_frame_executable, "a Python frame") &
                                               ~l.executable_tag_bits;
                  isCode(executable)) {  // else no Python code's frame (3.14: a thread's base frame runs None)
@@ -244,7 +246,8 @@ std::optional<PythonFunction> PythonView::function(uint64_t object) const {
   f.qualname = unicode(mem_.readPointer(object + l.function_qualname, "a Python function"), "function's qualname");
   const uint64_t module = mem_.readPointer(object + l.function_module, "a Python function");
   if (module && typeName(module) == "str") f.module = unicode(module, "function's module");
-  const Code& c = code(mem_.readPointer(object + l.function_code, "a Python function"));
+  f.code = mem_.readPointer(object + l.function_code, "a Python function");
+  const Code& c = code(f.code);
   f.file = c.file;
   f.first_line = c.first_line;
   return f;

@@ -23,6 +23,7 @@ namespace dscope::inspect {
 // One Python frame: what traceback.format_stack() says of it.
 struct PythonFrame {
   uint64_t address = 0;  // its _PyInterpreterFrame
+  uint64_t code = 0;     // the code object it runs
   std::string name;      // co_name, as tracebacks print it
   std::string qualname;  // co_qualname
   std::string file;      // co_filename
@@ -30,6 +31,9 @@ struct PythonFrame {
   // The frame an evaluation loop (_PyEval_EvalFrameDefault) was entered with: the frames from here
   // inwards up to the next entry frame run in one native frame of that function.
   bool entry = false;
+  // Of an entry frame in 3.12 and later: the address of the evaluation loop's own entry frame (the
+  // hidden one outside it), a local of that loop's native frame (0 where there is none: 3.11).
+  uint64_t loop_local = 0;
   std::string corrupt;   // why the frame cannot be read ("" when it can); the walk ends there
   // "  File "/p/prog.py", line 10, in inner", traceback's own first line for the frame.
   std::string line_text() const;
@@ -47,6 +51,7 @@ struct PythonThread {
 struct PythonFunction {
   std::string module, qualname, file;
   int64_t first_line = 0;
+  uint64_t code = 0;  // its code object: what a frame that runs it runs
   std::string text() const;
 };
 
@@ -55,7 +60,8 @@ struct PythonFunction {
 constexpr const char* kEvalFunction = "_PyEval_EvalFrameDefault";
 // A thread's Python frames as its evaluation loops run them, innermost loop first: the frames
 // from one entry frame inwards up to the next (a corrupt frame ends the last segment). The native
-// frames of kEvalFunction on its stack, innermost first, run these segments in order.
+// frames of the evaluation loop on its stack, innermost first, run these segments in order: the
+// one whose stack holds the segment's loop_local (3.12+), else the next one of kEvalFunction.
 std::vector<std::vector<PythonFrame>> pythonSegments(const PythonThread& t);
 
 constexpr uint64_t kMaxPythonFrames = 10000;

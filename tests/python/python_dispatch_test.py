@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Python kernels and Python frames in the dispatch answers, against the process's own account
+(issue 37; the process is the oracle).
+
+python_dispatch_program.py runs under a real CPython with torch (the host's 3.11 with torch 1.13,
+or 3.13 / 3.14 in the trixie / sid root, as a container runs): a Python CPU kernel re-enters its own
+operator (dscopetest::again) through the dispatcher 40 levels deep, called from nested nn.Modules,
+and writes its kernel's Python function and its threads' traceback.format_stack(). Checked:
+
+  --check SUITE_stop   it stands still: dscope pid, GDB and lldb-16 attached, each in one session:
+                       * `op-table dscopetest::again --key CPU` names the kernel by its Python
+                         function, "module.qualname at file:LINE", as the program says;
+                       * `dispatch-trace --full` prints, under the native frames of the
+                         interpreter's evaluation loop, exactly the main thread's Python frames,
+                         in order; `dispatch-trace`'s loop diagnosis names the operator, CPU and
+                         the Python kernel;
+                       * `dispatch-summary`: the signature is infinite-redispatch dscopetest::again
+                         CPU kernel=module.qualname, and each thread's innermost Python frame is
+                         the program's;
+                       and the three front ends print the same text.
+  --check SUITE_crash  it segfaults inside the Python kernel (ctypes.string_at(0)): the kernel core,
+                       read by dscope core and GDB, gives the same signature and the crashed
+                       thread's innermost Python frames (its ctypes frame, then the program's).
+
+SUITE is host, trixie or sid. Exits 0 when every answer holds, 1 naming the problems, 77 when the
+check cannot run here."""
+
+import argparse
+import difflib
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import python_bt_test as bt  # noqa: E402  (the program runner and the front ends' sessions)
+
+PROGRAM = HERE / "python_dispatch_program.py"
+SKIP = 77
+
+
+class DispatchProgram(bt.StacksProgram):
+    """python_dispatch_program.py MODE on the host or in a root (StacksProgram's container); for
+    "crash", it is waited for and its kernel core found in its folder."""
+
+    def __init__(self, workdir, mode, suite=None, roots_script=None):
+        self.suite, self.root, self.files, self.mode = suite, None, None, mode
+        if suite:
+            self.root = bt.roots.root_dir(roots_script, suite)
+            if not (self.root / ".dscope-root").exists():
+                raise SystemExit("no %s root at %s: run scripts/torch-roots.sh ensure %s" % (suite, self.root, suite))
+            self.inside = "/tmp/dscope-python-dispatch-%d" % os.getpid()
+            self.files = self.root / self.inside.lstrip("/")
+            folder, shown_folder = self.files, self.inside
+        else:
+            self.files = workdir / "program"
+            folder = shown_folder = self.files
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        shutil.copy(PROGRAM, folder)
+        self.oracle_path = folder / "oracle.json"
+        shell = ("cd %s && ulimit -c unlimited && echo 0x37 > /proc/self/coredump_filter && exec %s %s/%s %s %s/oracle.json"
+                 % (shown_folder, "/usr/bin/python3" if suite else bt.TORCH_PYTHON, shown_folder, PROGRAM.name, mode,
+                    shown_folder))
+        argv = self.container_argv(shell.replace("&& exec ", "&& ") + "; exit $?") if suite else ["/bin/sh", "-c", shell]
+        self.popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      start_new_session=True)
+        self.pid = None
+        try:
+            self.wait_ready()
+            if mode == "stop":
+                self.pid = self.find_pid() if suite else self.popen.pid
+            else:
+                self.popen.wait(timeout=120)
+            self.oracle = json.loads(self.oracle_path.read_text())
+        except BaseException:
+            self.kill()
+            raise
+        executable = self.oracle["executable"]
+        self.program = str(self.root / executable.lstrip("/")) if self.root else executable
+        self.live_sysroot = "/proc/%d/root" % self.pid if self.root and self.pid else None
+        self.core_sysroot = str(self.root) if self.root else None
+
+    def wait_ready(self):
+        bt.wait_for_line(self.popen, r"^ready$", PROGRAM.name)
+
+    def core(self):
+        cores = sorted(self.files.glob("core*"), key=lambda p: p.stat().st_mtime)
+        if not cores:
+            raise SystemExit("no kernel core in %s (core_pattern %s)" % (
+                self.files, pathlib.Path("/proc/sys/kernel/core_pattern").read_text().strip()))
+        return cores[-1]
+
+
+COMMANDS = [("op-table", "op-table dscopetest::again --key CPU"), ("trace", "dispatch-trace --full"),
+            ("loop", "dispatch-trace"), ("summary", "dispatch-summary")]
+PY_LINE = re.compile(r'^\s+(File ".*", line (?:\d+|None), in .*)$')
+
+
+def kernel_text(o):
+    k = o["kernel"]
+    return "%s.%s at %s:%d" % (k["module"], k["qualname"], k["file"], k["line"])
+
+
+def check(who, answers, transcript, o, live):
+    """The problems with one front end's answers."""
+    problems = []
+    if set(answers) < {name for name, _ in COMMANDS}:
+        return ["%s answered %d of %d commands:\n%s" % (who, len(answers), len(COMMANDS), transcript[-3000:])]
+    kernel = kernel_text(o)
+    if live and "symbol: " + kernel not in answers["op-table"]:
+        problems.append("%s op-table: no 'symbol: %s' in\n%s" % (who, kernel, answers["op-table"]))
+    # dispatch-trace --full: the Python frames under the evaluation loops, in order, are the thread's.
+    trace = answers["trace"]
+    python = [m.group(1) for m in (PY_LINE.match(line) for line in trace.splitlines()) if m]
+    want = [line.strip() for line in o["main"]["frames"]]
+    if not live:  # the crashed thread: its ctypes frame first, then the program's own
+        python = python[1:] if python and "ctypes" in python[0] else ["(no ctypes frame first)"] + python
+    if python != want:
+        diff = difflib.unified_diff(want, python, "the process", who, lineterm="", n=1)
+        problems.append("%s dispatch-trace --full: its Python frames differ from the thread's own (%d and %d):\n%s" % (
+            who, len(want), len(python), "\n".join(list(diff)[:30])))
+    if live:
+        # The loop in the innermost 400 frames (--full walks to main, where the cycle ends).
+        diagnosis = next((line for line in answers["loop"].splitlines() if "diagnosis:" in line), "")
+        for part in ("dscopetest::again", "CPU", kernel):
+            if part not in diagnosis:
+                problems.append("%s dispatch-trace: the diagnosis does not name %r: %r" % (who, part, diagnosis))
+    # dispatch-summary: the signature and each thread's innermost Python frame.
+    summary = answers["summary"]
+    signature = "signature: infinite-redispatch dscopetest::again CPU kernel=%s.%s" % (o["kernel"]["module"],
+                                                                                     o["kernel"]["qualname"])
+    if signature not in summary.splitlines():
+        problems.append("%s dispatch-summary: no line %r in\n%s" % (who, signature, summary))
+    innermost = [line.strip() for line in summary.splitlines() if line.strip().startswith("python: ")]
+    wanted = ["python: " + o["main"]["frames"][0].strip() if live else "(the crashed thread's ctypes frame)",
+              "python: " + o["side"]["frames"][0].strip()]
+    if live and sorted(innermost) != sorted(wanted):
+        problems.append("%s dispatch-summary: innermost Python frames %s, the process says %s" % (who, innermost, wanted))
+    if not live and wanted[1] not in innermost:
+        problems.append("%s dispatch-summary: the side thread's innermost Python frame %r is not among %s" % (
+            who, wanted[1], innermost))
+    return problems
+
+
+def run(a, suite, mode):
+    if suite != "host" and os.geteuid() != 0:
+        print("python_dispatch %s_%s: needs root for a container; skipped" % (suite, mode))
+        return SKIP
+    a.workdir.mkdir(parents=True, exist_ok=True)
+    target = DispatchProgram(a.workdir, mode, None if suite == "host" else suite, a.roots_script)
+    results, problems = {}, []
+    try:
+        if mode == "stop":
+            results["dscope pid"] = bt.dscope_session(a.dscope, ["pid", target.pid], COMMANDS, a.workdir)
+            for debugger, plugin in bt.front_ends(a):
+                results["%s attached" % bt.label(debugger)] = bt.debugger_session(
+                    debugger, plugin, COMMANDS, program=target.program if target.root else None, pid=target.pid,
+                    sysroot=target.live_sysroot)
+        else:
+            core = target.core()
+            results["dscope core"] = bt.dscope_session(a.dscope, ["core", core, target.program], COMMANDS, a.workdir,
+                                                       sysroot=target.core_sysroot)
+            results["gdb on the core"] = bt.debugger_session("gdb", a.gdb_script, COMMANDS, program=target.program,
+                                                             core=core, sysroot=target.core_sysroot)
+    finally:
+        target.kill()
+        for core in target.files.glob("core*"):
+            core.unlink()
+    for who, (answers, transcript) in results.items():
+        problems += check(who, answers, transcript, target.oracle, mode == "stop")
+    texts = {who: {name: answers.get(name) for name, _ in COMMANDS} for who, (answers, _t) in results.items()}
+    first = next(iter(texts))
+    for who, text in texts.items():
+        for name, _ in COMMANDS:
+            if text[name] != texts[first][name]:
+                problems.append("%s and %s answer %s differently:\n--- %s\n%s\n--- %s\n%s" % (
+                    first, who, name, first, texts[first][name], who, text[name]))
+    target.remove() if suite != "host" else shutil.rmtree(target.files, ignore_errors=True)
+    o = target.oracle
+    print("python_dispatch %s_%s: Python %s, torch %s, %s, depth %d: %d problems" % (
+        suite, mode, o["python"], o["torch"], kernel_text(o), o["depth"], len(problems)))
+    return bt.report(problems)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--check", required=True)
+    p.add_argument("--dscope", required=True)
+    p.add_argument("--gdb-script", required=True)
+    p.add_argument("--lldb-plugin")
+    p.add_argument("--roots-script", type=pathlib.Path)
+    p.add_argument("--workdir", type=pathlib.Path, required=True)
+    a = p.parse_args()
+    suite, mode = a.check.split("_")
+    sys.exit(run(a, suite, mode))
+
+
+if __name__ == "__main__":
+    main()
