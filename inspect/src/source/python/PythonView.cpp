@@ -1,6 +1,7 @@
 #include "source/python/PythonView.h"
 
 #include <cstring>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -186,6 +187,11 @@ PythonThread PythonView::readThread(uint64_t tstate) const {
         if (l.interpreter_frame_is_entry != kAbsentValue)
           f.entry = mem_.read<uint8_t>(frame + l.interpreter_frame_is_entry, "a Python frame") != 0;
         t.frames.push_back(std::move(f));
+      } else if (!executable) {
+        // Every frame runs something (an entry or base frame None): zeros where the chain goes on.
+        // A gcore core of a glibc 2.42+ process holds zeros for each thread's C stack (its guard
+        // pages fail gcore's read), where 3.12+ keep an evaluation loop's entry frame.
+        fail("it runs nothing (zeros: memory the core lacks, or corrupt memory)");
       }
       frame = previous;
     } catch (const InspectError& e) {
@@ -201,17 +207,29 @@ PythonThread PythonView::readThread(uint64_t tstate) const {
 
 std::vector<PythonThread> PythonView::threads() const {
   const PythonLayout& l = layout_;
-  std::vector<PythonThread> out;
+  std::vector<uint64_t> states;
   std::set<uint64_t> seen;
   uint64_t interp = mem_.readPointer(runtime_ + l.runtime_state_interpreters_head, "the interpreter list");
   for (uint64_t i = 0; interp && i < kMaxInterpreters; ++i) {
     uint64_t tstate = mem_.readPointer(interp + l.interpreter_state_threads_head, "an interpreter's thread list");
     for (uint64_t n = 0; tstate && n < kMaxPythonThreads && seen.insert(tstate).second; ++n) {
-      out.push_back(readThread(tstate));
+      states.push_back(tstate);
       tstate = mem_.readPointer(tstate + l.thread_state_next, "a Python thread state");
     }
     interp = mem_.readPointer(interp + l.interpreter_state_next, "the interpreter list");
   }
+  // Each thread state's pthread_t beside its native id: what maps the ids where glibc's own record
+  // of a thread is not in memory (ThreadIds::addHandles).
+  std::map<uint64_t, int64_t> handles;
+  for (const uint64_t tstate : states) {
+    const auto own = static_cast<int64_t>(mem_.read<uint64_t>(tstate + l.thread_state_native_thread_id, "a Python thread state"));
+    const uint64_t handle = mem_.read<uint64_t>(tstate + l.thread_state_thread_id, "a Python thread state");
+    auto [at, added] = handles.emplace(handle, own);
+    if (!added && at->second != own) at->second = 0;  // two ids: the pthread_t tells nothing
+  }
+  mem_.threadIds().addHandles(handles);
+  std::vector<PythonThread> out;
+  for (const uint64_t tstate : states) out.push_back(readThread(tstate));
   return out;
 }
 
