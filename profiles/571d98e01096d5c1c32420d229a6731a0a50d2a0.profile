@@ -7,6 +7,7 @@ interpreter_state_next 0
 interpreter_state_threads_head 16
 thread_state_next 8
 thread_state_native_thread_id 160
+thread_state_thread_id 152
 thread_state_current_frame 56
 cframe_current_frame 8
 interpreter_frame_executable 32
@@ -32,4 +33,4 @@ sizeof_PyCompactUnicodeObject 72
 function_code 48
 function_qualname 40
 function_module 104
-digest fnv1a64 0x0a0ab4b9ee1ed198
+digest fnv1a64 0xe17b0bacccc63db5

@@ -27,6 +27,7 @@ int main(void) {
   VALUE("interpreter_state_threads_head", offsetof(PyInterpreterState, threads.head));
   VALUE("thread_state_next", offsetof(PyThreadState, next));
   VALUE("thread_state_native_thread_id", offsetof(PyThreadState, native_thread_id));
+  VALUE("thread_state_thread_id", offsetof(PyThreadState, thread_id));
 #if PY_VERSION_HEX < 0x030c0000
   /* 3.11: the thread's innermost frame is its _PyCFrame's; a frame entered by a new evaluation
    * loop says so itself (is_entry). */
@@ -78,6 +79,7 @@ int main(void) {
   DEBUG_OFFSET("interpreter_state_threads_head", interpreter_state.threads_head);
   DEBUG_OFFSET("thread_state_next", thread_state.next);
   DEBUG_OFFSET("thread_state_native_thread_id", thread_state.native_thread_id);
+  DEBUG_OFFSET("thread_state_thread_id", thread_state.thread_id);
   DEBUG_OFFSET("thread_state_current_frame", thread_state.current_frame);
   DEBUG_OFFSET("interpreter_frame_previous", interpreter_frame.previous);
   DEBUG_OFFSET("interpreter_frame_executable", interpreter_frame.executable);

@@ -34,7 +34,11 @@ process knows it by: its host tid, or in a container the N of "(tid N in its pid
                        (SIGABRT from the host, written inside the container: the namespace's tids,
                        so there a thread is named by one id; skipped when core_pattern is a pipe or
                        a path), each read with the root as sysroot: dscope core --sysroot ROOT, GDB's
-                       set sysroot, lldb-16's remote-linux --sysroot, side by side
+                       set sysroot, lldb-16's remote-linux --sysroot, side by side. Where GDB's
+                       gcore could not read a thread's stack block (sid's glibc 2.42+ guard pages:
+                       the core holds zeros for it), that thread's frames are the oracle's innermost
+                       ones, at least one, up to one corrupt frame saying the core lacks the memory,
+                       and it is named with its namespace id when a Python thread state says it
   --check bad_input    a process that runs no Python (the op_catalog sample, live and its gcore
                        core): one "dscope: this process runs no Python interpreter (no _PyRuntime)"
                        line for each python-bt in each front end
@@ -74,6 +78,9 @@ SHOWN = r"(\d+)(?: \(tid (\d+) in its pid namespace\))?"
 HEADER = re.compile(r"^Python stack of thread %s \((\d+) frames?, innermost first\):$" % SHOWN)
 NO_STATE = re.compile(r"^Python stack of thread %s: no Python thread state \(a thread Python never ran on\)$" % SHOWN)
 FRAME = re.compile(r'^  File ".*", line -?\d+, in .*$')
+CORRUPT = re.compile(r"^  <corrupt Python frame at (0x[0-9a-f]+): (.*)>$")
+# What python-bt says of a frame where a core holds zeros (PythonView::readThread).
+LOST_FRAME = "it runs nothing (zeros: memory the core lacks, or corrupt memory)"
 # What a build without the command answers (today's build, or a front end that lacks it).
 NO_COMMAND = ['Undefined command: "python-bt"', "'python-bt' is not a valid command", "unknown command 'python-bt'"]
 REJECT = ["Traceback (most recent call last)", "Python Exception", "PLEASE submit a bug report", "Stack dump:"]
@@ -161,6 +168,7 @@ class StacksProgram:
         try:
             self.wait_ready()
             self.pid = self.find_pid()
+            self.wait_asleep()
             self.oracle = json.loads(self.oracle_path.read_text())
         except BaseException:
             self.kill()
@@ -184,6 +192,18 @@ class StacksProgram:
 
     def wait_ready(self):
         wait_for_line(self.popen, r"^ready$", "python_stacks_program.py")
+
+    def wait_asleep(self):
+        """Until the main thread sleeps in stop_main's time.sleep (x86-64 clock_nanosleep, 230): it
+        prints "ready" inside write_report, which a front end that reads it at once still sees."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if pathlib.Path("/proc/%d/syscall" % self.pid).read_text().split()[:1] == ["230"]:
+                    return
+            except OSError:
+                return
+            time.sleep(0.05)
 
     def find_pid(self):
         """The interpreter's host pid: the runner itself on the host; in a container the runner's
@@ -222,13 +242,31 @@ class StacksProgram:
         return cores[-1]
 
     def gcore(self, core):
+        """The core, and the threads whose stacks it lacks: GDB's gcore writes a mapping by reads of
+        1 MiB and leaves the rest of it unwritten (zeros) at the first that fails ("Memory read failed
+        for corefile section, N bytes at START"). A glibc 2.42+ thread's stack block begins with guard
+        pages (MADV_GUARD_INSTALL) that fail every read, so such a core holds zeros for the whole
+        block: the thread's C stack, and at its top its struct pthread, the thread's id as glibc
+        knows it."""
         sysroot = ["-iex", "set sysroot " + self.live_sysroot] if self.live_sysroot else []
+        maps = pathlib.Path("/proc/%d/maps" % self.pid).read_text()
         out = subprocess.run(session.gdb_batch("-iex", "set debuginfod enabled off", *sysroot, "-p", str(self.pid),
-                                               "-ex", "gcore " + str(core)),
+                                               "-ex", "thread apply all p/x $sp", "-ex", "gcore " + str(core)),
                              capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         if not core.exists():
             raise SystemExit("gcore wrote no core:\n" + (out.stdout + out.stderr)[-3000:])
-        return core
+        text = out.stdout + out.stderr
+        starts = {int(m, 16) for m in re.findall(r"Memory read failed for corefile section, \d+ bytes at (0x[0-9a-f]+)", text)}
+        lost = []
+        for line in maps.splitlines():
+            low, high = (int(x, 16) for x in line.split()[0].split("-"))
+            if low in starts:
+                lost.append((low, high))
+        sps = {int(lwp): int(sp, 16) for lwp, sp in re.findall(r"^Thread \d+ \(.*?LWP (\d+).*\):\n\$\d+ = (0x[0-9a-f]+)$", text, re.M)}
+        if len(sps) != len(self.threads()):
+            raise SystemExit("gcore's session printed the stack pointers of %d threads, not %d:\n%s" % (
+                len(sps), len(self.threads()), text[-3000:]))
+        return core, {tid for tid, sp in sps.items() if any(low <= sp < high for low, high in lost)}
 
     def kill(self):
         for pid in ([self.pid] if self.pid and self.pid != self.popen.pid else []):
@@ -329,10 +367,11 @@ def parse_blocks(text):
             continue
         host, own, count = int(header.group(1)), int(header.group(2) or header.group(1)), int(header.group(3))
         frames = lines[1:]
-        bad = [line for line in frames if not FRAME.match(line)]
-        if bad or len(frames) != count:
+        bad = [line for line in frames if not FRAME.match(line) and not CORRUPT.match(line)]
+        counted = [line for line in frames if FRAME.match(line)]
+        if bad or len(counted) != count:
             problems.append("the block of thread %d says %d frames and has %d frame lines%s" % (
-                host, count, len(frames), " (not frame lines: %r)" % bad[:3] if bad else ""))
+                host, count, len(counted), " (not frame lines: %r)" % bad[:3] if bad else ""))
         shown = lines[0][len("Python stack of thread "):lines[0].rindex(" (")]
         blocks.append((host, own, shown, frames))
     if text.rstrip("\n") + "\n" != text:
@@ -342,6 +381,19 @@ def parse_blocks(text):
 
 def shown_of(host, own):
     return str(host) + ("" if host == own else " (tid %d in its pid namespace)" % own)
+
+
+def has_thread_state(oracle, own):
+    return own == oracle["frameless"] or any(t["native_id"] == own for t in oracle["threads"])
+
+
+def lost_prefix(frames, want):
+    """Whether a lost thread's frames (View.lost) are the account's innermost ones, at least one,
+    then the frame where the core holds zeros."""
+    if not frames or not want or not isinstance(want, list):
+        return False
+    last = CORRUPT.match(frames[-1])
+    return bool(last) and last.group(2) == LOST_FRAME and 1 <= len(frames) - 1 < len(want) and frames[:-1] == want[:len(frames) - 1]
 
 
 def expected_frames(oracle, own):
@@ -357,7 +409,7 @@ def expected_frames(oracle, own):
     return "other"
 
 
-def check_all_text(who, text, oracle, threads, namespaced):
+def check_all_text(who, text, oracle, threads, namespaced, lost):
     """python-bt --all against the oracle and the kernel's thread list; its blocks."""
     blocks, problems = parse_blocks(text)
     problems = ["%s python-bt --all: %s" % (who, p) for p in problems]
@@ -366,15 +418,19 @@ def check_all_text(who, text, oracle, threads, namespaced):
         if host in seen:
             problems.append("%s python-bt --all: thread %d has two blocks" % (who, host))
         seen[host] = own
-        if shown != shown_of(host, threads.get(host, host)):
-            problems.append("%s python-bt --all: thread named %r; ThreadIds::shown names it %r (the kernel's NSpid: %s)" % (
-                who, shown, shown_of(host, threads.get(host, host)), threads.get(host)))
+        # A lost thread's namespace id is told by its Python thread state alone.
+        known = threads.get(host, host)
+        if host in lost and not has_thread_state(oracle, known):
+            known = host
+        if shown != shown_of(host, known):
+            problems.append("%s python-bt --all: thread named %r; ThreadIds::shown names it %r (the kernel's NSpid: %s%s)" % (
+                who, shown, shown_of(host, known), threads.get(host), "; its stack lost in the core" if host in lost else ""))
         want = expected_frames(oracle, own)
         if want == "other":
             if frames:
                 problems.append("%s python-bt --all: thread %s, which the program did not start, shows frames:\n%s" % (
                     who, shown, "\n".join(frames)))
-        elif frames != want:
+        elif frames != want and not (host in lost and lost_prefix(frames, want)):
             problems.append("%s python-bt --all: thread %s differs from the process's own account:\n--- the process "
                             "(traceback.format_stack, innermost first)\n%s\n--- %s\n%s" % (
                                 who, shown, describe(want), who, describe(frames)))
@@ -392,7 +448,7 @@ def check_all_text(who, text, oracle, threads, namespaced):
         block = next((b for b in blocks if b[1] == thread["native_id"]), None)
         names = [re.sub(r'.*, in ', "", line) for line in (block[3] or [])] if block else []
         missing = [n for n in thread["names"] if n not in names]
-        if block and missing:
+        if block and missing and block[0] not in lost:
             problems.append("%s python-bt --all: thread %s (%s) lacks %s" % (who, block[2], thread["role"], missing))
     return blocks, problems
 
@@ -403,7 +459,7 @@ def describe(frames):
     return "\n".join(frames) if frames else "(0 frames)"
 
 
-def check_json(who, text, oracle, blocks):
+def check_json(who, text, oracle, blocks, lost):
     """python-bt --all --json against the oracle and the text's blocks; the document."""
     try:
         doc = json.loads(text)
@@ -428,7 +484,8 @@ def check_json(who, text, oracle, blocks):
                 problems.append("%s python-bt --all --json: thread %s has frames null; the text shows frames" % (who, block[2]))
             continue
         try:
-            lines = ['  File "%s", line %d, in %s' % (f["file"], f["line"], f["name"]) for f in frames]
+            lines = ['  <corrupt Python frame at %s: %s>' % (f["address"], f["corrupt"]) if "corrupt" in f else
+                     '  File "%s", line %d, in %s' % (f["file"], f["line"], f["name"]) for f in frames]
         except (KeyError, TypeError):
             problems.append("%s python-bt --all --json: thread %s: frames without name, file or line: %r" % (
                 who, block[2], frames[:3]))
@@ -439,6 +496,8 @@ def check_json(who, text, oracle, blocks):
         if block[1] in by_own:
             want = [{k: f[k] for k in ("name", "qualname", "file", "line")} for f in by_own[block[1]]["frames"]]
             got = [{k: f.get(k) for k in ("name", "qualname", "file", "line")} for f in frames]
+            if block[0] in lost and lost_prefix(lines, [l["text"] for l in by_own[block[1]]["frames"]]):
+                got, want = got[:-1], want[:len(got) - 1]  # the text's check says where it ends
             if got != want:
                 diff = next(i for i in range(max(len(got), len(want))) if got[i:i + 1] != want[i:i + 1])
                 problems.append("%s python-bt --all --json: thread %s (%s), frame %d: %s; the process says %s" % (
@@ -459,8 +518,13 @@ class View:
     kernel core written inside a container, the namespace's own (the kernel writes each thread's id
     as the dumping process sees it): there the two ids agree."""
 
-    def __init__(self, threads, main_tid, python_tids):
+    def __init__(self, threads, main_tid, python_tids, lost=()):
         self.threads, self.main_tid = threads, main_tid
+        # The threads whose stack block the core holds as zeros (StacksProgram.gcore): their Python
+        # frames end where the chain goes through the C stack (3.12+ keep an evaluation loop's entry
+        # frame there), in a frame python-bt calls corrupt; their namespace id is in the core only
+        # where a Python thread state holds it (glibc's, in their struct pthread, is zeros).
+        self.lost = set(lost)
         # The thread `--thread N` asks for: N is the debugger's thread N where it has one, else the
         # OS thread id N (Remote::chosenThread), so N must be past the thread count to mean a tid
         # (a kernel core in a container has tids from 1 up): the main thread, else the highest.
@@ -480,9 +544,9 @@ def check_answers(who, answers, transcript, oracle, view, live):
         return ["%s did not answer every command:\n%s" % (who, transcript[-3000:])], None
     problems = ["%s: %s" % (who, f) for f in session.text_failures(transcript, reject=REJECT)]
     namespaced = any(host != own for host, own in view.threads.items())
-    blocks, found = check_all_text(who, answers["all"], oracle, view.threads, namespaced)
+    blocks, found = check_all_text(who, answers["all"], oracle, view.threads, namespaced, view.lost)
     problems += found
-    _doc, found = check_json(who, answers["json"].strip(), oracle, blocks)
+    _doc, found = check_json(who, answers["json"].strip(), oracle, blocks, view.lost)
     problems += found
     by_host = {b[0]: b for b in blocks}
     main_tid, asked = view.main_tid, view.thread_tid
@@ -600,16 +664,11 @@ def check_python(a, where, mode):
         else:
             # A gcore core (GDB writes the host's tids); in a container also the kernel's core of its
             # SIGABRT (the namespace's tids), when core_pattern names a file (a pipe takes it elsewhere).
-            # Known gap (issue 37's note): in GDB's core of a process in a pid namespace, its threads
-            # but the main one are not matched to the ids the process knows them by (dscope core reads
-            # 0 for glibc's tid at their thread pointers; GDB also lists libthread_db's threads a
-            # second time), so that core is left out in the roots until ThreadIds matches them.
-            if not target.root:
-                step = time.monotonic()
-                cores.append(("gcore core", target.gcore(a.workdir / "python.gcore"), host_view))
-                times.append("gcore %.1f s (%.0f MB)" % (time.monotonic() - step, cores[-1][1].stat().st_size / 1e6))
-            else:
-                times.append("no gcore core (known gap: thread ids in a namespaced process's gcore core)")
+            step = time.monotonic()
+            core, lost = target.gcore(a.workdir / "python.gcore")
+            cores.append(("gcore core", core, View(threads, target.pid, python_tids, lost)))
+            times.append("gcore %.1f s (%.0f MB%s)" % (time.monotonic() - step, core.stat().st_size / 1e6,
+                                                       ", %d stacks lost" % len(lost) if lost else ""))
             pattern = pathlib.Path("/proc/sys/kernel/core_pattern").read_text().strip()
             if target.root and not pattern.startswith("|") and "/" not in pattern:
                 step = time.monotonic()

@@ -15,6 +15,7 @@ program cannot see its tracer)."""
 import argparse
 import json
 import os
+import sys
 import time
 
 import torch
@@ -60,6 +61,9 @@ def python_state():
 oracle = {"mm_calls": options.mm, "ops": options.ops, "view_calls": options.view, "linear_calls": options.linear,
           "late_calls": options.late, "x": str(torch._C._dispatch_keys(x)), "w": str(torch._C._dispatch_keys(w)),
           "self": str(torch._C._dispatch_keys(a)), "mat2": str(torch._C._dispatch_keys(b)), "tls": tls(), "python_state": python_state()}
+# The Python line every aten::mm stop names as its caller, as traceback prints the frame.
+oracle["mm_caller"] = 'File "%s", line %d, in <module>' % (sys._getframe().f_code.co_filename, next(
+    n for n, line in enumerate(open(__file__), 1) if line.strip() == "torch.mm(a, b)"))
 # What the autograd kernel's AutoDispatchBelowADInplaceOrView holds (1.13's Python has no such guard).
 guard = torch._C._AutoDispatchBelowAutograd()
 torch._C._dispatch_tls_set_dispatch_key_excluded(torch._C.DispatchKey.ADInplaceOrView, True)

@@ -191,6 +191,9 @@ def check(debugger, text, oracle):
             "no TorchDispatchMode" if not state["modes"] else "%d TorchDispatchModes (bottom to top: %s)" % (
                 len(state["modes"]), ", ".join(state["modes"])), onoff(state["python_dispatcher"]), state["functorch_depth"],
             onoff(state["grad_mode"]), onoff(state["inference_mode"]))
+        # The Python line that made the call (the thread's innermost Python frame).
+        if op == "aten::mm" and field(block, "python caller") != oracle["mm_caller"]:
+            problems.append("%spython caller is %r, the process says %r" % (where, field(block, "python caller"), oracle["mm_caller"]))
         if field(block, "python state") != expected_state:
             problems.append("%spython state is %r, the process says %r" % (where, field(block, "python state"), expected_state))
         slot = field(block, "slot") or ""

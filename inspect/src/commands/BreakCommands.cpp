@@ -9,6 +9,7 @@
 
 #include "commands/BreakTable.h"
 #include "commands/CommandLine.h"
+#include "source/python/PythonView.h"
 #include "text/Json.h"
 
 namespace dscope::inspect {
@@ -34,6 +35,7 @@ void row(std::string& out, const std::string& label, const std::string& text) {
 
 std::string explanationText(const DispatchExplanation& e) {
   std::string out = "dispatch-break: " + e.op + " at " + e.key + " (keyset " + e.dispatched + ")\n";
+  if (!e.python_caller.empty()) row(out, "python caller", e.python_caller);
   for (const auto& a : e.arguments) row(out, "argument " + a.name, a.keys);
   if (!e.arguments_note.empty()) row(out, "arguments", e.arguments_note);
   if (e.included) row(out, "TLS included", *e.included);
@@ -65,6 +67,9 @@ std::string explanationJson(const DispatchExplanation& e) {
   Json j;
   j.beginObject().field("op", e.op).field("key", e.key).field("slot", e.slot).field("keyset", e.dispatched);
   j.field("kind", e.kind);
+  j.key("python_caller");
+  if (e.python_caller.empty()) j.null();
+  else j.value(e.python_caller);
   j.key("arguments").beginArray();
   for (const auto& a : e.arguments) j.beginObject().field("name", a.name).field("keyset", a.keys).endObject();
   j.endArray().field("arguments_note", e.arguments_note);
@@ -189,6 +194,10 @@ dscope_hit_action BreakTable::hit(Session& s, const dscope_stop_registers& r, st
     if (const auto action = placed_->settled(s.mem(), breaks_, r)) return *action;
   auto e = s.breaks().explain(breaks_, r);
   if (!e) return DSCOPE_HIT_CONTINUE;
+  // The Python line that made the call: the thread's innermost Python frame.
+  if (const PythonView* py = s.pythonIfReadable())
+    if (auto thread = py->thread(e->tid); thread && !thread->frames.empty() && thread->frames.front().corrupt.empty())
+      e->python_caller = thread->frames.front().line_text().substr(2);
   *text = stopped(std::move(*e));
   return DSCOPE_HIT_STOP;
 }

@@ -89,10 +89,9 @@ std::string runPythonBt(Session& s, const std::vector<std::string>& words) {
   };
   std::vector<AskedThread> asked;
   if (args.has("--all")) {
-    for (int64_t n = 1; n <= static_cast<int64_t>(kMaxPythonThreads); ++n) {
-      const auto tid = mem.threadTid(n);
-      if (!tid) break;
-      asked.push_back({*tid, pythonOf(*tid)});
+    for (const int64_t tid : mem.threadIds().threads()) {
+      if (asked.size() == kMaxPythonThreads) break;
+      asked.push_back({tid, pythonOf(tid)});
     }
     if (asked.empty() && mem.selectedTid() > 0) asked.push_back({mem.selectedTid(), pythonOf(mem.selectedTid())});
     for (const auto& t : threads) {  // threads Python knows that the target does not number

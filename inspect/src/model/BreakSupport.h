@@ -48,6 +48,9 @@ struct DispatchExplanation {
   std::string computed;                 // (arguments | included) - excluded, masked ("" when unknown)
   std::string kind;                     // call, redispatch, ... ("" when the runtime does not say)
   std::string kernel, why, registered;  // the kernel chosen: its name, the table rule, its debug string
+  // In a process that runs Python: the thread's innermost Python frame, traceback's "File ...,
+  // line N, in f" ("" when none or unreadable).
+  std::string python_caller;
   // Where the thread stopped: --why explains only the stop the thread is still at.
   int64_t tid = 0;
   uint64_t pc = 0, sp = 0;

@@ -21,6 +21,7 @@
 #include "model/BreakSupport.h"
 #include "source/c10/TorchThrow.h"
 #include "stack/KernelIndex.h"
+#include "target/ThreadLocal.h"
 
 namespace dscope::inspect {
 
@@ -369,10 +370,9 @@ std::string describe(const TorchView& tv, const TraceFrame& f, int64_t tid) {
 // Every thread of the process (the selected one when the front end numbers none), each walked as readFrames.
 std::vector<TorchStack> readThreads(const Remote& mem, uint64_t window, const PythonView* py) {
   std::vector<TorchStack> stacks;
-  for (int64_t n = 1; n <= kMaxThreads; ++n) {
-    const auto tid = mem.threadTid(n);
-    if (!tid) break;
-    stacks.push_back(readFrames(mem, *tid, window));
+  for (const int64_t tid : mem.threadIds().threads()) {
+    if (stacks.size() == static_cast<size_t>(kMaxThreads)) break;
+    stacks.push_back(readFrames(mem, tid, window));
   }
   if (stacks.empty() && mem.selectedTid() > 0) stacks.push_back(readFrames(mem, mem.selectedTid(), window));
   if (stacks.empty()) fail(kNoProcess);
@@ -398,6 +398,7 @@ ProcessDispatchState torchDispatchState(const TorchView& tv, const Dispatcher& d
   for (const TorchStack& stack : stacks) {
     ThreadDispatchState st;
     st.tid = stack.tid;
+    st.shown_tid = mem.threadIds().shown(stack.tid);
     st.frames_walked = stack.frames.size();
     st.stack_whole = stack.outermost;
     for (size_t i = 0; i < stack.frames.size(); ++i) {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -55,30 +56,42 @@ constexpr int64_t kMaxThreadId = 1 << 22;        // the kernel's PID_MAX_LIMIT
 // gcore of a glibc 2.42+ process writes zeros for the stack blocks that hold guard regions
 // (MADV_GUARD_INSTALL; smaps "gu"), and an ended thread's struct pthread stays on _dl_stack_used at
 // the top of such a block, so the list leads into zeros.
-std::vector<std::pair<uint64_t, int64_t>> glibcThreads(const Remote& mem) {
+struct GlibcThread {
+  uint64_t thread;  // its struct pthread
+  int64_t own;      // the id it holds
+  // The last on _dl_stack_user: the initial thread (glibc adds it first, and each user stack's
+  // thread before it), whose struct pthread lies in the dynamic linker's static TLS; every other
+  // thread's is at the top of its stack (a block glibc made, or the user's stack).
+  bool initial;
+};
+
+std::vector<GlibcThread> glibcThreads(const Remote& mem) {
   auto rtld = mem.findSymbol("_rtld_global");
   if (!rtld) fail("cannot find the dynamic linker's _rtld_global (no process, or a static program)");
   const uint32_t next = descriptor(mem, "list_t_next").offset;
   const uint32_t list_in_thread = descriptor(mem, "pthread_list").offset;
   const uint32_t tid_in_thread = descriptor(mem, "pthread_tid").offset;
-  std::vector<std::pair<uint64_t, int64_t>> threads;
-  for (const char* list : {"rtld_global__dl_stack_user", "rtld_global__dl_stack_used"}) {
+  std::vector<GlibcThread> threads;
+  for (const auto& [list, user] : {std::pair<const char*, bool>{"rtld_global__dl_stack_user", true},
+                                   std::pair<const char*, bool>{"rtld_global__dl_stack_used", false}}) {
+    const size_t first = threads.size();
     const uint64_t head = *rtld + descriptor(mem, list).offset;
     uint64_t node = mem.readPointer(head + next, "glibc's thread list");
     for (uint64_t n = 0; node != head && node != 0; ++n) {
       if (n == kMaxThreads) fail("glibc's thread list at " + hex(head) + " does not end (corrupt memory)");
       const uint64_t thread = node - list_in_thread;
-      threads.emplace_back(thread, mem.read<int32_t>(thread + tid_in_thread, "a glibc thread"));
+      threads.push_back({thread, mem.read<int32_t>(thread + tid_in_thread, "a glibc thread"), false});
       node = mem.readPointer(node + next, "glibc's thread list");
     }
+    if (user && node == head && threads.size() > first) threads.back().initial = true;
   }
   return threads;
 }
 
 // The struct pthread of the thread the process knows as `tid`, or 0.
 uint64_t threadPointer(const Remote& mem, int64_t tid) {
-  for (const auto& [thread, own] : glibcThreads(mem))
-    if (own == tid) return thread;
+  for (const GlibcThread& t : glibcThreads(mem))
+    if (t.own == tid) return t.thread;
   return 0;
 }
 
@@ -106,22 +119,61 @@ uint64_t tlsModuleId(const Remote& mem, const std::string& path, uint64_t start)
 
 }  // namespace
 
-std::optional<int64_t> ThreadIds::ownIdByThreadPointer(int64_t tid) const {
-  auto it = by_pointer_.find(tid);
-  if (it != by_pointer_.end()) return it->second;
-  std::optional<int64_t> own;
-  try {
-    const auto pointer = mem_.threadPointer(tid);
-    if (pointer && *pointer) {
-      const int32_t id = mem_.read<int32_t>(*pointer + descriptor(mem_, "pthread_tid").offset, "a glibc thread");
-      // glibc's id of a thread that is ending (0) or is a fork()'s child being made (negative) tells nothing.
-      if (id > 0 && id <= kMaxThreadId) own = id;
-    }
-  } catch (const InspectError&) {
-    // A thread pointer aimed at memory the target lacks: that thread's own id is not known.
+const std::vector<int64_t>& ThreadIds::numbered() const {
+  if (numbered_) return *numbered_;
+  numbered_.emplace();
+  for (int64_t n = 1, misses = 0; n <= kMaxTargetThreads && misses < kMaxGap; ++n) {
+    const auto tid = mem_.threadTid(n);
+    misses = tid ? 0 : misses + 1;
+    if (tid) numbered_->push_back(*tid);
   }
-  by_pointer_.emplace(tid, own);
-  return own;
+  return *numbered_;
+}
+
+std::optional<uint64_t> ThreadIds::pointerOf(int64_t tid) const {
+  auto it = pointers_.find(tid);
+  if (it != pointers_.end()) return it->second;
+  std::optional<uint64_t> pointer = mem_.threadPointer(tid);
+  if (pointer && !*pointer) pointer.reset();
+  return pointers_[tid] = pointer;
+}
+
+std::optional<int64_t> ThreadIds::ownIdByThreadPointer(int64_t tid) const {
+  const auto pointer = pointerOf(tid);
+  if (!pointer) return std::nullopt;
+  auto it = by_pointer_.find(tid);
+  if (it == by_pointer_.end()) {
+    std::optional<int64_t> own;
+    try {
+      const int32_t id = mem_.read<int32_t>(*pointer + descriptor(mem_, "pthread_tid").offset, "a glibc thread");
+      // glibc's id of a thread that is ending (0) or is a fork()'s child being made (negative) tells
+      // nothing; neither does a struct pthread the core holds as zeros.
+      if (id > 0 && id <= kMaxThreadId) own = id;
+    } catch (const InspectError&) {
+      // A thread pointer aimed at memory the target lacks: that thread's own id is not known.
+    }
+    it = by_pointer_.emplace(tid, own).first;
+  }
+  if (it->second) return it->second;
+  auto handle = handles_.find(*pointer);
+  if (handle != handles_.end() && handle->second) return handle->second;
+  return std::nullopt;
+}
+
+void ThreadIds::addHandles(const std::map<uint64_t, int64_t>& own_by_handle) const {
+  bool added = false;
+  for (const auto& [handle, own] : own_by_handle) {
+    if (!handle || own <= 0 || own > kMaxThreadId) continue;
+    auto [at, fresh] = handles_.emplace(handle, own);
+    if (fresh) added = true;
+    else if (at->second != own && at->second) at->second = 0, added = true;
+  }
+  if (!added) return;
+  // What was worked out without them: worked out again on the next question.
+  own_ids_.clear();
+  by_own_.reset();
+  complete_ = false;
+  same_ids_.reset();
 }
 
 int64_t ThreadIds::ownId(int64_t tid) const {
@@ -133,7 +185,12 @@ int64_t ThreadIds::ownId(int64_t tid) const {
 bool ThreadIds::sameIds() const {
   if (!same_ids_) {
     const int64_t selected = mem_.selectedTid();
-    same_ids_ = selected && findOwnId(selected) == selected;
+    std::optional<int64_t> own;
+    int64_t asked = selected;
+    if (selected) own = ownIdByThreadPointer(selected);
+    for (size_t i = 0; !own && mem_.target() && mem_.target()->thread_pointer && i < numbered().size(); ++i)
+      own = ownIdByThreadPointer(asked = numbered()[i]);
+    same_ids_ = own ? *own == asked : selected && findOwnId(selected) == selected;
   }
   return *same_ids_;
 }
@@ -143,11 +200,11 @@ int64_t ThreadIds::findOwnId(int64_t tid) const {
   // Without thread pointers: a thread glibc knows by this very id is that thread (ids inside a
   // namespace are small, and never also the outer id of one of the process's threads).
   try {
-    for (const auto& [thread, own] : glibcThreads(mem_))
-      if (own == tid) return tid;
+    for (const GlibcThread& t : glibcThreads(mem_))
+      if (t.own == tid) return tid;
   } catch (const InspectError&) {
-    // No glibc threads to read: the stacks cannot tell either.
-    return tid;
+    // No glibc threads to read: the stacks cannot tell either, unless the process told its threads.
+    if (handles_.empty()) return tid;
   }
   for (const auto& [own, target_tid] : byOwnId())
     if (target_tid == tid) return own;
@@ -158,12 +215,8 @@ const std::map<int64_t, int64_t>& ThreadIds::byOwnId() const {
   if (by_own_) return *by_own_;
   by_own_.emplace();
   complete_ = true;
-  // A debugger's thread numbers have gaps where threads ended: the list ends after kMaxGap misses.
-  for (int64_t n = 1, misses = 0; n <= kMaxTargetThreads && misses < kMaxGap; ++n) {
-    const auto tid = mem_.threadTid(n);
-    misses = tid ? 0 : misses + 1;
-    if (!tid) continue;
-    const auto own = ownIdByThreadPointer(*tid);
+  for (const int64_t tid : numbered()) {
+    const auto own = ownIdByThreadPointer(tid);
     if (!own) {
       complete_ = false;
       continue;
@@ -171,53 +224,72 @@ const std::map<int64_t, int64_t>& ThreadIds::byOwnId() const {
     // Two threads of one own id: the debugger lists a thread twice, once under its namespace id
     // (GDB on a core of a namespaced process adds glibc's threads from libthread_db): the other
     // id is the thread's.
-    auto [at, added] = by_own_->emplace(*own, *tid);
-    if (!added && at->second == *own) at->second = *tid;
+    auto [at, added] = by_own_->emplace(*own, tid);
+    if (!added && at->second == *own) at->second = tid;
   }
   if (by_own_->empty()) {  // no thread pointers at all: the stacks tell
     complete_ = false;
     matchByStack();
-    complete_ = !by_own_->empty();
+    complete_ = !by_own_->empty() && by_own_->size() == std::set<int64_t>(numbered().begin(), numbered().end()).size();
   }
   return *by_own_;
 }
 
-// glibc puts a thread's struct pthread at the top of its stack block: a thread's is the lowest one
-// above its stack pointer. The initial thread's lies elsewhere (the dynamic linker's static TLS):
-// it is the one left over. Any doubt (a thread on no stack below a struct pthread, two threads on
-// one, a signal's alternate stack) leaves the map empty.
+// glibc puts a thread's struct pthread at the top of its stack: a thread's is the lowest one above
+// its stack pointer, and where that one is the lowest above two threads (the other's is not known:
+// a core's zeros), it is the higher thread's (stacks are disjoint); the lower one's id stays
+// unknown. The initial thread's lies elsewhere (the dynamic linker's static TLS): it goes to the
+// one thread with none above, when there is one. A struct pthread no thread lies below (a thread
+// on an alternate signal stack), or an id at two struct pthreads, leaves the map empty.
 void ThreadIds::matchByStack() const {
   const dscope_target* t = mem_.target();
   if (!t->stack_frame || !t->thread_tid) return;
-  std::map<uint64_t, int64_t> glibc;  // struct pthread -> own id, of the living threads
+  std::map<uint64_t, int64_t> top, elsewhere;  // struct pthread -> own id, of the living threads
   try {
-    for (const auto& [thread, own] : glibcThreads(mem_))
-      if (own > 0 && own <= kMaxThreadId) glibc.emplace(thread, own);
+    for (const GlibcThread& g : glibcThreads(mem_))
+      if (g.own > 0 && g.own <= kMaxThreadId) (g.initial ? elsewhere : top).emplace(g.thread, g.own);
+      else if (g.initial) elsewhere.emplace(g.thread, 0);  // its id, if any, from addHandles
   } catch (const InspectError&) {
-    return;
+    if (handles_.empty()) return;
   }
-  std::vector<int64_t> unplaced;
-  for (int64_t n = 1, misses = 0; n <= kMaxTargetThreads && misses < kMaxGap; ++n) {
-    int64_t tid = 0;
+  // Those the process told (addHandles), where glibc's struct pthread holds no id (a core's zeros):
+  // a struct pthread glibc's lists do not reach is one at the top of a block.
+  for (const auto& [handle, own] : handles_) {
+    if (!own) continue;
+    auto initial = elsewhere.find(handle);
+    if (initial != elsewhere.end()) {
+      if (!initial->second) initial->second = own;
+    } else {
+      top.emplace(handle, own);
+    }
+  }
+  std::set<int64_t> owns;
+  for (const auto* list : {&top, &elsewhere})
+    for (const auto& [thread, own] : *list)
+      if (own && !owns.insert(own).second) return;  // one id at two struct pthreads
+  std::map<uint64_t, std::pair<uint64_t, int64_t>> below;  // struct pthread -> the highest (sp, tid) under it
+  std::vector<int64_t> none_above;
+  for (const int64_t tid : numbered()) {
     uint64_t pc = 0, sp = 0;
-    misses = t->thread_tid(t->ctx, n, &tid) == 0 ? 0 : misses + 1;
-    if (misses) continue;
-    auto above = t->stack_frame(t->ctx, tid, 0, &pc, &sp) == 0 ? glibc.upper_bound(sp) : glibc.end();
-    if (above == glibc.end() || above->first - sp > kMaxStackSize) {
-      unplaced.push_back(tid);
+    auto above = t->stack_frame(t->ctx, tid, 0, &pc, &sp) == 0 ? top.upper_bound(sp) : top.end();
+    if (above == top.end() || above->first - sp > kMaxStackSize) {
+      none_above.push_back(tid);
       continue;
     }
-    if (!by_own_->emplace(above->second, tid).second) {  // two threads below one struct pthread
-      by_own_->clear();
-      return;
-    }
+    auto [at, added] = below.emplace(above->first, std::make_pair(sp, tid));
+    if (!added && sp > at->second.first) at->second = {sp, tid};
   }
-  std::vector<int64_t> left;  // the struct pthreads no thread's stack lies below
-  for (const auto& [thread, own] : glibc)
-    if (!by_own_->count(own)) left.push_back(own);
-  if (unplaced.size() > 1 || left.size() != unplaced.size() ||
-      (!unplaced.empty() && !by_own_->emplace(left.front(), unplaced.front()).second))
-    by_own_->clear();
+  std::map<int64_t, int64_t> map;
+  for (const auto& [thread, own] : top) {
+    auto placed = below.find(thread);
+    if (placed == below.end()) return;  // no thread on its stack
+    map.emplace(own, placed->second.second);
+  }
+  std::vector<int64_t> left;  // the initial thread's, where its id is known
+  for (const auto& [thread, own] : elsewhere)
+    if (own) left.push_back(own);
+  if (none_above.size() == 1 && left.size() == 1) map.emplace(left.front(), none_above.front());
+  *by_own_ = std::move(map);
 }
 
 std::optional<bool> ThreadIds::ownIdExists(int64_t own) const {
@@ -227,7 +299,10 @@ std::optional<bool> ThreadIds::ownIdExists(int64_t own) const {
   if (direct == true) return true;
   const auto& map = byOwnId();
   if (map.count(own)) return true;
-  return complete_ ? std::optional<bool>(false) : direct;
+  if (complete_) return false;
+  // A thread whose own id is not known: outside a namespace the target's answer is the process's,
+  // inside one the target cannot tell (a gcore core's zeros).
+  return sameIds() ? direct : std::nullopt;
 }
 
 std::optional<int64_t> ThreadIds::targetTid(int64_t own) const {
@@ -241,6 +316,26 @@ std::optional<int64_t> ThreadIds::targetTid(int64_t own) const {
   auto it = map.find(own);
   if (it != map.end()) return it->second;
   return exists ? std::optional<int64_t>(own) : std::nullopt;
+}
+
+std::vector<int64_t> ThreadIds::threads() const {
+  std::vector<int64_t> out;
+  std::set<int64_t> seen;
+  for (const int64_t tid : numbered())
+    if (seen.insert(tid).second) out.push_back(tid);
+  if (out.size() < 2 || sameIds()) return out;
+  // A thread listed under the namespace id of another listed thread, with no thread pointer of its
+  // own (GDB reads no registers for libthread_db's additions) or that thread's: the other's double.
+  std::map<int64_t, int64_t> owner;  // own id -> the listed thread that holds it, where it differs
+  for (const int64_t tid : out)
+    if (auto own = ownIdByThreadPointer(tid); own && *own != tid) owner.emplace(*own, tid);
+  std::vector<int64_t> once;
+  for (const int64_t tid : out) {
+    auto it = owner.find(tid);
+    const bool twice = it != owner.end() && (!pointerOf(tid) || pointerOf(tid) == pointerOf(it->second));
+    if (!twice) once.push_back(tid);
+  }
+  return once;
 }
 
 std::string ThreadIds::shown(int64_t tid) const {

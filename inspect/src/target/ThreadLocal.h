@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "target/Remote.h"
 
@@ -37,25 +38,47 @@ class ThreadIds {
   // How a thread is named: "4242 (tid 5 in its pid namespace)" where the process knows the
   // target's thread 4242 as 5, "4242" where both ids agree.
   std::string shown(int64_t tid) const;
+  // The target's threads (their tids), each OS thread once, in the target's order: what a command
+  // that reads every thread walks. GDB on a core of a process in a pid namespace lists the threads
+  // libthread_db finds a second time, under their namespace ids and without registers, beside the
+  // core's: those are left out. Empty when the front end numbers no threads.
+  std::vector<int64_t> threads() const;
+  // Threads as the process records them elsewhere: own id by pthread_t (a Python thread state's
+  // native_thread_id by its thread_id). glibc's pthread_t is the thread's struct pthread, on x86-64
+  // its thread pointer; where the struct pthread there holds no id, these tell it. GDB's gcore of a
+  // glibc 2.42+ process writes zeros for every stack block with guard pages (MADV_GUARD_INSTALL, smaps
+  // "gu": the block's first read fails, and gcore leaves the rest of that segment unwritten), and a
+  // thread's struct pthread lies at the top of its block. Added before the map is asked; answers
+  // given earlier are not revised. A pthread_t given two own ids tells nothing.
+  void addHandles(const std::map<uint64_t, int64_t>& own_by_handle) const;
 
  private:
   int64_t findOwnId(int64_t tid) const;
   // Whether the target's ids are the process's own. A process's threads share one pid namespace,
   // so the selected thread tells for all, and outside a namespace no other thread's registers are
-  // read (GDB fetches a core thread's registers, and warns about them, on the first switch to it).
+  // read (GDB fetches a core thread's registers, and warns about them, on the first switch to it);
+  // only when the selected thread's own id is not known is another thread asked.
   bool sameIds() const;
-  // The id glibc's struct pthread at thread `tid`'s thread pointer holds, nullopt when the target
-  // tells no thread pointer (LLDB 16) or it cannot be read.
+  // The target's thread numbers' tids, 1 up (a debugger's numbers have gaps where threads ended:
+  // the list ends after kMaxGap misses), asked once.
+  const std::vector<int64_t>& numbered() const;
+  // The thread pointer the target tells for thread `tid`, asked once; nullopt when it tells none.
+  std::optional<uint64_t> pointerOf(int64_t tid) const;
+  // The id glibc's struct pthread at thread `tid`'s thread pointer holds, else the one addHandles
+  // gave that pointer; nullopt when the target tells no thread pointer (LLDB 16) or neither tells.
   std::optional<int64_t> ownIdByThreadPointer(int64_t tid) const;
   // The target's threads by their own ids, those whose own id could be read (complete_: all).
   const std::map<int64_t, int64_t>& byOwnId() const;
   // byOwnId for a target that tells no thread pointers (LLDB 16): from the threads' stack
-  // pointers and where glibc keeps their struct pthread.
+  // pointers and where glibc keeps their struct pthread (its lists, and addHandles').
   void matchByStack() const;
 
   const Remote& mem_;
   mutable std::map<int64_t, int64_t> own_ids_;                   // ownId's answers
-  mutable std::map<int64_t, std::optional<int64_t>> by_pointer_;  // ownIdByThreadPointer's answers
+  mutable std::map<int64_t, std::optional<uint64_t>> pointers_;  // pointerOf's answers
+  mutable std::map<int64_t, std::optional<int64_t>> by_pointer_;  // glibc's id at each thread's pointer
+  mutable std::map<uint64_t, int64_t> handles_;                  // addHandles': own id by pthread_t (0: two)
+  mutable std::optional<std::vector<int64_t>> numbered_;
   mutable std::optional<std::map<int64_t, int64_t>> by_own_;
   mutable bool complete_ = false;
   mutable std::optional<bool> same_ids_;

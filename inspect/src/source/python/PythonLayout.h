@@ -23,6 +23,7 @@ namespace dscope::inspect {
   X(interpreter_state_threads_head)                                                                     \
   X(thread_state_next)                                                                                  \
   X(thread_state_native_thread_id)                                                                      \
+  X(thread_state_thread_id) /* pthread_self() of the thread: its struct pthread, its thread pointer */  \
   X(thread_state_current_frame) /* 3.11: of its _PyCFrame (cframe_current_frame) */                     \
   X(interpreter_frame_previous)                                                                         \
   X(interpreter_frame_executable) /* the code object (f_code, f_executable) */                          \

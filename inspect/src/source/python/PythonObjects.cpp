@@ -7,20 +7,15 @@
 namespace dscope::inspect {
 
 namespace {
-// PyObject {ob_refcnt, ob_type}; PyTypeObject's PyVarObject head (ob_refcnt, ob_type, ob_size), then
-// tp_name: the same words in every CPython 3.11-3.14 on x86-64 (the default build: a free-threaded
-// one's object head is longer).
-constexpr uint64_t kObType = 8;
-constexpr uint64_t kTpName = 24;
 // A class name longer than this is no class name (a dotted name of a C type is well under it).
 constexpr size_t kMaxTypeName = 256;
 }  // namespace
 
-std::string pythonTypeName(const Remote& mem, uint64_t object) {
+std::string pythonTypeName(const Remote& mem, uint64_t object, uint64_t ob_type, uint64_t tp_name) {
   if (!object || object % 8) fail("no Python object at " + hex(object) + " (a null or misaligned pointer)");
-  const uint64_t type = mem.readPointer(object + kObType, "a Python object");
+  const uint64_t type = mem.readPointer(object + ob_type, "a Python object");
   if (!type || type % 8) fail("the Python object at " + hex(object) + " has no type (its ob_type is " + hex(type) + ")");
-  const uint64_t name = mem.readPointer(type + kTpName, "a Python type");
+  const uint64_t name = mem.readPointer(type + tp_name, "a Python type");
   if (!name) fail("the Python type at " + hex(type) + " has no name");
   std::string text = mem.readString(name, "a Python type's name");
   // An identifier, maybe dotted: no space or control character (UTF-8 bytes of a non-ASCII name pass).

@@ -1,9 +1,11 @@
 #include "source/python/PythonView.h"
 
 #include <cstring>
+#include <map>
 #include <set>
 #include <unordered_map>
 
+#include "source/python/PythonObjects.h"
 #include "target/ModuleFiles.h"
 #include "target/ThreadLocal.h"
 
@@ -117,8 +119,7 @@ std::string PythonView::unicode(uint64_t object, const char* what) const {
 }
 
 std::string PythonView::typeName(uint64_t object) const {
-  const uint64_t type = mem_.readPointer(object + layout_.pyobject_ob_type, "a Python object's type");
-  return mem_.readString(mem_.readPointer(type + layout_.type_object_tp_name, "a Python type's name"), "a Python type's name");
+  return pythonTypeName(mem_, object, layout_.pyobject_ob_type, layout_.type_object_tp_name);
 }
 
 bool PythonView::isCode(uint64_t object) const {
@@ -184,6 +185,11 @@ PythonThread PythonView::readThread(uint64_t tstate) const {
         if (l.interpreter_frame_is_entry != kAbsentValue)
           f.entry = mem_.read<uint8_t>(frame + l.interpreter_frame_is_entry, "a Python frame") != 0;
         t.frames.push_back(std::move(f));
+      } else if (!executable) {
+        // Every frame runs something (an entry or base frame None): zeros where the chain goes on.
+        // A gcore core of a glibc 2.42+ process holds zeros for each thread's C stack (its guard
+        // pages fail gcore's read), where 3.12+ keep an evaluation loop's entry frame.
+        fail("it runs nothing (zeros: memory the core lacks, or corrupt memory)");
       }
       frame = previous;
     } catch (const InspectError& e) {
@@ -199,17 +205,29 @@ PythonThread PythonView::readThread(uint64_t tstate) const {
 
 std::vector<PythonThread> PythonView::threads() const {
   const PythonLayout& l = layout_;
-  std::vector<PythonThread> out;
+  std::vector<uint64_t> states;
   std::set<uint64_t> seen;
   uint64_t interp = mem_.readPointer(runtime_ + l.runtime_state_interpreters_head, "the interpreter list");
   for (uint64_t i = 0; interp && i < kMaxInterpreters; ++i) {
     uint64_t tstate = mem_.readPointer(interp + l.interpreter_state_threads_head, "an interpreter's thread list");
     for (uint64_t n = 0; tstate && n < kMaxPythonThreads && seen.insert(tstate).second; ++n) {
-      out.push_back(readThread(tstate));
+      states.push_back(tstate);
       tstate = mem_.readPointer(tstate + l.thread_state_next, "a Python thread state");
     }
     interp = mem_.readPointer(interp + l.interpreter_state_next, "the interpreter list");
   }
+  // Each thread state's pthread_t beside its native id: what maps the ids where glibc's own record
+  // of a thread is not in memory (ThreadIds::addHandles).
+  std::map<uint64_t, int64_t> handles;
+  for (const uint64_t tstate : states) {
+    const auto own = static_cast<int64_t>(mem_.read<uint64_t>(tstate + l.thread_state_native_thread_id, "a Python thread state"));
+    const uint64_t handle = mem_.read<uint64_t>(tstate + l.thread_state_thread_id, "a Python thread state");
+    auto [at, added] = handles.emplace(handle, own);
+    if (!added && at->second != own) at->second = 0;  // two ids: the pthread_t tells nothing
+  }
+  mem_.threadIds().addHandles(handles);
+  std::vector<PythonThread> out;
+  for (const uint64_t tstate : states) out.push_back(readThread(tstate));
   return out;
 }
 
