@@ -44,11 +44,14 @@ int64_t pythonLineAt(const std::string& table, int64_t first_line, int64_t byte_
     for (unsigned shift = 6; (b & 64) && shift < 64; shift += 6) b = byte(), value |= uint64_t{b & 63} << shift;
     return value;
   };
+  // The line moves in wrapping (unsigned) steps: a damaged table's deltas may sum past 64 bits, and
+  // what it then says is no line (negative: -1), never undefined behaviour.
   auto signedVarint = [&]() {
     const uint64_t v = varint();
-    return (v & 1) ? -static_cast<int64_t>(v >> 1) : static_cast<int64_t>(v >> 1);
+    return (v & 1) ? ~(v >> 1) + 1 : v >> 1;
   };
-  int64_t line = first_line, start = 0;
+  uint64_t line = static_cast<uint64_t>(first_line);
+  int64_t start = 0;
   while (p < table.size()) {
     const unsigned head = byte();
     const unsigned code = (head >> 3) & 15;
@@ -59,7 +62,7 @@ int64_t pythonLineAt(const std::string& table, int64_t first_line, int64_t byte_
     else if (code == 13) line += signedVarint();
     else if (code >= 10) line += code - 10, byte(), byte();
     else byte();
-    if (byte_offset >= start && byte_offset < end) return none ? -1 : line;
+    if (byte_offset >= start && byte_offset < end) return none || static_cast<int64_t>(line) < 0 ? -1 : static_cast<int64_t>(line);
     start = end;
   }
   return -1;
