@@ -76,6 +76,7 @@ class DispatchProgram(bt.StacksProgram):
             self.wait_ready()
             if mode == "stop":
                 self.pid = self.find_pid() if suite else self.popen.pid
+                self.wait_asleep()  # past its print of "ready" (a write a front end could catch it in)
             else:
                 self.popen.wait(timeout=120)
             self.oracle = json.loads(self.oracle_path.read_text())
