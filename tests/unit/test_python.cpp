@@ -154,9 +154,9 @@ TEST_SUITE("python") {
     }
     // The data holds all three versions, with real amounts of code.
     REQUIRE(units_by_python.size() == 3);
-    for (const auto& [python, units] : units_by_python) {
-      INFO("Python " << python);
-      CHECK(units > 300);
+    for (const auto& entry : units_by_python) {  // no structured binding: clang 14 captures none in INFO
+      INFO("Python " << entry.first);
+      CHECK(entry.second > 300);
     }
   }
 
@@ -183,7 +183,9 @@ TEST_SUITE("python") {
     CHECK(r.places.empty());
     const auto want = profileValues(profile);
     size_t compared = 0;
-    for (const auto& [name, value] : r.layout.values()) {
+    for (const auto& entry : r.layout.values()) {
+      const char* name = entry.first;
+      const uint64_t value = entry.second;
       INFO(name);
       if (auto it = want.find(name); it != want.end()) {
         CHECK(value == it->second);
