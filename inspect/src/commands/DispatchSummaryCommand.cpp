@@ -42,8 +42,7 @@ std::string threadText(const ProcessDispatchState& p, const ThreadDispatchState&
     out += "\n";
   }
   if (!t.python_name.empty())
-    out += "    python: File \"" + t.python_file + "\", line " + (t.python_line < 0 ? "None" : std::to_string(t.python_line)) +
-           ", in " + t.python_name + "\n";
+    out += "    python: " + pythonLocation(t.python_file, t.python_line, t.python_name) + "\n";
   if (!t.error.empty()) out += "    " + t.error + "\n";
   return out;
 }
@@ -132,11 +131,9 @@ std::string runDispatchSummary(Session& s, const std::vector<std::string>& words
   if (!args.positional.empty()) usageError("unexpected argument '" + shown(args.positional.front()) + "'", kDispatchSummaryUsage);
   ProcessDispatchState process = s.dispatcher(args.value("--runtime")).dispatchState();
   if (const PythonView* py = s.pythonIfReadable()) {
-    const std::vector<PythonThread> threads = py->threads();
     for (ThreadDispatchState& t : process.threads)
-      for (const PythonThread& p : threads)
-        if (p.tid == t.tid && !p.frames.empty() && p.frames.front().corrupt.empty())
-          t.python_name = p.frames.front().name, t.python_file = p.frames.front().file, t.python_line = p.frames.front().line;
+      if (const PythonThread* p = py->thread(t.tid); p && !p->frames.empty() && p->frames.front().corrupt.empty())
+        t.python_name = p->frames.front().name, t.python_file = p->frames.front().file, t.python_line = p->frames.front().line;
   }
   const CrashSignature sig = crashSignature(process);
   return args.has("--json") ? summaryJson(process, sig) : summaryText(process, sig);

@@ -35,7 +35,7 @@ std::string threadText(const Remote& mem, const AskedThread& a) {
   for (const auto& f : t.frames) frames += f.corrupt.empty();
   out += " (" + counted(frames, "frame") + ", innermost first):\n";
   for (const auto& f : t.frames)
-    out += f.corrupt.empty() ? f.line_text() + "\n" : "  <corrupt Python frame at " + hex(f.address) + ": " + f.corrupt + ">\n";
+    out += "  " + f.text() + "\n";
   if (t.cut) out += "  ... (the walk stops after " + groupThousands(kMaxPythonFrames) + " frames)\n";
   return out;
 }
@@ -81,7 +81,7 @@ std::string runPythonBt(Session& s, const std::vector<std::string>& words) {
     for (const auto& [name, place] : py->places()) out += name + " " + std::to_string(place) + "\n";
     return out;
   }
-  const std::vector<PythonThread> threads = py->threads();
+  const std::vector<PythonThread>& threads = py->threads();
   auto pythonOf = [&](int64_t tid) -> const PythonThread* {
     for (const auto& t : threads)
       if (t.tid == tid) return &t;

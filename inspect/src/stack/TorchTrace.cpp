@@ -120,7 +120,7 @@ struct TorchStack {
 // frame outside it): that needs no symbol (3.14's loop runs in code no symbol covers).
 void attachPython(const PythonView* py, TorchStack& stack) {
   if (!py) return;
-  const auto thread = py->thread(stack.tid);
+  const PythonThread* thread = py->thread(stack.tid);
   if (!thread) return;
   auto& frames = stack.frames;
   size_t next = 0;  // native frames before this one hold inner segments
@@ -141,7 +141,7 @@ void attachPython(const PythonView* py, TorchStack& stack) {
 std::string frameLines(const std::string& indent, const TraceFrame& f, const std::string& described) {
   std::string out = indent + "#" + std::to_string(f.level) + " " + described + "\n";
   for (const PythonFrame& p : f.python)
-    out += indent + "    " + (p.corrupt.empty() ? p.line_text().substr(2) : "<corrupt Python frame: " + p.corrupt + ">") + "\n";
+    out += indent + "    " + p.text() + "\n";
   return out;
 }
 

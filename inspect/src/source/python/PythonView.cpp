@@ -68,8 +68,12 @@ int64_t pythonLineAt(const std::string& table, int64_t first_line, int64_t byte_
   return -1;
 }
 
-std::string PythonFrame::line_text() const {
-  return "  File \"" + file + "\", line " + (line < 0 ? std::string("None") : std::to_string(line)) + ", in " + name;
+std::string pythonLocation(const std::string& file, int64_t line, const std::string& name) {
+  return "File \"" + file + "\", line " + (line < 0 ? std::string("None") : std::to_string(line)) + ", in " + name;
+}
+
+std::string PythonFrame::text() const {
+  return corrupt.empty() ? pythonLocation(file, line, name) : "<corrupt Python frame at " + hex(address) + ": " + corrupt + ">";
 }
 
 std::string PythonFunction::text() const {
@@ -206,7 +210,8 @@ PythonThread PythonView::readThread(uint64_t tstate) const {
   return t;
 }
 
-std::vector<PythonThread> PythonView::threads() const {
+const std::vector<PythonThread>& PythonView::threads() const {
+  if (threads_) return *threads_;
   const PythonLayout& l = layout_;
   std::vector<uint64_t> states;
   std::set<uint64_t> seen;
@@ -229,15 +234,15 @@ std::vector<PythonThread> PythonView::threads() const {
     if (!added && at->second != own) at->second = 0;  // two ids: the pthread_t tells nothing
   }
   mem_.threadIds().addHandles(handles);
-  std::vector<PythonThread> out;
-  for (const uint64_t tstate : states) out.push_back(readThread(tstate));
-  return out;
+  threads_.emplace();
+  for (const uint64_t tstate : states) threads_->push_back(readThread(tstate));
+  return *threads_;
 }
 
-std::optional<PythonThread> PythonView::thread(int64_t tid) const {
-  for (PythonThread& t : threads())
-    if (t.tid == tid) return std::move(t);
-  return std::nullopt;
+const PythonThread* PythonView::thread(int64_t tid) const {
+  for (const PythonThread& t : threads())
+    if (t.tid == tid) return &t;
+  return nullptr;
 }
 
 std::optional<PythonFunction> PythonView::function(uint64_t object) const {

@@ -35,9 +35,13 @@ struct PythonFrame {
   // hidden one outside it), a local of that loop's native frame (0 where there is none: 3.11).
   uint64_t loop_local = 0;
   std::string corrupt;   // why the frame cannot be read ("" when it can); the walk ends there
-  // "  File "/p/prog.py", line 10, in inner", traceback's own first line for the frame.
-  std::string line_text() const;
+  // `File "/p/prog.py", line 10, in inner`, traceback's own first line for the frame (without its
+  // indent); a corrupt frame: `<corrupt Python frame at 0x...: WHY>`.
+  std::string text() const;
 };
+
+// traceback's line for a frame: `File "FILE", line LINE, in NAME` ("line None" where line < 0).
+std::string pythonLocation(const std::string& file, int64_t line, const std::string& name);
 
 // A thread Python knows (a PyThreadState), innermost frame first.
 struct PythonThread {
@@ -86,10 +90,11 @@ class PythonView {
   // Where _Py_DebugOffsets gave each value (ResolvedPython::places); empty for a profile's layout.
   const std::vector<std::pair<std::string, uint64_t>>& places() const { return places_; }
 
-  // Every thread state of every interpreter, in the interpreters' own order (newest first).
-  std::vector<PythonThread> threads() const;
-  // The thread state of the target's thread tid, or nullopt when Python knows no such thread.
-  std::optional<PythonThread> thread(int64_t tid) const;
+  // Every thread state of every interpreter, in the interpreters' own order (newest first): read
+  // once per view (a view lives for one command, while the target stands still).
+  const std::vector<PythonThread>& threads() const;
+  // The thread state of the target's thread tid, or null when Python knows no such thread.
+  const PythonThread* thread(int64_t tid) const;
 
   // Py_TYPE(object)->tp_name ("FakeTensorMode"); InspectError when unreadable.
   std::string typeName(uint64_t object) const;
@@ -116,6 +121,7 @@ class PythonView {
   std::string version_;
   std::vector<std::pair<std::string, uint64_t>> places_;
   mutable std::unordered_map<uint64_t, Code> codes_;  // by code object, for this command
+  mutable std::optional<std::vector<PythonThread>> threads_;  // threads()' answer
 };
 
 
