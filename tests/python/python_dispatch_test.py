@@ -100,13 +100,35 @@ class DispatchProgram(bt.StacksProgram):
 
 
 COMMANDS = [("op-table", "op-table dscopetest::again --key CPU"), ("trace", "dispatch-trace --full"),
-            ("loop", "dispatch-trace"), ("summary", "dispatch-summary")]
+            ("loop", "dispatch-trace"), ("summary", "dispatch-summary"), ("trace json", "dispatch-trace --full --json"),
+            ("loop json", "dispatch-trace --json")]
 PY_LINE = re.compile(r'^\s+(File ".*", line (?:\d+|None), in .*)$')
+
+
+def python_lines(trace):
+    """The Python frames a dispatch-trace text prints, in its order."""
+    return [m.group(1) for m in (PY_LINE.match(line) for line in trace.splitlines()) if m]
 
 
 def kernel_text(o):
     k = o["kernel"]
     return "%s.%s at %s:%d" % (k["module"], k["qualname"], k["file"], k["line"])
+
+
+def json_thread(answer):
+    """The one thread of a dispatch-trace --json answer (None when it is not one)."""
+    try:
+        threads = json.loads(answer)["threads"]
+        return threads[0] if len(threads) == 1 else None
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+
+
+def json_python(thread):
+    """The Python frames a dispatch-trace --json thread holds, innermost first, as traceback prints them."""
+    frames = thread["frames"] if thread["cycle"] is None else thread["top"] + thread["cycle"]["frames"]
+    return ['File "%s", line %s, in %s' % (p["file"], p["line"], p["name"]) if "corrupt" not in p else "(corrupt)"
+            for f in frames for p in f["python"]]
 
 
 def check(who, answers, transcript, o, live):
@@ -119,7 +141,7 @@ def check(who, answers, transcript, o, live):
         problems.append("%s op-table: no 'symbol: %s' in\n%s" % (who, kernel, answers["op-table"]))
     # dispatch-trace --full: the Python frames under the evaluation loops, in order, are the thread's.
     trace = answers["trace"]
-    python = [m.group(1) for m in (PY_LINE.match(line) for line in trace.splitlines()) if m]
+    python = python_lines(trace)
     want = [line.strip() for line in o["main"]["frames"]]
     if not live:  # the crashed thread: its ctypes frame first, then the program's own
         python = python[1:] if python and "ctypes" in python[0] else ["(no ctypes frame first)"] + python
@@ -127,12 +149,22 @@ def check(who, answers, transcript, o, live):
         diff = difflib.unified_diff(want, python, "the process", who, lineterm="", n=1)
         problems.append("%s dispatch-trace --full: its Python frames differ from the thread's own (%d and %d):\n%s" % (
             who, len(want), len(python), "\n".join(list(diff)[:30])))
+    # --json: the same frames, and (live) the loop's kernel and the text's diagnosis.
+    thread = json_thread(answers["trace json"])
+    if not thread or json_python(thread) != [line.strip() for line in python_lines(trace)]:
+        problems.append("%s dispatch-trace --full --json: not the text's Python frames:\n%s" % (who, answers["trace json"][:3000]))
     if live:
         # The loop in the innermost 400 frames (--full walks to main, where the cycle ends).
         diagnosis = next((line for line in answers["loop"].splitlines() if "diagnosis:" in line), "")
         for part in ("dscopetest::again", "CPU", kernel):
             if part not in diagnosis:
                 problems.append("%s dispatch-trace: the diagnosis does not name %r: %r" % (who, part, diagnosis))
+        thread = json_thread(answers["loop json"])
+        kernels = thread["cycle"]["kernels"] if thread and thread["cycle"] else []
+        if [(k["op"], k["key"], k["kernel"].split(", registered at")[0]) for k in kernels] != [("dscopetest::again", "CPU", kernel)] \
+                or "diagnosis: %s" % thread["diagnosis"] != diagnosis.strip():
+            problems.append("%s dispatch-trace --json: not the loop of %s at CPU, or not the text's diagnosis:\n%s" % (
+                who, kernel, answers["loop json"][:3000]))
     # dispatch-summary: the signature and each thread's innermost Python frame.
     summary = answers["summary"]
     signature = "signature: infinite-redispatch dscopetest::again CPU kernel=%s.%s" % (o["kernel"]["module"],

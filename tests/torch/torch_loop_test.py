@@ -25,6 +25,7 @@ import argparse
 import fcntl
 import filecmp
 import hashlib
+import json
 import os
 import pathlib
 import re
@@ -177,6 +178,43 @@ def signature(scenario):
             "matmul": "infinite-redispatch aten::matmul CompositeImplicitAutograd kernel=wrapper__matmul"}[scenario]
 
 
+# Each scenario's cycle (from the source): the kernels, outermost first from the smallest operator
+# name, as (operator, the key each is told by).
+CYCLES = {"self": [("myops::loop", "AutogradCPU")],
+          "mutual": [("myops::ping", "AutogradCPU"), ("myops::pong", "AutogradCPU")],
+          "alias": [("myops::aloop", "Autograd")],
+          "shared": [("myops::tick", "AutogradCPU"), ("myops::tock", "AutogradCPU")],
+          "boxed": [("myops::bloop", "AutogradCPU")],
+          "mm": [("aten::mm", "AutogradCPU")],
+          "matmul": [("aten::matmul", "CompositeImplicitAutograd"), ("aten::mm", "CPU")]}
+
+
+def json_problems(scenario, tls, answer, trace):
+    """`dispatch-trace --json` on the scenario's core: one thread whose cycle's kernels are the
+    source's, its TLS the line the program printed, and the diagnosis and fix the text trace's."""
+    try:
+        threads = json.loads(answer)["threads"]
+    except (ValueError, KeyError, TypeError) as e:
+        return ["dispatch-trace --json is no {\"threads\": [...]} object (%s):\n%s" % (e, answer[:2000])]
+    if len(threads) != 1 or not threads[0].get("cycle"):
+        return ["dispatch-trace --json: not one thread with a cycle:\n%s" % answer[:2000]]
+    t, problems = threads[0], []
+    cycle = [(k["op"], k["key"]) for k in t["cycle"]["kernels"]]
+    if cycle != CYCLES[scenario]:
+        problems.append("dispatch-trace --json: the cycle's kernels are %s, the source's %s" % (cycle, CYCLES[scenario]))
+    if len(t["cycle"]["frames"]) != t["cycle"]["period"] or t["cycle"]["start_frame"] != len(t["top"]):
+        problems.append("dispatch-trace --json: the cycle's frames do not fold the walk: %s" % json.dumps(t["cycle"])[:2000])
+    # The TLS: the text's, and the program's where the loop runs under no guard (expected() says).
+    shown = "TLS: included %s, excluded %s" % (t["tls"]["included"], t["tls"]["excluded"])
+    if "\n  %s\n" % shown not in trace or ("  " + tls + "\n" in expected(scenario, tls) and shown != tls):
+        problems.append("dispatch-trace --json: %r, the program printed %r" % (shown, tls))
+    for field in ("diagnosis", "fix"):
+        line = next((l.strip() for l in trace.splitlines() if l.startswith("  %s: " % field)), None)
+        if line != "%s: %s" % (field, t[field]):
+            problems.append("dispatch-trace --json's %s is not the text's:\n  %r\n  %r" % (field, t[field], line))
+    return problems
+
+
 # Where the program, its source and its runs live inside a root (the root's /tmp).
 IN_ROOT = "/tmp/dscope-tests"
 
@@ -300,6 +338,9 @@ def check_root_core(a):
         cli = subprocess.run([a.dscope, "core", "--sysroot", str(root), str(core), str(program), "dispatch-trace"],
                              capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
         traces["dscope core"] = cli.stdout
+        cli_json = subprocess.run([a.dscope, "core", "--sysroot", str(root), str(core), str(program), "dispatch-trace", "--json"],
+                                  capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        problems += json_problems(a.scenario, program_tls(run.stdout), cli_json.stdout + cli_json.stderr, cli.stdout)
         for name, texts in [("traces", traces), ("summaries", summaries)]:
             if not texts["gdb"].strip() or len(set(t.rstrip() for t in texts.values())) > 1:
                 problems.append("GDB, lldb-16 and dscope core print different %s:\n%s" % (
@@ -407,6 +448,9 @@ def main():
                 if start < 0 or cli.stdout.rstrip() != shown.rstrip():
                     problems.append("dscope core and GDB print different traces:\n--- dscope\n%s%s--- gdb\n%s"
                                     % (cli.stdout, cli.stderr, shown))
+                cli_json = subprocess.run([a.dscope, "core", str(core), program, "dispatch-trace", "--json"],
+                                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+                problems += json_problems(a.scenario, tls, cli_json.stdout + cli_json.stderr, cli.stdout)
                 # dscope core's default command: the summary, as GDB prints it.
                 cli = subprocess.run([a.dscope, "core", str(core), program], capture_output=True, text=True, timeout=300,
                                      stdin=subprocess.DEVNULL)

@@ -364,7 +364,7 @@ def refusal_cases(workdir, profile, tensor_impl):
     cases.append((None, "keyset --tls --runtime nothing", "dscope: --runtime takes torch or dscope, not 'nothing'"))
     cases.append((None, "dispatch-break aten::mm", "dscope: cannot arm a dispatch breakpoint: the target is not writable"))
     cases.append((None, "dispatch-break --why", "dscope: no dispatch-break stop to explain"))
-    cases.append((None, "dispatch-trace --json", "dscope: on PyTorch, dispatch-trace answers in text"))
+    cases.append((None, "dispatch-trace --json --thread 99999", "dscope: no thread 99999"))
     return cases
 
 

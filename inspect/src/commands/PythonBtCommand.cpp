@@ -49,17 +49,7 @@ void threadJson(Json& j, const Remote& mem, const AskedThread& a) {
     return;
   }
   j.beginArray();
-  for (const auto& f : a.python->frames) {
-    j.beginObject();
-    if (!f.corrupt.empty()) j.field("corrupt", f.corrupt).field("address", hex(f.address));
-    else {
-      j.field("name", f.name).field("qualname", f.qualname).field("file", f.file);
-      j.key("line");
-      if (f.line < 0) j.null();
-      else j.value(f.line);
-    }
-    j.endObject();
-  }
+  for (const auto& f : a.python->frames) pythonFrameJson(j, f);
   j.endArray().field("cut", a.python->cut).endObject();
 }
 

@@ -22,6 +22,7 @@
 #include "source/c10/TorchThrow.h"
 #include "stack/KernelIndex.h"
 #include "target/ThreadLocal.h"
+#include "text/Json.h"
 
 namespace dscope::inspect {
 
@@ -324,10 +325,11 @@ void nameFrames(const TorchView& tv, const Dispatcher& d, const PythonView* py, 
   }
 }
 
-// A kernel frame's operator and key ("<one of N ...>" where kernels share the function), and the
-// one kernel at those keys when there is one ("" when several).
+// A kernel frame's operator and key ("<one of N ...>" where kernels share the function: `ops` and
+// `keys` say how many), and the one kernel at those keys when there is one ("" when several).
 struct FrameKernel {
   std::string op, key, kernel;
+  size_t ops = 1, keys = 1;
   std::string line() const { return "[kernel] op=[" + op + "], key=[" + key + "]"; }
 };
 FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
@@ -337,7 +339,8 @@ FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
   std::set<int> keys;
   for (const auto& u : f.kernels) ops.insert(u.op), keys.insert(u.key);
   FrameKernel out{ops.size() == 1 ? (*ops.begin())->name : "<one of " + std::to_string(ops.size()) + " operators>",
-                  keys.size() == 1 ? tv.keys().name(*keys.begin()) : "<one of " + std::to_string(keys.size()) + " keys>", ""};
+                  keys.size() == 1 ? tv.keys().name(*keys.begin()) : "<one of " + std::to_string(keys.size()) + " keys>", "",
+                  ops.size(), keys.size()};
   // One kernel at every key (an alias kernel fills many slots): named; several: not.
   if (ops.size() == 1) {
     std::set<std::pair<std::string, std::string>> kernels;
@@ -348,23 +351,37 @@ FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
   return out;
 }
 
-// A frame's line: what the registry says it is, else the function.
-std::string describe(const TorchView& tv, const TraceFrame& f) {
-  const std::string where = f.name.empty() ? hex(f.pc) : f.name;
-  if (!f.kernels.empty()) {
-    const FrameKernel k = kernelOfFrame(tv, f);
-    return k.kernel.empty() ? k.line() : k.line() + " " + k.kernel;
+// What a frame is, as the trace says it (the text's line and the JSON's object): a kernel of the
+// registry, an at::_ops entry point, or the user's code.
+struct FrameAnswer {
+  std::string kind;     // "kernel", "call" or "redispatch" (an at::_ops frame), or "code"
+  std::string where;    // the function, or the pc where no symbol covers it
+  FrameKernel kernel;   // of a kernel frame
+  std::string aten_op;  // of an at::_ops frame: the operator's C++ struct name
+  std::string text() const {
+    if (kind == "kernel") return kernel.kernel.empty() ? kernel.line() : kernel.line() + " " + kernel.kernel;
+    if (kind == "code") return "[code] " + where;
+    return "[" + kind + "] at::_ops::" + aten_op + " (" + where + ")";
   }
-  if (!f.aten_op.empty()) return "[" + f.aten_kind + "] at::_ops::" + f.aten_op + " (" + where + ")";
-  return "[code] " + where;
-}
+};
 
-// A frame's line where the thread is still at the last dispatch-break stop (the same thread, pc and
-// stack pointer, as --why asks): the operator and key the stop read from the registers.
-std::string describe(const TorchView& tv, const TraceFrame& f, int64_t tid) {
+// What the registry says a frame is, else its function. Where the thread is still at the last
+// dispatch-break stop (stop_tid, and the same pc and stack pointer, as --why asks), frame 0 is the
+// operator and key the stop read from the registers.
+FrameAnswer answer(const TorchView& tv, const TraceFrame& f, int64_t stop_tid = 0) {
+  FrameAnswer a{"code", f.name.empty() ? hex(f.pc) : f.name, {}, ""};
   const auto& stop = lastBreakStop();
-  if (f.level != 0 || !stop || stop->tid != tid || stop->pc != f.pc || stop->sp != f.sp) return describe(tv, f);
-  return "[kernel] op=[" + stop->op + "], key=[" + stop->key + "] " + stop->kernel + (stop->registered.empty() ? "" : ", " + stop->registered);
+  if (stop_tid && f.level == 0 && stop && stop->tid == stop_tid && stop->pc == f.pc && stop->sp == f.sp) {
+    a.kind = "kernel";
+    a.kernel = {stop->op, stop->key, stop->kernel + (stop->registered.empty() ? "" : ", " + stop->registered)};
+  } else if (!f.kernels.empty()) {
+    a.kind = "kernel";
+    a.kernel = kernelOfFrame(tv, f);
+  } else if (!f.aten_op.empty()) {
+    a.kind = f.aten_kind;
+    a.aten_op = f.aten_op;
+  }
+  return a;
 }
 
 // Every thread of the process (the selected one when the front end numbers none), each walked as readFrames.
@@ -450,48 +467,28 @@ ProcessDispatchState torchDispatchState(const TorchView& tv, const Dispatcher& d
 
 namespace {
 
-// One thread's trace: its TLS, the loop folded (or every frame walked), the diagnosis and the fix.
-std::string stackText(const TorchView& tv, const TorchStack& stack) {
-  const int64_t tid = stack.tid;
-  const auto& frames = stack.frames;
-  const Loop& loop = stack.loop;
-  const bool outermost = stack.outermost;
-  const auto [included, excluded] = tv.threadTls(tid);
+// What a thread's loop is and how to end it ("" for both where there is no loop; "" for the fix
+// where the cycle names no kernel).
+struct Diagnosis {
+  std::string diagnosis, fix;
+};
+Diagnosis diagnose(const TorchView& tv, const TorchStack& stack, uint64_t excluded) {
+  if (!stack.loop.period) return {};
   const KeyTable& kt = tv.keys();
-
-  std::string out = "dispatch chain rebuilt from the native stack (PyTorch keeps no dispatch records): " +
-                    counted(frames.size(), "frame") + (outermost ? " (the whole stack)" : " walked, the innermost") + "\n";
-  out += "thread tid " + std::to_string(tid) + ":\n";
-  out += "  TLS: included " + kt.keySetString(included) + ", excluded " + kt.keySetString(excluded) + "\n";
-  if (!loop.period) {
-    for (const auto& f : frames) out += frameLines("  ", f, describe(tv, f, tid));
-    return out + "  no loop among these frames\n";
-  }
-  const std::string at_least = outermost ? "" : "at least ";
-  out += "  loop: a cycle of " + counted(loop.period, "stack frame") + ", " + at_least + groupThousands(loop.repeats) +
-         " repetitions in the " + (outermost ? "" : "innermost ") + counted(frames.size() - loop.start, "frame") +
-         (outermost ? "" : " (dispatch-trace --full walks them all)") + ":\n";
-  for (uint64_t i = loop.start; i < loop.start + loop.period; ++i) out += frameLines("    ", frames[i], describe(tv, frames[i]));
-  if (loop.start) out += "  innermost, above the loop (where it stopped):\n";
-  for (uint64_t i = 0; i < loop.start; ++i) out += frameLines("    ", frames[i], describe(tv, frames[i]));
-
   const std::vector<CycleKernel>& cycle = stack.cycle;
   const std::string& aten = stack.aten;
   const std::string reentry =
       "c10::Dispatcher::callBoxed re-enters itself: a boxed kernel calls op.callBoxed(stack) again for the operator it "
       "was called for, and the compiler tail-called the kernel away (no frame of it is left)";
-  if (cycle.empty() && stack.boxed_reentry) {
-    out += "  diagnosis: " + reentry + "; which operator is not left on the stack either\n";
-    out += "  fix: in that kernel, call a different operator, or continue below the key it was called at: "
-           "op.redispatchBoxed(ks & c10::after_autograd_keyset, stack) with the kernel's DispatchKeySet argument at an "
-           "autograd key\n";
-    return out;
-  }
-  if (cycle.empty()) {
-    out += "  diagnosis: the stack repeats, but no frame of the cycle is the kernel of one operator at one key" +
-           std::string(aten.empty() ? "" : " (it goes through at::_ops::" + aten + ")") + "\n";
-    return out;
-  }
+  if (cycle.empty() && stack.boxed_reentry)
+    return {reentry + "; which operator is not left on the stack either",
+            "in that kernel, call a different operator, or continue below the key it was called at: "
+            "op.redispatchBoxed(ks & c10::after_autograd_keyset, stack) with the kernel's DispatchKeySet argument at an "
+            "autograd key"};
+  if (cycle.empty())
+    return {"the stack repeats, but no frame of the cycle is the kernel of one operator at one key" +
+                std::string(aten.empty() ? "" : " (it goes through at::_ops::" + aten + ")"),
+            ""};
   auto kernelText = [&](const CycleKernel& u) {
     return u.op->name + "'s " + kt.name(u.key) + " kernel (" + kernelFunction(tv, u.kernel) + ", " + u.kernel.debug + ")";
   };
@@ -506,19 +503,113 @@ std::string stackText(const TorchView& tv, const TorchStack& stack) {
   const KeyInfo* autograd_alias = kt.byName("Autograd");
   const bool is_autograd_key = (autograd && (key_info->bits & autograd->bits)) || key_info == autograd_alias;
   if (stack.boxed_reentry) calls = reentry + ": " + kernelText(cycle.front()) + " calls " + cycle.front().op->name + " again";
-  out += "  diagnosis: " + calls + ": each call recomputes the key set from the arguments and the thread's sets, which "
-         "still select " + key + ", so the " + (cycle.size() == 1 ? "kernel re-enters itself" : "kernels re-enter each other") +
-         " until the stack overflows" + (is_autograd_key && !autograd_excluded ? " (autograd is not excluded on this thread)" : "") +
-         "\n";
+  Diagnosis out;
+  out.diagnosis = calls + ": each call recomputes the key set from the arguments and the thread's sets, which still select " +
+                  key + ", so the " + (cycle.size() == 1 ? "kernel re-enters itself" : "kernels re-enter each other") +
+                  " until the stack overflows" + (is_autograd_key && !autograd_excluded ? " (autograd is not excluded on this thread)" : "");
   const std::string which = cycle.size() == 1 ? "that kernel" : "those kernels";
-  out += is_autograd_key
-             ? "  fix: in " + which + ", continue below autograd: op." + (stack.boxed_reentry ? "redispatchBoxed" : "redispatch") +
-                   "(ks & after_autograd_keyset, ...) with "
-               "the kernel's DispatchKeySet argument, or make the call under an AutoDispatchBelowADInplaceOrView guard\n"
-             : std::string("  fix: ") + (cycle.size() == 1 ? "that kernel must not call the operator it implements again"
-                                               : "break the cycle: one of those kernels must call neither operator again") +
-                   ": compute the result there, or call a different operator or an at::native function directly\n";
+  out.fix = is_autograd_key
+                ? "in " + which + ", continue below autograd: op." + (stack.boxed_reentry ? "redispatchBoxed" : "redispatch") +
+                      "(ks & after_autograd_keyset, ...) with the kernel's DispatchKeySet argument, or make the call under an "
+                      "AutoDispatchBelowADInplaceOrView guard"
+                : std::string(cycle.size() == 1 ? "that kernel must not call the operator it implements again"
+                                                : "break the cycle: one of those kernels must call neither operator again") +
+                      ": compute the result there, or call a different operator or an at::native function directly";
   return out;
+}
+
+// One thread's trace: its TLS, the loop folded (or every frame walked), the diagnosis and the fix.
+std::string stackText(const TorchView& tv, const TorchStack& stack) {
+  const int64_t tid = stack.tid;
+  const auto& frames = stack.frames;
+  const Loop& loop = stack.loop;
+  const bool outermost = stack.outermost;
+  const auto [included, excluded] = tv.threadTls(tid);
+  const KeyTable& kt = tv.keys();
+
+  std::string out = "dispatch chain rebuilt from the native stack (PyTorch keeps no dispatch records): " +
+                    counted(frames.size(), "frame") + (outermost ? " (the whole stack)" : " walked, the innermost") + "\n";
+  out += "thread tid " + std::to_string(tid) + ":\n";
+  out += "  TLS: included " + kt.keySetString(included) + ", excluded " + kt.keySetString(excluded) + "\n";
+  if (!loop.period) {
+    for (const auto& f : frames) out += frameLines("  ", f, answer(tv, f, tid).text());
+    return out + "  no loop among these frames\n";
+  }
+  const std::string at_least = outermost ? "" : "at least ";
+  out += "  loop: a cycle of " + counted(loop.period, "stack frame") + ", " + at_least + groupThousands(loop.repeats) +
+         " repetitions in the " + (outermost ? "" : "innermost ") + counted(frames.size() - loop.start, "frame") +
+         (outermost ? "" : " (dispatch-trace --full walks them all)") + ":\n";
+  for (uint64_t i = loop.start; i < loop.start + loop.period; ++i) out += frameLines("    ", frames[i], answer(tv, frames[i]).text());
+  if (loop.start) out += "  innermost, above the loop (where it stopped):\n";
+  for (uint64_t i = 0; i < loop.start; ++i) out += frameLines("    ", frames[i], answer(tv, frames[i]).text());
+  const Diagnosis d = diagnose(tv, stack, excluded);
+  out += "  diagnosis: " + d.diagnosis + "\n";
+  if (!d.fix.empty()) out += "  fix: " + d.fix + "\n";
+  return out;
+}
+
+void frameJson(Json& j, const TraceFrame& f, const FrameAnswer& a) {
+  j.beginObject().field("stack_frame", f.level).field("pc", hex(f.pc)).key("function");
+  if (f.name.empty()) j.null();
+  else j.value(f.name);
+  j.field("kind", a.kind);
+  if (a.kind == "kernel") {
+    const FrameKernel& k = a.kernel;
+    j.key("op");
+    if (k.ops == 1) j.value(k.op);
+    else j.null();
+    j.key("key");
+    if (k.keys == 1) j.value(k.key);
+    else j.null();
+    if (k.ops != 1 || k.keys != 1) j.field("candidate_ops", static_cast<uint64_t>(k.ops)).field("candidate_keys", static_cast<uint64_t>(k.keys));
+    j.key("kernel");
+    if (k.kernel.empty()) j.null();
+    else j.value(k.kernel);
+  } else if (a.kind != "code") {
+    j.field("at_ops", a.aten_op);
+  }
+  j.key("python").beginArray();
+  for (const PythonFrame& p : f.python) pythonFrameJson(j, p);
+  j.endArray().endObject();
+}
+
+// stackText's answer as one object: the loop folded the same way (`cycle`, one repetition, and
+// `top`, the frames above it), or every frame walked (`frames`) where there is none.
+void stackJson(Json& j, const TorchView& tv, const TorchStack& stack) {
+  const auto& frames = stack.frames;
+  const Loop& loop = stack.loop;
+  const auto [included, excluded] = tv.threadTls(stack.tid);
+  const KeyTable& kt = tv.keys();
+  j.beginObject().field("source", "stack").field("tid", stack.tid).field("shown_tid", tv.mem().threadIds().shown(stack.tid));
+  j.field("frames_walked", static_cast<uint64_t>(frames.size())).field("whole_stack", stack.outermost);
+  j.key("tls").beginObject().field("included", kt.keySetString(included)).field("excluded", kt.keySetString(excluded)).endObject();
+  auto list = [&](const char* name, uint64_t from, uint64_t to, bool at_stop) {
+    j.key(name).beginArray();
+    for (uint64_t i = from; i < to; ++i) frameJson(j, frames[i], answer(tv, frames[i], at_stop ? stack.tid : 0));
+    j.endArray();
+  };
+  j.key("cycle");
+  if (!loop.period) {
+    j.null();
+    list("frames", 0, frames.size(), true);
+  } else {
+    j.beginObject().field("period", loop.period).field("repeats", loop.repeats).field("repeats_at_least", !stack.outermost);
+    j.field("start_frame", loop.start);
+    list("frames", loop.start, loop.start + loop.period, false);
+    j.key("kernels").beginArray();
+    for (const CycleKernel& u : stack.cycle)
+      j.beginObject().field("op", u.op->name).field("key", kt.name(u.key)).field("kernel", kernelFunction(tv, u.kernel) + ", " + u.kernel.debug).endObject();
+    j.endArray().endObject();
+    list("top", 0, loop.start, false);
+  }
+  const Diagnosis d = diagnose(tv, stack, excluded);
+  j.key("diagnosis");
+  if (d.diagnosis.empty()) j.null();
+  else j.value(d.diagnosis);
+  j.key("fix");
+  if (d.fix.empty()) j.null();
+  else j.value(d.fix);
+  j.endObject();
 }
 
 }  // namespace
@@ -536,9 +627,20 @@ std::string torchDispatchTrace(const TorchView& tv, const Dispatcher& d, const P
     if (tid <= 0) fail(kNoProcess);
     stacks.push_back(readFrames(mem, tid, window));
     attachPython(py, stacks.front());
-    if (stacks.front().frames.empty()) fail("thread tid " + std::to_string(tid) + " has no stack frames");
+    if (stacks.front().frames.empty()) {
+      const auto& threads = mem.threadIds().threads();
+      if (request.thread && std::find(threads.begin(), threads.end(), tid) == threads.end())
+        fail("no thread " + std::to_string(*request.thread));
+      fail("thread tid " + std::to_string(tid) + " has no stack frames");
+    }
   }
   nameFrames(tv, d, py, stacks);
+  if (request.json) {
+    Json j;
+    j.beginObject().key("threads").beginArray();
+    for (const TorchStack& stack : stacks) stackJson(j, tv, stack);
+    return j.endArray().endObject().str();
+  }
   std::string out;
   for (const TorchStack& stack : stacks)
     out += (out.empty() ? "" : "\n") + (stack.frames.empty() ? "thread tid " + std::to_string(stack.tid) + ": no stack frames\n"

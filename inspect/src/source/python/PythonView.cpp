@@ -8,6 +8,7 @@
 #include "source/python/PythonObjects.h"
 #include "target/ModuleFiles.h"
 #include "target/ThreadLocal.h"
+#include "text/Json.h"
 
 namespace dscope::inspect {
 
@@ -74,6 +75,18 @@ std::string pythonLocation(const std::string& file, int64_t line, const std::str
 
 std::string PythonFrame::text() const {
   return corrupt.empty() ? pythonLocation(file, line, name) : "<corrupt Python frame at " + hex(address) + ": " + corrupt + ">";
+}
+
+void pythonFrameJson(Json& j, const PythonFrame& f) {
+  j.beginObject();
+  if (!f.corrupt.empty()) {
+    j.field("corrupt", f.corrupt).field("address", hex(f.address));
+  } else {
+    j.field("name", f.name).field("qualname", f.qualname).field("file", f.file).key("line");
+    if (f.line < 0) j.null();
+    else j.value(f.line);
+  }
+  j.endObject();
 }
 
 std::string PythonFunction::text() const {

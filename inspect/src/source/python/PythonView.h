@@ -43,6 +43,11 @@ struct PythonFrame {
 // traceback's line for a frame: `File "FILE", line LINE, in NAME` ("line None" where line < 0).
 std::string pythonLocation(const std::string& file, int64_t line, const std::string& name);
 
+class Json;
+// A frame as every --json answer carries it: {"name","qualname","file","line"} (line null where
+// the table has none), or {"corrupt","address"}.
+void pythonFrameJson(Json& j, const PythonFrame& f);
+
 // A thread Python knows (a PyThreadState), innermost frame first.
 struct PythonThread {
   int64_t tid = 0;        // the target's id of the thread (0 when no thread of the target is it)
