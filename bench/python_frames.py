@@ -176,7 +176,7 @@ def stacks_core(workdir, python=None, env=None):
         python_bt_test.session.keep_file_pages_in_cores()
         program = python_bt_test.StacksProgram(pathlib.Path(workdir))
         try:
-            core = program.gcore(pathlib.Path(workdir) / "stacks.core")
+            core, _lost = program.gcore(pathlib.Path(workdir) / "stacks.core")
             threads = len(program.threads())
         finally:
             program.kill()
