@@ -142,40 +142,50 @@ def status_field(pid_or_task, field):
 class StacksProgram:
     """python_stacks_program.py running on the host (suite None) or in a root as a container; its
     oracle, the host pid the front ends read, the interpreter's file as the host reaches it, and the
-    sysroot a front end needs (None on the host; /proc/PID/root live, the root's folder for a core)."""
+    sysroot a front end needs (None on the host; /proc/PID/root live, the root's folder for a core).
+    The program runs in a folder of its own (its kernel cores land there), as `PROGRAM [ARGS...]
+    ORACLE_JSON`, and writes "ready" once its oracle is whole; then it sleeps until killed, or (with
+    until_exit) it ends by itself (python_dispatch_test.py's crash)."""
 
-    def __init__(self, workdir, suite=None, roots_script=None):
-        self.suite, self.root, self.files = suite, None, None
+    PROGRAM = PROGRAM
+
+    def __init__(self, workdir, suite=None, roots_script=None, args=(), until_exit=False):
+        self.suite, self.root = suite, None
         if suite:
             self.root = roots.root_dir(roots_script, suite)
             if not (self.root / ".dscope-root").exists():
                 raise SystemExit("no %s root at %s: run scripts/torch-roots.sh ensure %s" % (suite, self.root, suite))
-            self.inside = "/tmp/dscope-python-bt-%d" % os.getpid()  # the program's folder as the container sees it
+            # The program's folder as the container sees it.
+            self.inside = "/tmp/dscope-%s-%d" % (self.PROGRAM.stem, os.getpid())
             self.files = self.root / self.inside.lstrip("/")
-            shutil.rmtree(self.files, ignore_errors=True)
-            self.files.mkdir(parents=True)
-            shutil.copy(PROGRAM, self.files)
-            self.oracle_path = self.files / "oracle.json"
-            shell = ("cd %s && ulimit -c unlimited && echo 0x37 > /proc/self/coredump_filter && "
-                     "/usr/bin/python3 %s/%s %s/oracle.json; exit $?" % (self.inside, self.inside, PROGRAM.name, self.inside))
-            argv = self.container_argv(shell)
+            shown = self.inside
         else:
-            self.oracle_path = workdir / "oracle.json"
-            argv = [TORCH_PYTHON, str(PROGRAM), str(self.oracle_path)]
+            self.files = pathlib.Path(workdir) / "program"
+            shown = str(self.files)
+        shutil.rmtree(self.files, ignore_errors=True)
+        self.files.mkdir(parents=True)
+        shutil.copy(self.PROGRAM, self.files)
+        self.oracle_path = self.files / "oracle.json"
+        shell = ("cd %s && ulimit -c unlimited && echo 0x37 > /proc/self/coredump_filter && exec %s %s/%s %s %s/oracle.json"
+                 % (shown, "/usr/bin/python3" if suite else TORCH_PYTHON, shown, self.PROGRAM.name, " ".join(args), shown))
+        argv = self.container_argv(shell.replace("&& exec ", "&& ") + "; exit $?") if suite else ["/bin/sh", "-c", shell]
         self.popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                       start_new_session=True)
         self.pid = None
         try:
-            self.wait_ready()
-            self.pid = self.find_pid()
-            self.wait_asleep()
+            wait_for_line(self.popen, r"^ready$", self.PROGRAM.name)
+            if until_exit:
+                self.popen.wait(timeout=120)
+            else:
+                self.pid = self.find_pid()
+                self.wait_asleep()  # past its print of "ready" (a write a front end could catch it in)
             self.oracle = json.loads(self.oracle_path.read_text())
         except BaseException:
             self.kill()
             raise
         executable = self.oracle["executable"]
         self.program = str(self.root / executable.lstrip("/")) if self.root else executable
-        self.live_sysroot = "/proc/%d/root" % self.pid if self.root else None
+        self.live_sysroot = "/proc/%d/root" % self.pid if self.root and self.pid else None
         self.core_sysroot = str(self.root) if self.root else None
 
     def container_argv(self, shell):
@@ -189,9 +199,6 @@ class StacksProgram:
         setup = ('set -e; mount --make-rprivate /; mount --bind "$0" "$0"; cd "$0"; pivot_root . "$1"; cd /; '
                  'mount -t proc proc /proc; umount -l "/$1"; exec /bin/sh -c "$2"')
         return ["unshare", "--mount", "--pid", "--fork", "/bin/sh", "-c", setup, str(self.root), old_root, shell]
-
-    def wait_ready(self):
-        wait_for_line(self.popen, r"^ready$", "python_stacks_program.py")
 
     def wait_asleep(self):
         """Until the main thread sleeps in stop_main's time.sleep (x86-64 clock_nanosleep, 230): it
@@ -235,6 +242,10 @@ class StacksProgram:
         names a file there)."""
         os.kill(self.pid, signal.SIGABRT)
         self.popen.wait(timeout=120)
+        return self.found_core()
+
+    def found_core(self):
+        """The newest kernel core in the program's folder."""
         cores = sorted(self.files.glob("core*"), key=lambda p: p.stat().st_mtime)
         if not cores:
             raise SystemExit("no kernel core in %s (core_pattern %s)" % (
@@ -281,8 +292,7 @@ class StacksProgram:
         self.popen.wait()
 
     def remove(self):
-        if self.files:
-            shutil.rmtree(self.files, ignore_errors=True)
+        shutil.rmtree(self.files, ignore_errors=True)
 
 
 # ---- the front ends: one session each, an answer for each command

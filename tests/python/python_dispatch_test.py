@@ -31,11 +31,8 @@ import json
 import os
 import pathlib
 import re
-import shutil
-import signal
 import subprocess
 import sys
-import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -46,57 +43,13 @@ SKIP = 77
 
 
 class DispatchProgram(bt.StacksProgram):
-    """python_dispatch_program.py MODE on the host or in a root (StacksProgram's container); for
-    "crash", it is waited for and its kernel core found in its folder."""
+    """python_dispatch_program.py MODE, as StacksProgram runs its program; "crash" ends by itself,
+    its kernel core in its folder (found_core)."""
+
+    PROGRAM = PROGRAM
 
     def __init__(self, workdir, mode, suite=None, roots_script=None):
-        self.suite, self.root, self.files, self.mode = suite, None, None, mode
-        if suite:
-            self.root = bt.roots.root_dir(roots_script, suite)
-            if not (self.root / ".dscope-root").exists():
-                raise SystemExit("no %s root at %s: run scripts/torch-roots.sh ensure %s" % (suite, self.root, suite))
-            self.inside = "/tmp/dscope-python-dispatch-%d" % os.getpid()
-            self.files = self.root / self.inside.lstrip("/")
-            folder, shown_folder = self.files, self.inside
-        else:
-            self.files = workdir / "program"
-            folder = shown_folder = self.files
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        shutil.copy(PROGRAM, folder)
-        self.oracle_path = folder / "oracle.json"
-        shell = ("cd %s && ulimit -c unlimited && echo 0x37 > /proc/self/coredump_filter && exec %s %s/%s %s %s/oracle.json"
-                 % (shown_folder, "/usr/bin/python3" if suite else bt.TORCH_PYTHON, shown_folder, PROGRAM.name, mode,
-                    shown_folder))
-        argv = self.container_argv(shell.replace("&& exec ", "&& ") + "; exit $?") if suite else ["/bin/sh", "-c", shell]
-        self.popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      start_new_session=True)
-        self.pid = None
-        try:
-            self.wait_ready()
-            if mode == "stop":
-                self.pid = self.find_pid() if suite else self.popen.pid
-                self.wait_asleep()  # past its print of "ready" (a write a front end could catch it in)
-            else:
-                self.popen.wait(timeout=120)
-            self.oracle = json.loads(self.oracle_path.read_text())
-        except BaseException:
-            self.kill()
-            raise
-        executable = self.oracle["executable"]
-        self.program = str(self.root / executable.lstrip("/")) if self.root else executable
-        self.live_sysroot = "/proc/%d/root" % self.pid if self.root and self.pid else None
-        self.core_sysroot = str(self.root) if self.root else None
-
-    def wait_ready(self):
-        bt.wait_for_line(self.popen, r"^ready$", PROGRAM.name)
-
-    def core(self):
-        cores = sorted(self.files.glob("core*"), key=lambda p: p.stat().st_mtime)
-        if not cores:
-            raise SystemExit("no kernel core in %s (core_pattern %s)" % (
-                self.files, pathlib.Path("/proc/sys/kernel/core_pattern").read_text().strip()))
-        return cores[-1]
+        super().__init__(workdir, suite, roots_script, args=[mode], until_exit=mode == "crash")
 
 
 COMMANDS = [("op-table", "op-table dscopetest::again --key CPU"), ("trace", "dispatch-trace --full"),
@@ -197,7 +150,7 @@ def run(a, suite, mode):
                     debugger, plugin, COMMANDS, program=target.program if target.root else None, pid=target.pid,
                     sysroot=target.live_sysroot)
         else:
-            core = target.core()
+            core = target.found_core()
             results["dscope core"] = bt.dscope_session(a.dscope, ["core", core, target.program], COMMANDS, a.workdir,
                                                        sysroot=target.core_sysroot)
             results["gdb on the core"] = bt.debugger_session("gdb", a.gdb_script, COMMANDS, program=target.program,
@@ -215,7 +168,7 @@ def run(a, suite, mode):
             if text[name] != texts[first][name]:
                 problems.append("%s and %s answer %s differently:\n--- %s\n%s\n--- %s\n%s" % (
                     first, who, name, first, texts[first][name], who, text[name]))
-    target.remove() if suite != "host" else shutil.rmtree(target.files, ignore_errors=True)
+    target.remove()
     o = target.oracle
     print("python_dispatch %s_%s: Python %s, torch %s, %s, depth %d: %d problems" % (
         suite, mode, o["python"], o["torch"], kernel_text(o), o["depth"], len(problems)))

@@ -543,11 +543,15 @@ namespace {
 constexpr const char* kPythonKernelHolder = "torch::impl::dispatch::PythonKernelHolder";
 }  // namespace
 
-std::string TorchView::pythonKernelName(const Kernel& k) const {
+uint64_t TorchView::holderObject(uint64_t holder) const {
+  return mem_.readPointer(holder + layout().PythonKernelHolder_func, "a Python kernel's function");
+}
+
+std::string TorchView::pythonKernelName(uint64_t holder) const {
   const PythonView* py = python_ ? python_() : nullptr;
   if (!py) return kPythonKernelHolder;
   try {
-    const uint64_t object = mem_.readPointer(k.functor + layout().PythonKernelHolder_func, "a Python kernel's function");
+    const uint64_t object = holderObject(holder);
     if (auto f = py->function(object)) return f->text();
     return "a Python " + py->typeName(object) + " (" + kPythonKernelHolder + ")";
   } catch (const InspectError& e) {
@@ -557,7 +561,7 @@ std::string TorchView::pythonKernelName(const Kernel& k) const {
 
 std::optional<uint64_t> TorchView::pythonKernelObject(uint64_t functor) const {
   if (!functor || functorTypeName(dynamicTypeName(mem_, functor)) != kPythonKernelHolder) return std::nullopt;
-  return mem_.readPointer(functor + layout().PythonKernelHolder_func, "a Python kernel's function");
+  return holderObject(functor);
 }
 
 std::string TorchView::nameKernel(const Kernel& k) const {
@@ -569,7 +573,7 @@ std::string TorchView::nameKernel(const Kernel& k) const {
     if (mangled.empty())
       fail("the functor at " + hex(k.functor) + " of the kernel " + shown(k.debug) + " is corrupt (" + why + ")");
     const std::string type = functorTypeName(mangled);
-    if (type == kPythonKernelHolder) return pythonKernelName(k);
+    if (type == kPythonKernelHolder) return pythonKernelName(k.functor);
     if (!type.empty()) return type;
     {  // a runtime functor: the function it wraps
       const uint64_t target = mem_.readPointer(k.functor + layout().RuntimeFunctor_kernel_func, "a kernel functor");

@@ -113,7 +113,11 @@ class TorchView {
   void validate() const;
   void resolveAliases();
   std::string nameKernel(const Kernel& k) const;
-  std::string pythonKernelName(const Kernel& k) const;
+  // A Python kernel's name: its function's (module.qualname at file:LINE), of the functor nameKernel
+  // found to be a PythonKernelHolder.
+  std::string pythonKernelName(uint64_t holder) const;
+  // The PyObject* a PythonKernelHolder holds (its func_, at the profile's PythonKernelHolder_func).
+  uint64_t holderObject(uint64_t holder) const;
 
  public:
   // The Python object (its function) a Python kernel's functor holds; nullopt for a functor of any
