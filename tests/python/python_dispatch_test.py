@@ -104,9 +104,15 @@ COMMANDS = [("op-table", "op-table dscopetest::again --key CPU"), ("trace", "dis
 PY_LINE = re.compile(r'^\s+(File ".*", line (?:\d+|None), in .*)$')
 
 
+def function_text(f):
+    """A Python function as a Python kernel's name gives it, from the process's account of it (its
+    __module__, __qualname__, __code__.co_filename and co_firstlineno): "module.qualname at
+    file:LINE", without "module." where __module__ is no name."""
+    return "%s%s at %s:%d" % (f["module"] + "." if f["module"] else "", f["qualname"], f["file"], f["line"])
+
+
 def kernel_text(o):
-    k = o["kernel"]
-    return "%s.%s at %s:%d" % (k["module"], k["qualname"], k["file"], k["line"])
+    return function_text(o["kernel"])
 
 
 def check(who, answers, transcript, o, live):
