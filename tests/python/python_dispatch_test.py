@@ -9,7 +9,11 @@ and writes its kernel's Python function and its threads' traceback.format_stack(
 
   --check SUITE_stop   it stands still: dscope pid, GDB and lldb-16 attached, each in one session:
                        * `op-table dscopetest::again --key CPU` names the kernel by its Python
-                         function, "module.qualname at file:LINE", as the program says;
+                         function, "module.qualname at file:LINE", as the program says; so does
+                         `op-table OP --key CPU|Meta` for every other Python kernel it registered:
+                         a Python meta kernel (Library.impl at Meta) and on 2.x a custom_op's CPU
+                         and fake kernels and register_fake's, each by the function torch.library
+                         handed the dispatcher (torch's own wrappers there, as the program says);
                        * `dispatch-trace --full` prints, under the native frames of the
                          interpreter's evaluation loop, exactly the main thread's Python frames,
                          in order; `dispatch-trace`'s loop diagnosis names the operator, CPU and
@@ -101,6 +105,13 @@ class DispatchProgram(bt.StacksProgram):
 
 COMMANDS = [("op-table", "op-table dscopetest::again --key CPU"), ("trace", "dispatch-trace --full"),
             ("loop", "dispatch-trace"), ("summary", "dispatch-summary")]
+
+
+def commands(o):
+    """COMMANDS, then op-table OP --key K for every other Python kernel the program registered at
+    CPU or Meta (a Python meta kernel; on 2.x a custom_op's kernel and fake kernel, register_fake's)."""
+    return COMMANDS + [("kernel %s %s" % (op, key), "op-table %s --key %s" % (op, key))
+                       for op, keys in sorted(o["registered"].items()) if op != "dscopetest::again" for key in sorted(keys)]
 PY_LINE = re.compile(r'^\s+(File ".*", line (?:\d+|None), in .*)$')
 
 
@@ -118,11 +129,20 @@ def kernel_text(o):
 def check(who, answers, transcript, o, live):
     """The problems with one front end's answers."""
     problems = []
-    if set(answers) < {name for name, _ in COMMANDS}:
-        return ["%s answered %d of %d commands:\n%s" % (who, len(answers), len(COMMANDS), transcript[-3000:])]
+    asked = commands(o)
+    if set(answers) < {name for name, _ in asked}:
+        return ["%s answered %d of %d commands:\n%s" % (who, len(answers), len(asked), transcript[-3000:])]
     kernel = kernel_text(o)
     if live and "symbol: " + kernel not in answers["op-table"]:
         problems.append("%s op-table: no 'symbol: %s' in\n%s" % (who, kernel, answers["op-table"]))
+    # Each other Python kernel by the function the registration handed the dispatcher, as the
+    # process says of it.
+    for op, keys in o["registered"].items():
+        for key, function in keys.items():
+            name = "kernel %s %s" % (op, key)
+            if live and name in answers and "  symbol: " + function_text(function) not in answers[name].splitlines():
+                problems.append("%s op-table %s --key %s: no 'symbol: %s' in\n%s" % (
+                    who, op, key, function_text(function), answers[name]))
     # dispatch-trace --full: the Python frames under the evaluation loops, in order, are the thread's.
     trace = answers["trace"]
     python = [m.group(1) for m in (PY_LINE.match(line) for line in trace.splitlines()) if m]
@@ -163,18 +183,19 @@ def run(a, suite, mode):
     a.workdir.mkdir(parents=True, exist_ok=True)
     target = DispatchProgram(a.workdir, mode, None if suite == "host" else suite, a.roots_script)
     results, problems = {}, []
+    asked = commands(target.oracle)
     try:
         if mode == "stop":
-            results["dscope pid"] = bt.dscope_session(a.dscope, ["pid", target.pid], COMMANDS, a.workdir)
+            results["dscope pid"] = bt.dscope_session(a.dscope, ["pid", target.pid], asked, a.workdir)
             for debugger, plugin in bt.front_ends(a):
                 results["%s attached" % bt.label(debugger)] = bt.debugger_session(
-                    debugger, plugin, COMMANDS, program=target.program if target.root else None, pid=target.pid,
+                    debugger, plugin, asked, program=target.program if target.root else None, pid=target.pid,
                     sysroot=target.live_sysroot)
         else:
             core = target.core()
-            results["dscope core"] = bt.dscope_session(a.dscope, ["core", core, target.program], COMMANDS, a.workdir,
+            results["dscope core"] = bt.dscope_session(a.dscope, ["core", core, target.program], asked, a.workdir,
                                                        sysroot=target.core_sysroot)
-            results["gdb on the core"] = bt.debugger_session("gdb", a.gdb_script, COMMANDS, program=target.program,
+            results["gdb on the core"] = bt.debugger_session("gdb", a.gdb_script, asked, program=target.program,
                                                              core=core, sysroot=target.core_sysroot)
     finally:
         target.kill()
@@ -182,10 +203,10 @@ def run(a, suite, mode):
             core.unlink()
     for who, (answers, transcript) in results.items():
         problems += check(who, answers, transcript, target.oracle, mode == "stop")
-    texts = {who: {name: answers.get(name) for name, _ in COMMANDS} for who, (answers, _t) in results.items()}
+    texts = {who: {name: answers.get(name) for name, _ in asked} for who, (answers, _t) in results.items()}
     first = next(iter(texts))
     for who, text in texts.items():
-        for name, _ in COMMANDS:
+        for name, _ in asked:
             if text[name] != texts[first][name]:
                 problems.append("%s and %s answer %s differently:\n--- %s\n%s\n--- %s\n%s" % (
                     first, who, name, first, texts[first][name], who, text[name]))
