@@ -9,7 +9,11 @@ and writes its kernel's Python function and its threads' traceback.format_stack(
 
   --check SUITE_stop   it stands still: dscope pid, GDB and lldb-16 attached, each in one session:
                        * `op-table dscopetest::again --key CPU` names the kernel by its Python
-                         function, "module.qualname at file:LINE", as the program says;
+                         function, "module.qualname at file:LINE", as the program says; so does
+                         `op-table OP --key CPU|Meta` for every other Python kernel it registered:
+                         a Python meta kernel (Library.impl at Meta) and on 2.x a custom_op's CPU
+                         and fake kernels and register_fake's, each by the function torch.library
+                         handed the dispatcher (torch's own wrappers there, as the program says);
                        * `dispatch-trace --full` prints, under the native frames of the
                          interpreter's evaluation loop, exactly the main thread's Python frames,
                          in order; `dispatch-trace`'s loop diagnosis names the operator, CPU and
@@ -58,14 +62,27 @@ COMMANDS = [("op-table", "op-table dscopetest::again --key CPU"), ("trace", "dis
 PY_LINE = re.compile(r'^\s+(File ".*", line (?:\d+|None), in .*)$')
 
 
+def commands(o):
+    """COMMANDS, then op-table OP --key K for every other Python kernel the program registered at
+    CPU or Meta (a Python meta kernel; on 2.x a custom_op's kernel and fake kernel, register_fake's)."""
+    return COMMANDS + [("kernel %s %s" % (op, key), "op-table %s --key %s" % (op, key))
+                       for op, keys in sorted(o["registered"].items()) if op != "dscopetest::again" for key in sorted(keys)]
+
+
 def python_lines(trace):
     """The Python frames a dispatch-trace text prints, in its order."""
     return [m.group(1) for m in (PY_LINE.match(line) for line in trace.splitlines()) if m]
 
 
+def function_text(f):
+    """A Python function as a Python kernel's name gives it, from the process's account of it (its
+    __module__, __qualname__, __code__.co_filename and co_firstlineno): "module.qualname at
+    file:LINE", without "module." where __module__ is no name."""
+    return "%s%s at %s:%d" % (f["module"] + "." if f["module"] else "", f["qualname"], f["file"], f["line"])
+
+
 def kernel_text(o):
-    k = o["kernel"]
-    return "%s.%s at %s:%d" % (k["module"], k["qualname"], k["file"], k["line"])
+    return function_text(o["kernel"])
 
 
 def json_thread(answer):
@@ -87,11 +104,20 @@ def json_python(thread):
 def check(who, answers, transcript, o, live):
     """The problems with one front end's answers."""
     problems = []
-    if set(answers) < {name for name, _ in COMMANDS}:
-        return ["%s answered %d of %d commands:\n%s" % (who, len(answers), len(COMMANDS), transcript[-3000:])]
+    asked = commands(o)
+    if set(answers) < {name for name, _ in asked}:
+        return ["%s answered %d of %d commands:\n%s" % (who, len(answers), len(asked), transcript[-3000:])]
     kernel = kernel_text(o)
     if live and "symbol: " + kernel not in answers["op-table"]:
         problems.append("%s op-table: no 'symbol: %s' in\n%s" % (who, kernel, answers["op-table"]))
+    # Each other Python kernel by the function the registration handed the dispatcher, as the
+    # process says of it.
+    for op, keys in o["registered"].items():
+        for key, function in keys.items():
+            name = "kernel %s %s" % (op, key)
+            if live and name in answers and "  symbol: " + function_text(function) not in answers[name].splitlines():
+                problems.append("%s op-table %s --key %s: no 'symbol: %s' in\n%s" % (
+                    who, op, key, function_text(function), answers[name]))
     # dispatch-trace --full: the Python frames under the evaluation loops, in order, are the thread's.
     trace = answers["trace"]
     python = python_lines(trace)
@@ -142,18 +168,19 @@ def run(a, suite, mode):
     a.workdir.mkdir(parents=True, exist_ok=True)
     target = DispatchProgram(a.workdir, mode, None if suite == "host" else suite, a.roots_script)
     results, problems = {}, []
+    asked = commands(target.oracle)
     try:
         if mode == "stop":
-            results["dscope pid"] = bt.dscope_session(a.dscope, ["pid", target.pid], COMMANDS, a.workdir)
+            results["dscope pid"] = bt.dscope_session(a.dscope, ["pid", target.pid], asked, a.workdir)
             for debugger, plugin in bt.front_ends(a):
                 results["%s attached" % bt.label(debugger)] = bt.debugger_session(
-                    debugger, plugin, COMMANDS, program=target.program if target.root else None, pid=target.pid,
+                    debugger, plugin, asked, program=target.program if target.root else None, pid=target.pid,
                     sysroot=target.live_sysroot)
         else:
             core = target.found_core()
-            results["dscope core"] = bt.dscope_session(a.dscope, ["core", core, target.program], COMMANDS, a.workdir,
+            results["dscope core"] = bt.dscope_session(a.dscope, ["core", core, target.program], asked, a.workdir,
                                                        sysroot=target.core_sysroot)
-            results["gdb on the core"] = bt.debugger_session("gdb", a.gdb_script, COMMANDS, program=target.program,
+            results["gdb on the core"] = bt.debugger_session("gdb", a.gdb_script, asked, program=target.program,
                                                              core=core, sysroot=target.core_sysroot)
     finally:
         target.kill()
@@ -161,10 +188,10 @@ def run(a, suite, mode):
             core.unlink()
     for who, (answers, transcript) in results.items():
         problems += check(who, answers, transcript, target.oracle, mode == "stop")
-    texts = {who: {name: answers.get(name) for name, _ in COMMANDS} for who, (answers, _t) in results.items()}
+    texts = {who: {name: answers.get(name) for name, _ in asked} for who, (answers, _t) in results.items()}
     first = next(iter(texts))
     for who, text in texts.items():
-        for name, _ in COMMANDS:
+        for name, _ in asked:
             if text[name] != texts[first][name]:
                 problems.append("%s and %s answer %s differently:\n--- %s\n%s\n--- %s\n%s" % (
                     first, who, name, first, texts[first][name], who, text[name]))

@@ -58,7 +58,8 @@ endif()
 
 # Python kernels and Python frames in the dispatch answers (tests/python/python_dispatch_test.py):
 # a Python kernel that re-enters its operator, stopped (dscope pid, GDB, lldb-16) and crashed
-# through ctypes (its kernel core: dscope core, GDB), on the host and in the roots.
+# through ctypes (its kernel core: dscope core, GDB), on the host and in the roots; stopped, op-table
+# also names a Python meta kernel and (2.x) custom_op's and register_fake's kernels by their functions.
 function(dscope_python_dispatch_test check labels)
   add_test(NAME python_dispatch_${check}
     COMMAND ${Python3_EXECUTABLE} ${PYTHON_TESTS}/python_dispatch_test.py --check ${check} --dscope $<TARGET_FILE:dscope>

@@ -1,13 +1,23 @@
 #!/usr/bin/env python3
 """dispatch-break on real PyTorch, in GDB and lldb-16: one run of tests/torch/break_program.py per
-debugger with five breakpoints at once, each a kind of kernel the dispatcher calls differently:
+debugger with six breakpoints at once, each a kind of kernel the dispatcher calls differently:
 
-  aten::mm --key CPU            an unboxed kernel (TORCH_FN), reached by a redispatch below autograd
-  aten::mm --key AutogradCPU    the autograd kernel of tensors that require grad
+  aten::mm --key CPU            an unboxed kernel (TORCH_FN), reached by a redispatch below autograd;
+                                on 2.x also called boxed, from inside a TorchDispatchMode
+  aten::mm --key AutogradCPU    the autograd kernel of tensors that require grad; on 2.x also
+                                redispatched boxed by PythonTLSSnapshot's fallback under a mode
   aten::view --key CPU          a SymInt kernel: only sym_unboxed_kernel_func_, no unboxed function
   aten::linear --key AutogradCPU  the composite kernel, called without a bias (a `Tensor?` that is None)
+  aten::mm --key Meta           (2.x) what FakeTensorMode runs on fake tensors: a Python meta kernel
   myops::late --key CPU         a Python kernel (boxed, on the trampoline every Python kernel shares),
-                                registered only after the breakpoints were placed
+                                registered only after the breakpoints were placed; its kernel row
+                                names its Python function as the process says of it
+
+On 2.x the program also calls aten::mm under a TorchDispatchMode of its own and under
+FakeTensorMode: the stops at AutogradCPU name the mode (FakeTensorMode in its infra slot) and the
+TLS keys it put there ("because"), and the stops the modes make below it (CPU from inside
+__torch_dispatch__, Meta inside FakeTensorMode's kernel invocation, where torch has popped the
+mode) the TLS and the empty mode stack the program printed there.
 
 The breakpoints must stop exactly as many times as the program calls each operator (its own
 counts), in the program's order, and nowhere else. At every stop the explanation gives the
@@ -39,33 +49,67 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "e2e"))
+sys.path.insert(0, str(HERE.parent / "python"))
 import session  # noqa: E402
 import roots  # noqa: E402
+from python_dispatch_test import function_text  # noqa: E402
+from python_state_test import check_json as check_state_json, expected_state  # noqa: E402
 
 PROGRAM = HERE / "break_program.py"
 ROOTS = HERE.parents[1] / "scripts" / "torch-roots.sh"
 PYTHON = "/usr/bin/python3"
 CALLS = {"mm": 2, "view": 3, "linear": 2, "late": 2}
+# 2.x only: aten::mm under the program's TorchDispatchMode and under FakeTensorMode (1.13 has neither).
+MODE_CALLS = {"mode": 2, "fake": 2}
+# How many times each call stops (expected_stops lists them).
+STOPS_PER_CALL = {"mm": 2, "view": 1, "linear": 1, "mode": 2, "fake": 2, "late": 1}
 BREAKPOINTS = ["aten::mm --key CPU", "aten::mm --key AutogradCPU", "aten::view --key CPU", "aten::linear --key AutogradCPU",
-               "myops::late --key CPU"]
+               "aten::mm --key Meta", "myops::late --key CPU"]
 
 
-def program_args(oracle):
+def calls(suite):
+    """The program's calls of each kind: the modes' on 2.x only."""
+    return dict(CALLS, **(MODE_CALLS if suite else {}))
+
+
+def program_args(oracle, suite):
     args = [str(oracle)]
-    for what, n in CALLS.items():
+    for what, n in calls(suite).items():
         args += ["--" + what, str(n)]
     return args
 
 
+def stop(op, key, arguments, account, caller=None, kernel=None):
+    """One expected stop: its arguments' key sets, the thread's TLS and Python dispatch state as the
+    program said them (account), its Python caller and its kernel row where the stop names them."""
+    return {"op": op, "key": key, "arguments": arguments, "tls": account["tls"], "state": account["python_state"],
+            "caller": caller, "kernel": kernel}
+
+
 def expected_stops(oracle):
-    """Every stop in the program's order: (operator, key, [(argument, key set)], TLS sets)."""
-    tls, below = oracle["tls"], oracle["tls_below_autograd"]
+    """Every stop in the program's order. Under BreakMode the autograd kernel's redispatch reaches
+    the Python key, whose fallback calls BreakMode.__torch_dispatch__ with the mode popped off the
+    stack; its func(*args) is a new call, to CPU, under the TLS the fallback left. Under
+    FakeTensorMode the same call goes to FakeTensorMode, which runs the Meta kernel on the fake
+    tensors inside its kernel invocation; no CPU kernel runs."""
+    main = {"tls": oracle["tls"], "python_state": oracle["python_state"]}
+    below = dict(main, tls=oracle["tls_below_autograd"])
     mm = [("self", oracle["self"]), ("mat2", oracle["mat2"])]
-    return ([("aten::mm", "AutogradCPU", mm, tls), ("aten::mm", "CPU", mm, below)] * oracle["mm_calls"] +
-            [("aten::view", "CPU", [("self", oracle["x"])], below)] * oracle["view_calls"] +
-            [("aten::linear", "AutogradCPU", [("input", oracle["x"]), ("weight", oracle["w"]), ("bias", "None")], tls)] *
-            oracle["linear_calls"] +
-            [("myops::late", "CPU", [("x", oracle["x"])], tls)] * oracle["late_calls"])
+    x = [("x", oracle["x"])]
+    out = []
+    for _ in range(oracle["mm_calls"]):
+        out += [stop("aten::mm", "AutogradCPU", mm, main, oracle["mm_caller"]), stop("aten::mm", "CPU", mm, below, oracle["mm_caller"])]
+    out += [stop("aten::view", "CPU", [("self", oracle["x"])], below)] * oracle["view_calls"]
+    out += [stop("aten::linear", "AutogradCPU", [("input", oracle["x"]), ("weight", oracle["w"]), ("bias", "None")], main)] * \
+        oracle["linear_calls"]
+    for _ in range(oracle["mode_calls"]):
+        out += [stop("aten::mm", "AutogradCPU", mm, oracle["mode"]["outer"], oracle["mode_caller"]),
+                stop("aten::mm", "CPU", mm, oracle["mode"]["inner"])]
+    fake = [("self", oracle["fake"]["self"]), ("mat2", oracle["fake"]["mat2"])] if oracle["fake_calls"] else []
+    for _ in range(oracle["fake_calls"]):
+        out += [stop("aten::mm", "AutogradCPU", fake, oracle["fake"]["outer"], oracle["fake_caller"]),
+                stop("aten::mm", "Meta", fake, oracle["fake"]["inner"])]
+    return out + [stop("myops::late", "CPU", x, main, kernel=function_text(oracle["late_kernel"]))] * oracle["late_calls"]
 
 
 def commands(stops, start):
@@ -102,7 +146,7 @@ def run_host(debugger, plugin, workdir, total):
     """1.13: the program launched under the debugger, the breakpoints pending before torch loads."""
     oracle = workdir / ("oracle-%s.json" % debugger)
     argv = debugger_argv(debugger, plugin, workdir / ("lldb-%s.commands" % debugger), "run" if debugger == "gdb"
-                         else "process launch", total, launch=[PYTHON, str(PROGRAM)] + program_args(oracle))
+                         else "process launch", total, launch=[PYTHON, str(PROGRAM)] + program_args(oracle, None))
     out = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, cwd=workdir)
     return out.stdout + out.stderr, oracle
 
@@ -121,7 +165,7 @@ def run_root(suite, debugger, plugin, workdir, total):
     host_dir.mkdir(parents=True)
     shutil.copy(PROGRAM, host_dir / PROGRAM.name)
     oracle = host_dir / "oracle.json"
-    args = program_args(inside / "oracle.json") + ["--go", str(inside / "go")]
+    args = program_args(inside / "oracle.json", suite) + ["--go", str(inside / "go")]
     program = subprocess.Popen([str(ROOTS), "run", suite, "/usr/bin/python3", str(inside / PROGRAM.name)] + args,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
     try:
@@ -162,54 +206,56 @@ def field(block, label):
     return m.group(1) if m else None
 
 
-def check(debugger, text, oracle):
+def rows(block, label):
+    """Every row of the label, in order (the "because" rows)."""
+    return re.findall(r"^  %s +(.*)$" % re.escape(label), block, re.M)
+
+
+def check(debugger, text, oracle, suite):
     problems = []
     found, expected = stops(text), expected_stops(oracle)
     # The program's own counts: it ran to the end.
-    for what in CALLS:
+    for what in calls(suite):
         if "%s calls: %d" % (what, oracle[what + "_calls"]) not in text:
             problems.append("the program did not finish its %s calls" % what)
-    if [b.split(" (keyset")[0] for b in found] != ["dispatch-break: %s at %s" % (op, key) for op, key, _, _ in expected]:
+    if [b.split(" (keyset")[0] for b in found] != ["dispatch-break: %s at %s" % (e["op"], e["key"]) for e in expected]:
         problems.append("stops %s, expected %s" % ([b.split(" (keyset")[0][16:] for b in found],
-                                                   ["%s at %s" % (op, key) for op, key, _, _ in expected]))
+                                                   ["%s at %s" % (e["op"], e["key"]) for e in expected]))
     whys = [json.loads(line) for line in text.splitlines() if line.startswith('{"op":')]
     frames = re.findall(r"^  #0 (.*)$", text, re.M)
     traces = [t.split("\ndispatch-break: ")[0] for t in text.split("dispatch chain rebuilt from the native stack")[1:]]
-    for i, (op, key, arguments, tls) in enumerate(expected):
+    for i, e in enumerate(expected):
         if i >= len(found):
             break
+        op, key, arguments, tls, state = e["op"], e["key"], e["arguments"], e["tls"], e["state"]
         block, where = found[i], "stop %d (%s at %s): " % (i + 1, op, key)
         labels = dict(("argument " + name, value) for name, value in arguments)
         labels.update({"TLS included": tls["included"], "TLS excluded": tls["excluded"]})
+        # The Python line that made the call (the thread's innermost Python frame), where it is the
+        # program's; a Python kernel's row names its function as the process says of it.
+        labels.update({"python caller": e["caller"]} if e["caller"] else {})
+        labels.update({"kernel": e["kernel"]} if e["kernel"] else {})
         for label, value in labels.items():
             if field(block, label) != value:
                 problems.append("%s%s is %r, the process says %r" % (where, label, field(block, label), value))
-        # The Python dispatch state (2.x: the profile locates it; 1.13's does not, and no row is shown).
-        state = oracle.get("python_state")
-        onoff = lambda on: "on" if on else "off"  # noqa: E731
-        expected_state = None if state is None else "%s, Python dispatcher %s, functorch depth %d, grad mode %s, inference mode %s" % (
-            "no TorchDispatchMode" if not state["modes"] else "%d TorchDispatchModes (bottom to top: %s)" % (
-                len(state["modes"]), ", ".join(state["modes"])), onoff(state["python_dispatcher"]), state["functorch_depth"],
-            onoff(state["grad_mode"]), onoff(state["inference_mode"]))
-        # The Python line that made the call (the thread's innermost Python frame).
-        if op == "aten::mm" and field(block, "python caller") != oracle["mm_caller"]:
-            problems.append("%spython caller is %r, the process says %r" % (where, field(block, "python caller"), oracle["mm_caller"]))
-        if field(block, "python state") != expected_state:
-            problems.append("%spython state is %r, the process says %r" % (where, field(block, "python state"), expected_state))
+        # The Python dispatch state (2.x: the profile locates it; 1.13's does not, and no row is
+        # shown): the modes by class, the infra modes' slots, and the keys each cause put in the TLS.
+        summary, because = expected_state(state) if state else (None, [])
+        if field(block, "python state") != summary or rows(block, "because") != because:
+            problems.append("%spython state %r because %s, the process says %r because %s" % (
+                where, field(block, "python state"), rows(block, "because"), summary, because))
         slot = field(block, "slot") or ""
         if "(%s, the set's highest key)" % key not in slot:
             problems.append(where + "slot line: " + slot)
         # --why --json at the stop: the same facts as one object.
         why = whys[i] if i < len(whys) else {}
         if (why.get("op"), why.get("key"), [(a["name"], a["keyset"]) for a in why.get("arguments", [])], why.get("tls")) != \
-                (op, key, arguments, tls):
+                (op, key, arguments, tls) or e["kernel"] and why.get("kernel", {}).get("name") != e["kernel"]:
             problems.append(where + "--why --json: " + json.dumps(why))
-        got_state = why.get("python_state")
-        if (state is None) != (got_state is None) or state and (
-                [m["name"] for m in got_state["dispatch_modes"]["stack"]], got_state["python_dispatcher"],
-                got_state["functorch_depth"], got_state["grad_mode"], got_state["inference_mode"]) != (
-                state["modes"], state["python_dispatcher"], state["functorch_depth"], state["grad_mode"], state["inference_mode"]):
-            problems.append(where + "--why --json's python_state %s, the process says %s" % (json.dumps(got_state), json.dumps(state)))
+        if state is None and why.get("python_state") is not None:
+            problems.append(where + "--why --json's python_state %s where the profile locates none" % json.dumps(why["python_state"]))
+        elif state is not None:
+            problems += [where + "--why --json: " + p for p in check_state_json(state, json.dumps(why))]
         # dispatch-trace's frame 0 is the kernel the stop named, also where the function is a
         # trampoline several kernels share (myops::late's, every Python kernel's).
         if i >= len(frames) or not frames[i].startswith("[kernel] op=[%s], key=[%s] " % (op, key)):
@@ -235,7 +281,7 @@ def main():
     a.workdir.mkdir(parents=True)
     problems, seen = [], {}
     debuggers = [("gdb", a.gdb_script)] + ([("lldb", a.lldb_plugin)] if a.lldb_plugin else [])
-    total = 2 * CALLS["mm"] + CALLS["view"] + CALLS["linear"] + CALLS["late"]
+    total = sum(STOPS_PER_CALL[what] * n for what, n in calls(a.suite).items())
     for debugger, plugin in debuggers:
         text, oracle_path = (run_root(a.suite, debugger, plugin, a.workdir, total) if a.suite
                              else run_host(debugger, plugin, a.workdir, total))
@@ -243,7 +289,7 @@ def main():
         if not oracle_path.exists():
             problems.append("%s: the program wrote no oracle:\n%s" % (debugger, text[-2500:]))
             continue
-        found, seen[debugger] = check(debugger, text, json.loads(oracle_path.read_text()))
+        found, seen[debugger] = check(debugger, text, json.loads(oracle_path.read_text()), a.suite)
         problems += found
     if len(seen) == 2 and seen["gdb"] != seen["lldb"]:
         diff = next((g, l) for g, l in zip(seen["gdb"] + [""] * 99, seen["lldb"] + [""] * 99) if g != l)

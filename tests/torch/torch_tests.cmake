@@ -62,7 +62,9 @@ add_test(NAME torch_dispatch_break
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/torch_dispatch_break)
 set_tests_properties(torch_dispatch_break PROPERTIES LABELS "gdb;lldb;torch" TIMEOUT 600)
 # The same on PyTorch 2.6 and 2.14, the program in its Debian root (scripts/torch-roots.sh), GDB
-# and lldb-16 attached from the host.
+# and lldb-16 attached from the host; there also aten::mm under a TorchDispatchMode of the
+# program's and under FakeTensorMode (its Meta kernel), each stop's Python dispatch state and
+# "because" lines against what the program printed at that call.
 foreach(suite trixie sid)
   add_test(NAME torch_dispatch_break_${suite}
     COMMAND ${Python3_EXECUTABLE} ${TORCH_TESTS}/torch_break_test.py --gdb-script ${GDB_SCRIPT} ${TORCH_LLDB} --suite ${suite}

@@ -2,8 +2,11 @@
 // kernels themselves: each computed-table entry (dispatchTable_, what the dispatcher calls) of the
 // operator at the key, at its unboxed function (what at::_ops::<op>::call and ::redispatch call),
 // at its sym_unboxed function for a kernel whose C++ signature takes c10::SymInt (it has no unboxed
-// one, and KernelFunction::call prefers sym_unboxed), or at its boxed function for a boxed-only
-// kernel. Several kernels may share that function (a
+// one, and KernelFunction::call prefers sym_unboxed), and at its boxed function, what callBoxed and
+// redispatchBoxed call (every call from Python through torch.ops and OpOverload, so every call a
+// TorchDispatchMode makes, and a boxed fallback's redispatch, such as PythonTLSSnapshot's): a kernel
+// with an unboxed function is reached either way, and its boxed wrapper calls the kernel's
+// operator() inlined, not through the unboxed function. Several kernels may share a function (a
 // runtime functor's trampoline, a backend fallback), so a hit is only ours when the registers say
 // so: the kernel's functor is its first argument, and the key set it was given selects the entry's
 // slot (the dispatcher passes the set it looked the kernel up with); a boxed function's operator is
@@ -38,16 +41,18 @@ namespace {
 
 constexpr uint64_t kMaxListTensors = 1024;  // a Tensor[] argument longer than this is corrupt memory
 
-// One computed-table entry a breakpoint asks for.
+// One way into a computed-table entry a breakpoint asks for.
 struct Site {
   const Operator* op;
   int key, slot;
   uint64_t functor, boxed, unboxed, sym_unboxed;
+  // The entry's boxed function, where the entry also has an unboxed one (KernelFunction::callBoxed).
+  bool boxed_call = false;
   // The function the dispatcher calls (KernelFunction::call's order): unboxed, else sym_unboxed,
-  // else boxed. The first two are called with the unboxed convention.
-  uint64_t location() const { return unboxed ? unboxed : sym_unboxed ? sym_unboxed : boxed; }
-  bool calledUnboxed() const { return unboxed || sym_unboxed; }
-  bool symInt() const { return !unboxed && sym_unboxed; }
+  // else boxed; or callBoxed's. The first two are called with the unboxed convention.
+  uint64_t location() const { return boxed_call ? boxed : unboxed ? unboxed : sym_unboxed ? sym_unboxed : boxed; }
+  bool calledUnboxed() const { return !boxed_call && (unboxed || sym_unboxed); }
+  bool symInt() const { return calledUnboxed() && !unboxed; }
 };
 
 std::vector<Site> sites(const TorchView& tv, const std::vector<DispatchBreakpoint>& breaks) {
@@ -74,6 +79,10 @@ std::vector<Site> sites(const TorchView& tv, const std::vector<DispatchBreakpoin
         // No kernel (the dispatcher reports an error before calling one), or a fallthrough (never called).
         if (!site.boxed || site.boxed == tv.fallthroughKernel()) continue;
         out.push_back(site);
+        if (site.calledUnboxed()) {
+          site.boxed_call = true;
+          out.push_back(site);
+        }
       }
     }
   }
@@ -362,6 +371,15 @@ std::optional<DispatchExplanation> C10Breaks::explain(const std::vector<Dispatch
     const auto call = entryCall(site.functor, site.calledUnboxed(), r);
     if (!call || !selectsSlot(tv.keys(), call->ks, site.slot)) continue;
     const uint64_t ks = call->ks;
+    // A boxed wrapper that calls the unboxed function out of line (not inlined) was stopped at its
+    // own entry already: its return address is in the site's boxed function.
+    if (site.calledUnboxed() && site.boxed) {
+      try {
+        const uint64_t returned = tv.mem().readPointer(r.sp, "the stopped thread's stack");
+        if (tv.mem().functionsAt(returned - 1, true).entry == site.boxed) continue;
+      } catch (const InspectError&) {
+      }
+    }
     if (!site.calledUnboxed()) {
       uint64_t def = 0;
       try {
