@@ -22,9 +22,13 @@ and writes its kernel's Python function and its threads' traceback.format_stack(
                          CPU kernel=module.qualname, and each thread's innermost Python frame is
                          the program's;
                        and the three front ends print the same text.
+                       `dispatch-trace --json` carries the same frames, loop and diagnosis.
   --check SUITE_crash  it segfaults inside the Python kernel (ctypes.string_at(0)): the kernel core,
-                       read by dscope core and GDB, gives the same signature and the crashed
-                       thread's innermost Python frames (its ctypes frame, then the program's).
+                       read by dscope core and GDB, gives the same kernel names and signature and
+                       the crashed thread's innermost Python frames (its ctypes frame, then the
+                       program's).
+  --check SUITE_gcore  it stands still as for stop, and GDB's gcore writes its core: dscope core,
+                       GDB and lldb-16 on the core answer as the live process must.
 
 SUITE is host, trixie or sid. Exits 0 when every answer holds, 1 naming the problems, 77 when the
 check cannot run here."""
@@ -101,38 +105,38 @@ def json_python(thread):
             for f in frames for p in f["python"]]
 
 
-def check(who, answers, transcript, o, live):
+def check(who, answers, transcript, o, stopped):
     """The problems with one front end's answers."""
     problems = []
     asked = commands(o)
     if set(answers) < {name for name, _ in asked}:
         return ["%s answered %d of %d commands:\n%s" % (who, len(answers), len(asked), transcript[-3000:])]
     kernel = kernel_text(o)
-    if live and "symbol: " + kernel not in answers["op-table"]:
+    if "symbol: " + kernel not in answers["op-table"]:
         problems.append("%s op-table: no 'symbol: %s' in\n%s" % (who, kernel, answers["op-table"]))
     # Each other Python kernel by the function the registration handed the dispatcher, as the
     # process says of it.
     for op, keys in o["registered"].items():
         for key, function in keys.items():
             name = "kernel %s %s" % (op, key)
-            if live and name in answers and "  symbol: " + function_text(function) not in answers[name].splitlines():
+            if name in answers and "  symbol: " + function_text(function) not in answers[name].splitlines():
                 problems.append("%s op-table %s --key %s: no 'symbol: %s' in\n%s" % (
                     who, op, key, function_text(function), answers[name]))
     # dispatch-trace --full: the Python frames under the evaluation loops, in order, are the thread's.
     trace = answers["trace"]
     python = python_lines(trace)
     want = [line.strip() for line in o["main"]["frames"]]
-    if not live:  # the crashed thread: its ctypes frame first, then the program's own
+    if not stopped:  # the crashed thread: its ctypes frame first, then the program's own
         python = python[1:] if python and "ctypes" in python[0] else ["(no ctypes frame first)"] + python
     if python != want:
         diff = difflib.unified_diff(want, python, "the process", who, lineterm="", n=1)
         problems.append("%s dispatch-trace --full: its Python frames differ from the thread's own (%d and %d):\n%s" % (
             who, len(want), len(python), "\n".join(list(diff)[:30])))
-    # --json: the same frames, and (live) the loop's kernel and the text's diagnosis.
+    # --json: the same frames, and (stopped) the loop's kernel and the text's diagnosis.
     thread = json_thread(answers["trace json"])
     if not thread or json_python(thread) != [line.strip() for line in python_lines(trace)]:
         problems.append("%s dispatch-trace --full --json: not the text's Python frames:\n%s" % (who, answers["trace json"][:3000]))
-    if live:
+    if stopped:
         # The loop in the innermost 400 frames (--full walks to main, where the cycle ends).
         diagnosis = next((line for line in answers["loop"].splitlines() if "diagnosis:" in line), "")
         for part in ("dscopetest::again", "CPU", kernel):
@@ -151,11 +155,11 @@ def check(who, answers, transcript, o, live):
     if signature not in summary.splitlines():
         problems.append("%s dispatch-summary: no line %r in\n%s" % (who, signature, summary))
     innermost = [line.strip() for line in summary.splitlines() if line.strip().startswith("python: ")]
-    wanted = ["python: " + o["main"]["frames"][0].strip() if live else "(the crashed thread's ctypes frame)",
+    wanted = ["python: " + o["main"]["frames"][0].strip() if stopped else "(the crashed thread's ctypes frame)",
               "python: " + o["side"]["frames"][0].strip()]
-    if live and sorted(innermost) != sorted(wanted):
+    if stopped and sorted(innermost) != sorted(wanted):
         problems.append("%s dispatch-summary: innermost Python frames %s, the process says %s" % (who, innermost, wanted))
-    if not live and wanted[1] not in innermost:
+    if not stopped and wanted[1] not in innermost:
         problems.append("%s dispatch-summary: the side thread's innermost Python frame %r is not among %s" % (
             who, wanted[1], innermost))
     return problems
@@ -166,7 +170,9 @@ def run(a, suite, mode):
         print("python_dispatch %s_%s: needs root for a container; skipped" % (suite, mode))
         return SKIP
     a.workdir.mkdir(parents=True, exist_ok=True)
-    target = DispatchProgram(a.workdir, mode, None if suite == "host" else suite, a.roots_script)
+    # gcore: the stopped program's gcore core (GDB, with the host's tids), read as the live one is.
+    target = DispatchProgram(a.workdir, "crash" if mode == "crash" else "stop", None if suite == "host" else suite,
+                             a.roots_script)
     results, problems = {}, []
     asked = commands(target.oracle)
     try:
@@ -177,17 +183,19 @@ def run(a, suite, mode):
                     debugger, plugin, asked, program=target.program if target.root else None, pid=target.pid,
                     sysroot=target.live_sysroot)
         else:
-            core = target.found_core()
+            core = target.found_core() if mode == "crash" else target.gcore(a.workdir / "python_dispatch.gcore")[0]
             results["dscope core"] = bt.dscope_session(a.dscope, ["core", core, target.program], asked, a.workdir,
                                                        sysroot=target.core_sysroot)
-            results["gdb on the core"] = bt.debugger_session("gdb", a.gdb_script, asked, program=target.program,
-                                                             core=core, sysroot=target.core_sysroot)
+            for debugger, plugin in bt.front_ends(a) if mode == "gcore" else [("gdb", a.gdb_script)]:
+                results["%s on the core" % bt.label(debugger)] = bt.debugger_session(
+                    debugger, plugin, asked, program=target.program, core=core, sysroot=target.core_sysroot)
+            core.unlink()
     finally:
         target.kill()
         for core in target.files.glob("core*"):
             core.unlink()
     for who, (answers, transcript) in results.items():
-        problems += check(who, answers, transcript, target.oracle, mode == "stop")
+        problems += check(who, answers, transcript, target.oracle, mode != "crash")
     texts = {who: {name: answers.get(name) for name, _ in asked} for who, (answers, _t) in results.items()}
     first = next(iter(texts))
     for who, text in texts.items():

@@ -16,11 +16,11 @@
 # Included from tests/CMakeLists.txt (samples built, no sanitizer). The torch variants go with the
 # torch tests (DSCOPE_TORCH_TESTS); the roots' in the release preset only, as container_tests.cmake
 # (the roots are made when missing by the fixture torch_root_profiles).
-# python_dispatch_{host,trixie,sid}_{stop,crash} (tests/python/python_dispatch_test.py): Python
-# kernels and Python frames in the dispatch answers: a Python kernel that re-enters its operator,
-# stopped (dscope pid, GDB, lldb-16) and crashed through ctypes (its kernel core: dscope core, GDB);
-# stopped, op-table also names a Python meta kernel and (2.x) custom_op's and register_fake's kernels
-# by their functions.
+# python_dispatch_{host,trixie,sid}_{stop,crash,gcore} (tests/python/python_dispatch_test.py):
+# Python kernels and Python frames in the dispatch answers: a Python kernel that re-enters its
+# operator, stopped (dscope pid, GDB, lldb-16), crashed through ctypes (its kernel core: dscope core,
+# GDB) and stopped again for a gcore core (dscope core, GDB, lldb-16); op-table also names a Python
+# meta kernel and (2.x) custom_op's and register_fake's kernels by their functions.
 set(PYTHON_TESTS ${PROJECT_SOURCE_DIR}/tests/python)
 set(PYTHON_BT_ROOTS_SCRIPT ${PROJECT_SOURCE_DIR}/scripts/torch-roots.sh)
 set(PYTHON_BT_LLDB "")
@@ -72,7 +72,7 @@ if(DSCOPE_TORCH_TESTS)
     foreach(mode live core)
       dscope_python_test(bt ${suite}_${mode} ${suite} "gdb;lldb;torch;python")
     endforeach()
-    foreach(mode stop crash)
+    foreach(mode stop crash gcore)
       dscope_python_test(dispatch ${suite}_${mode} ${suite} "gdb;lldb;torch;python")
     endforeach()
     dscope_python_layout_test(${suite})

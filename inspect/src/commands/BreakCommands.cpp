@@ -67,9 +67,7 @@ std::string explanationJson(const DispatchExplanation& e) {
   Json j;
   j.beginObject().field("op", e.op).field("key", e.key).field("slot", e.slot).field("keyset", e.dispatched);
   j.field("kind", e.kind);
-  j.key("python_caller");
-  if (e.python_caller.empty()) j.null();
-  else j.value(e.python_caller);
+  j.text("python_caller", e.python_caller);
   j.key("arguments").beginArray();
   for (const auto& a : e.arguments) j.beginObject().field("name", a.name).field("keyset", a.keys).endObject();
   j.endArray().field("arguments_note", e.arguments_note);

@@ -24,7 +24,9 @@ const char* const kSchemaVersion = "1.1";
 std::string threadText(const ProcessDispatchState& p, const ThreadDispatchState& t) {
   std::string out = (t.tid == p.selected_tid ? "* " : "  ") + std::string("thread tid ") + (t.shown_tid.empty() ? std::to_string(t.tid) : t.shown_tid) +
                     (t.state.empty() ? "" : " (" + t.state + ")") + ": ";
-  if (!t.error.empty() && t.innermost.empty() && !t.loop) return out + t.error + "\n";
+  const std::string python =
+      t.python_name.empty() ? "" : "    python: " + pythonLocation(t.python_file, t.python_line, t.python_name) + "\n";
+  if (!t.error.empty() && t.innermost.empty() && !t.loop) return out + t.error + "\n" + python;
   if (p.source == "stack")
     out += counted(t.frames_walked, "frame") + (t.stack_whole ? " (the whole stack), " : " walked, ") +
            counted(t.depth, "kernel frame");
@@ -41,8 +43,7 @@ std::string threadText(const ProcessDispatchState& p, const ThreadDispatchState&
     if (!l.op.empty()) out += "; it re-enters " + l.op + " at " + l.key + " (kernel " + l.kernel + ")";
     out += "\n";
   }
-  if (!t.python_name.empty())
-    out += "    python: " + pythonLocation(t.python_file, t.python_line, t.python_name) + "\n";
+  out += python;
   if (!t.error.empty()) out += "    " + t.error + "\n";
   return out;
 }
@@ -61,11 +62,6 @@ std::string summaryJson(const ProcessDispatchState& p, const CrashSignature& sig
   Json j;
   j.beginObject().field("schema", "dscope-dispatch-summary").field("version", kSchemaVersion);
   j.field("runtime", p.runtime).field("source", p.source).field("selected_tid", p.selected_tid);
-  auto text = [&](const char* name, const std::string& s) {
-    j.key(name);
-    if (s.empty()) j.null();
-    else j.value(s);
-  };
   auto names = [&](const char* name, const std::string& s) {
     j.key(name).beginArray();
     for (const auto& n : splitNames(s)) j.value(n);
@@ -74,7 +70,7 @@ std::string summaryJson(const ProcessDispatchState& p, const CrashSignature& sig
   j.key("threads").beginArray();
   for (const auto& t : p.threads) {
     j.beginObject().field("tid", t.tid).field("selected", t.tid == p.selected_tid);
-    text("state", t.state);
+    j.text("state", t.state);
     j.field("depth", t.depth);
     if (p.source == "stack") j.field("frames_walked", t.frames_walked).field("whole_stack", t.stack_whole);
     j.key("innermost");
@@ -90,9 +86,9 @@ std::string summaryJson(const ProcessDispatchState& p, const CrashSignature& sig
     } else {
       const DispatchLoop& l = *t.loop;
       j.beginObject().field("period", l.period).field("repeats", l.repeats).field("at_least", l.at_least);
-      text("op", l.op);
-      text("key", l.key);
-      text("kernel", l.kernel);
+      j.text("op", l.op);
+      j.text("key", l.key);
+      j.text("kernel", l.kernel);
       j.endObject();
     }
     j.key("tls");
@@ -102,10 +98,10 @@ std::string summaryJson(const ProcessDispatchState& p, const CrashSignature& sig
       j.beginObject();
       names("included", t.tls_included);
       names("excluded", t.tls_excluded);
-      text("change", t.tls_change);
+      j.text("change", t.tls_change);
       j.endObject();
     }
-    text("error", t.error);
+    j.text("error", t.error);
     j.key("python");
     if (t.python_name.empty()) {
       j.null();

@@ -259,10 +259,7 @@ void pythonStateJson(Json& j, const PythonDispatchState& s, const std::vector<Tl
   part(s.modes, "dispatch_modes", [&](const PythonDispatchState::Modes& m) {
     j.beginObject().field("count", m.count).key("stack").beginArray();
     for (const auto& mode : m.stack) {
-      j.beginObject().field("name", mode.name).key("infra");
-      if (mode.infra.empty()) j.null();
-      else j.value(mode.infra);
-      j.endObject();
+      j.beginObject().field("name", mode.name).text("infra", mode.infra).endObject();
     }
     j.endArray().field("cut", m.stack.size() < m.count).endObject();
   });

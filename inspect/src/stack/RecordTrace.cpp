@@ -251,13 +251,7 @@ class TracePrinter {
       depths("entry", t.entry);
       depths("top", t.top);
     }
-    j.key("diagnosis");
-    if (t.diagnosis.empty()) j.null();
-    else j.value(t.diagnosis);
-    j.key("fix");
-    if (t.fix.empty()) j.null();
-    else j.value(t.fix);
-    j.endObject();
+    j.text("diagnosis", t.diagnosis).text("fix", t.fix).endObject();
   }
 
   // dispatch-summary's view of a block's chain (DispatchSummary.h).

@@ -549,10 +549,7 @@ std::string stackText(const TorchView& tv, const TorchStack& stack) {
 }
 
 void frameJson(Json& j, const TraceFrame& f, const FrameAnswer& a) {
-  j.beginObject().field("stack_frame", f.level).field("pc", hex(f.pc)).key("function");
-  if (f.name.empty()) j.null();
-  else j.value(f.name);
-  j.field("kind", a.kind);
+  j.beginObject().field("stack_frame", f.level).field("pc", hex(f.pc)).text("function", f.name).field("kind", a.kind);
   if (a.kind == "kernel") {
     const FrameKernel& k = a.kernel;
     j.key("op");
@@ -562,9 +559,7 @@ void frameJson(Json& j, const TraceFrame& f, const FrameAnswer& a) {
     if (k.keys == 1) j.value(k.key);
     else j.null();
     if (k.ops != 1 || k.keys != 1) j.field("candidate_ops", static_cast<uint64_t>(k.ops)).field("candidate_keys", static_cast<uint64_t>(k.keys));
-    j.key("kernel");
-    if (k.kernel.empty()) j.null();
-    else j.value(k.kernel);
+    j.text("kernel", k.kernel);
   } else if (a.kind != "code") {
     j.field("at_ops", a.aten_op);
   }
@@ -603,13 +598,7 @@ void stackJson(Json& j, const TorchView& tv, const TorchStack& stack) {
     list("top", 0, loop.start, false);
   }
   const Diagnosis d = diagnose(tv, stack, excluded);
-  j.key("diagnosis");
-  if (d.diagnosis.empty()) j.null();
-  else j.value(d.diagnosis);
-  j.key("fix");
-  if (d.fix.empty()) j.null();
-  else j.value(d.fix);
-  j.endObject();
+  j.text("diagnosis", d.diagnosis).text("fix", d.fix).endObject();
 }
 
 }  // namespace

@@ -74,7 +74,8 @@ struct GlibcThread {
   bool initial;
 };
 
-std::vector<GlibcThread> glibcThreads(const Remote& mem) {
+// *zeros (where given): the lists lead into zeros (a list that ends at a 0 pointer, a thread whose id reads 0).
+std::vector<GlibcThread> glibcThreads(const Remote& mem, bool* zeros = nullptr) {
   auto rtld = mem.findSymbol("_rtld_global");
   if (!rtld) fail("cannot find the dynamic linker's _rtld_global (no process, or a static program)");
   const uint32_t next = descriptor(mem, "list_t_next").offset;
@@ -90,16 +91,18 @@ std::vector<GlibcThread> glibcThreads(const Remote& mem) {
       if (n == kMaxThreads) fail("glibc's thread list at " + hex(head) + " does not end (corrupt memory)");
       const uint64_t thread = node - list_in_thread;
       threads.push_back({thread, mem.read<int32_t>(thread + tid_in_thread, "a glibc thread"), false});
+      if (zeros && threads.back().own == 0) *zeros = true;
       node = mem.readPointer(node + next, "glibc's thread list");
     }
+    if (zeros && node == 0) *zeros = true;
     if (user && node == head && threads.size() > first) threads.back().initial = true;
   }
   return threads;
 }
 
-// The struct pthread of the thread the process knows as `tid`, or 0.
-uint64_t threadPointer(const Remote& mem, int64_t tid) {
-  for (const GlibcThread& t : glibcThreads(mem))
+// The struct pthread of the thread the process knows as `tid`, or 0 (*zeros: glibcThreads').
+uint64_t threadPointer(const Remote& mem, int64_t tid, bool* zeros = nullptr) {
+  for (const GlibcThread& t : glibcThreads(mem, zeros))
     if (t.own == tid) return t.thread;
   return 0;
 }
@@ -388,8 +391,15 @@ std::optional<uint64_t> threadLocalAddress(const Remote& mem, int64_t tid, const
 std::optional<uint64_t> threadLocalBlock(const Remote& mem, int64_t tid, const ModuleMapping& module) {
   const std::string& module_path = module.path;
   if (tid <= 0) fail(kNoProcess);
-  const uint64_t thread = threadPointer(mem, mem.threadIds().ownId(tid));
-  if (!thread) fail("thread tid " + mem.threadIds().shown(tid) + " is on none of glibc's thread lists");
+  bool zeros = false;
+  const uint64_t thread = threadPointer(mem, mem.threadIds().ownId(tid), &zeros);
+  // GDB's gcore of a glibc 2.42+ process writes zeros for a thread's stack block with guard pages,
+  // which holds its struct pthread: the lists lead into zeros there.
+  if (!thread)
+    fail("thread tid " + mem.threadIds().shown(tid) + " is on none of glibc's thread lists" +
+         (zeros ? " (they lead into zeros: in a core of glibc 2.42+ made by GDB's gcore, a thread's struct pthread "
+                  "is lost with its stack block, which has guard pages)"
+                : ""));
   const uint64_t modid = tlsModuleId(mem, module_path, module.start);
   if (!modid) fail(baseName(module_path) + " has no TLS module id (not loaded by the dynamic linker?)");
   const uint64_t dtv = mem.readPointer(thread + descriptor(mem, "pthread_dtvp").offset, "a thread's DTV");

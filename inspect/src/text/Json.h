@@ -82,6 +82,11 @@ class Json {
     key(k);
     return value(v);
   }
+  // A text field that may say nothing: null where it is empty.
+  Json& text(std::string_view k, const std::string& v) {
+    key(k);
+    return v.empty() ? null() : value(v);
+  }
   std::string str() const { return out_ + "\n"; }
 
  private:
