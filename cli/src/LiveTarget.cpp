@@ -38,14 +38,6 @@ std::string fileText(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-[[noreturn]] void permissionDenied(pid_t pid) {
-  std::string scope = fileText("/proc/sys/kernel/yama/ptrace_scope");
-  scope.erase(std::remove(scope.begin(), scope.end(), '\n'), scope.end());
-  refuse("cannot read process " + std::to_string(pid) +
-         ": permission denied (ptrace needs dscope to run as the process's user" +
-         (scope.empty() ? "" : " with kernel.yama.ptrace_scope 0 (it is " + scope + ")") + ", or as root)");
-}
-
 // The value of a "Name:\tvalue" line of a /proc status file (/proc/PID/status), "" when absent.
 std::string statusField(const std::string& status, const std::string& name) {
   std::ifstream in(status);
@@ -55,6 +47,30 @@ std::string statusField(const std::string& status, const std::string& name) {
       return value == std::string::npos ? "" : line.substr(value);
     }
   return "";
+}
+
+constexpr int kEndingChecks = 40;                             // of a task on its way out, every 5 ms
+constexpr auto kEndingCheckEvery = std::chrono::milliseconds(5);
+
+// Whether task `tid` of process `pid` is ending: gone, a zombie or dead within 200 ms. Only asked
+// of a denial to root, which the kernel gives a task on its way out (its memory let go, its exit
+// state set) and, but for a tracer or a locked-down kernel, nothing else.
+bool taskEnding(pid_t pid, pid_t tid) {
+  if (::geteuid() != 0) return false;
+  for (int i = 0; i < kEndingChecks; ++i) {
+    const std::string state = statusField(procPath(pid, "task/" + std::to_string(tid) + "/status"), "State");
+    if (state.empty() || state[0] == 'Z' || state[0] == 'X') return true;
+    std::this_thread::sleep_for(kEndingCheckEvery);
+  }
+  return false;
+}
+
+[[noreturn]] void permissionDenied(pid_t pid) {
+  std::string scope = fileText("/proc/sys/kernel/yama/ptrace_scope");
+  scope.erase(std::remove(scope.begin(), scope.end(), '\n'), scope.end());
+  refuse("cannot read process " + std::to_string(pid) +
+         ": permission denied (ptrace needs dscope to run as the process's user" +
+         (scope.empty() ? "" : " with kernel.yama.ptrace_scope 0 (it is " + scope + ")") + ", or as root)");
 }
 
 // Refuses process `pid` when its thread `tid` is traced already (a debugger, or another dscope):
@@ -74,7 +90,10 @@ void checkReadable(pid_t pid) {
   if (pid == ::getpid()) refuse("process " + std::to_string(pid) + " is dscope itself");
   const int fd = ::open(procPath(pid, "exe").c_str(), O_RDONLY | O_CLOEXEC);
   const int open_error = errno;
-  if (fd < 0 && (open_error == EACCES || open_error == EPERM)) permissionDenied(pid);
+  if (fd < 0 && (open_error == EACCES || open_error == EPERM)) {
+    if (taskEnding(pid, pid)) refuse("process " + std::to_string(pid) + " has exited");
+    permissionDenied(pid);
+  }
   // A process on its way out loses its program before it is a zombie; a kernel thread (a child of
   // kthreadd, pid 2) never has one.
   const bool kernel_thread = pid == 2 || statusField(procPath(pid, "status"), "PPid") == "2";
@@ -183,6 +202,7 @@ bool StoppedProcess::stop(pid_t tid) {
     if (errno == ESRCH) return false;  // it exited
     if (errno == EPERM) {
       refuseIfTraced(pid_, tid);  // another tracer came first (checkReadable saw none)
+      if (taskEnding(pid_, tid)) return false;  // it exited, as for ESRCH
       permissionDenied(pid_);
     }
     refuse("cannot stop thread " + std::to_string(tid) + " of process " + std::to_string(pid_) + ": " + std::strerror(errno));
