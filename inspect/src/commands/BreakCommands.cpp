@@ -194,8 +194,7 @@ dscope_hit_action BreakTable::hit(Session& s, const dscope_stop_registers& r, st
   if (!e) return DSCOPE_HIT_CONTINUE;
   // The Python line that made the call: the thread's innermost Python frame.
   if (const PythonView* py = s.pythonIfReadable())
-    if (const PythonThread* thread = py->thread(e->tid); thread && !thread->frames.empty() && thread->frames.front().corrupt.empty())
-      e->python_caller = thread->frames.front().text();
+    if (const PythonFrame* caller = py->innermostFrame(e->tid)) e->python_caller = caller->text();
   *text = stopped(std::move(*e));
   return DSCOPE_HIT_STOP;
 }

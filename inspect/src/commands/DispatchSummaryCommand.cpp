@@ -128,8 +128,7 @@ std::string runDispatchSummary(Session& s, const std::vector<std::string>& words
   ProcessDispatchState process = s.dispatcher(args.value("--runtime")).dispatchState();
   if (const PythonView* py = s.pythonIfReadable()) {
     for (ThreadDispatchState& t : process.threads)
-      if (const PythonThread* p = py->thread(t.tid); p && !p->frames.empty() && p->frames.front().corrupt.empty())
-        t.python_name = p->frames.front().name, t.python_file = p->frames.front().file, t.python_line = p->frames.front().line;
+      if (const PythonFrame* f = py->innermostFrame(t.tid)) t.python_name = f->name, t.python_file = f->file, t.python_line = f->line;
   }
   const CrashSignature sig = crashSignature(process);
   return args.has("--json") ? summaryJson(process, sig) : summaryText(process, sig);

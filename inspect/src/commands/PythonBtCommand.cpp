@@ -71,29 +71,18 @@ std::string runPythonBt(Session& s, const std::vector<std::string>& words) {
     for (const auto& [name, place] : py->places()) out += name + " " + std::to_string(place) + "\n";
     return out;
   }
-  const std::vector<PythonThread>& threads = py->threads();
-  auto pythonOf = [&](int64_t tid) -> const PythonThread* {
-    for (const auto& t : threads)
-      if (t.tid == tid) return &t;
-    return nullptr;
-  };
   std::vector<AskedThread> asked;
   if (args.has("--all")) {
-    for (const int64_t tid : mem.threadIds().threads()) {
-      if (asked.size() == kMaxPythonThreads) break;
-      asked.push_back({tid, pythonOf(tid)});
-    }
-    if (asked.empty() && mem.selectedTid() > 0) asked.push_back({mem.selectedTid(), pythonOf(mem.selectedTid())});
-    for (const auto& t : threads) {  // threads Python knows that the target does not number
+    for (const int64_t tid : mem.everyThread(kMaxPythonThreads)) asked.push_back({tid, py->thread(tid)});
+    for (const auto& t : py->threads()) {  // threads Python knows that the target does not number
       bool listed = false;
       for (const auto& a : asked) listed = listed || a.tid == t.tid;
       if (!listed) asked.push_back({t.tid, &t});
     }
   } else {
-    const int64_t tid = mem.chosenThread(thread);
+    const int64_t tid = mem.askedThread(thread);
     if (!tid) fail(kNoProcess);
-    if (thread && mem.threadExists(tid) == false) fail("no thread " + std::to_string(*thread) + " (neither a debugger thread number nor a thread id of the process)");
-    asked.push_back({tid, pythonOf(tid)});
+    asked.push_back({tid, py->thread(tid)});
   }
   if (args.has("--json")) {
     Json j;

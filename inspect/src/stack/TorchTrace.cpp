@@ -184,6 +184,9 @@ std::string kernelFunction(const TorchView& tv, const Kernel& k) {
   return name;
 }
 
+// A kernel as the trace names it: its function and where it was registered.
+std::string kernelText(const TorchView& tv, const Kernel& k) { return kernelFunction(tv, k) + ", " + k.debug; }
+
 // The one kernel a frame is, of one operator: at one key, or registered at one alias key whose
 // kernel fills every slot the frame's function is in; nullopt when the frame's function is
 // several operators' (a shared trampoline) or several kernels'.
@@ -334,7 +337,7 @@ struct FrameKernel {
 };
 FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
   if (auto one = oneKernel(tv, f.kernels))
-    return {one->op->name, tv.keys().name(one->key), kernelFunction(tv, one->kernel) + ", " + one->kernel.debug};
+    return {one->op->name, tv.keys().name(one->key), kernelText(tv, one->kernel)};
   std::set<const Operator*> ops;
   std::set<int> keys;
   for (const auto& u : f.kernels) ops.insert(u.op), keys.insert(u.key);
@@ -343,10 +346,10 @@ FrameKernel kernelOfFrame(const TorchView& tv, const TraceFrame& f) {
                   ops.size(), keys.size()};
   // One kernel at every key (an alias kernel fills many slots): named; several: not.
   if (ops.size() == 1) {
-    std::set<std::pair<std::string, std::string>> kernels;
+    std::set<std::string> kernels;
     for (const TableEntry& e : tv.computedTable(**ops.begin()))
-      if (keys.count(e.key)) kernels.insert({kernelFunction(tv, e.kernel), e.kernel.debug});
-    if (kernels.size() == 1) out.kernel = kernels.begin()->first + ", " + kernels.begin()->second;
+      if (keys.count(e.key)) kernels.insert(kernelText(tv, e.kernel));
+    if (kernels.size() == 1) out.kernel = *kernels.begin();
   }
   return out;
 }
@@ -387,11 +390,7 @@ FrameAnswer answer(const TorchView& tv, const TraceFrame& f, int64_t stop_tid = 
 // Every thread of the process (the selected one when the front end numbers none), each walked as readFrames.
 std::vector<TorchStack> readThreads(const Remote& mem, uint64_t window, const PythonView* py) {
   std::vector<TorchStack> stacks;
-  for (const int64_t tid : mem.threadIds().threads()) {
-    if (stacks.size() == static_cast<size_t>(kMaxThreads)) break;
-    stacks.push_back(readFrames(mem, tid, window));
-  }
-  if (stacks.empty() && mem.selectedTid() > 0) stacks.push_back(readFrames(mem, mem.selectedTid(), window));
+  for (const int64_t tid : mem.everyThread(kMaxThreads)) stacks.push_back(readFrames(mem, tid, window));
   if (stacks.empty()) fail(kNoProcess);
   for (TorchStack& stack : stacks) attachPython(py, stack);
   return stacks;
@@ -489,20 +488,18 @@ Diagnosis diagnose(const TorchView& tv, const TorchStack& stack, uint64_t exclud
     return {"the stack repeats, but no frame of the cycle is the kernel of one operator at one key" +
                 std::string(aten.empty() ? "" : " (it goes through at::_ops::" + aten + ")"),
             ""};
-  auto kernelText = [&](const CycleKernel& u) {
-    return u.op->name + "'s " + kt.name(u.key) + " kernel (" + kernelFunction(tv, u.kernel) + ", " + u.kernel.debug + ")";
-  };
+  auto described = [&](const CycleKernel& u) { return u.op->name + "'s " + kt.name(u.key) + " kernel (" + kernelText(tv, u.kernel) + ")"; };
   const KeyInfo* key_info = kt.byValue(cycle.front().key);
   // An alias key is not what the call selects, but one of the runtime keys it covers.
   const std::string key = (key_info->alias ? "one of the keys " : "") + key_info->name + (key_info->alias ? " covers" : "");
-  std::string calls = kernelText(cycle.front());
-  for (size_t i = 1; i < cycle.size(); ++i) calls += " calls " + cycle[i].op->name + ", whose " + kernelText(cycle[i]).substr(cycle[i].op->name.size() + 3);
+  std::string calls = described(cycle.front());
+  for (size_t i = 1; i < cycle.size(); ++i) calls += " calls " + cycle[i].op->name + ", whose " + described(cycle[i]).substr(cycle[i].op->name.size() + 3);
   calls += " calls " + cycle.front().op->name + " again through the dispatcher" + (aten.empty() ? "" : " (at::_ops::" + aten + ")");
   const KeyInfo* autograd = kt.byName("AutogradFunctionality");
   const bool autograd_excluded = autograd && (excluded & autograd->bits) == autograd->bits;
   const KeyInfo* autograd_alias = kt.byName("Autograd");
   const bool is_autograd_key = (autograd && (key_info->bits & autograd->bits)) || key_info == autograd_alias;
-  if (stack.boxed_reentry) calls = reentry + ": " + kernelText(cycle.front()) + " calls " + cycle.front().op->name + " again";
+  if (stack.boxed_reentry) calls = reentry + ": " + described(cycle.front()) + " calls " + cycle.front().op->name + " again";
   Diagnosis out;
   out.diagnosis = calls + ": each call recomputes the key set from the arguments and the thread's sets, which still select " +
                   key + ", so the " + (cycle.size() == 1 ? "kernel re-enters itself" : "kernels re-enter each other") +
@@ -593,7 +590,7 @@ void stackJson(Json& j, const TorchView& tv, const TorchStack& stack) {
     list("frames", loop.start, loop.start + loop.period, false);
     j.key("kernels").beginArray();
     for (const CycleKernel& u : stack.cycle)
-      j.beginObject().field("op", u.op->name).field("key", kt.name(u.key)).field("kernel", kernelFunction(tv, u.kernel) + ", " + u.kernel.debug).endObject();
+      j.beginObject().field("op", u.op->name).field("key", kt.name(u.key)).field("kernel", kernelText(tv, u.kernel)).endObject();
     j.endArray().endObject();
     list("top", 0, loop.start, false);
   }
@@ -612,16 +609,11 @@ std::string torchDispatchTrace(const TorchView& tv, const Dispatcher& d, const P
   if (request.all) {
     stacks = readThreads(mem, window, py);
   } else {
-    const int64_t tid = mem.chosenThread(request.thread);
+    const int64_t tid = mem.askedThread(request.thread);
     if (tid <= 0) fail(kNoProcess);
     stacks.push_back(readFrames(mem, tid, window));
     attachPython(py, stacks.front());
-    if (stacks.front().frames.empty()) {
-      const auto& threads = mem.threadIds().threads();
-      if (request.thread && std::find(threads.begin(), threads.end(), tid) == threads.end())
-        fail("no thread " + std::to_string(*request.thread));
-      fail("thread tid " + std::to_string(tid) + " has no stack frames");
-    }
+    if (stacks.front().frames.empty()) fail("thread tid " + std::to_string(tid) + " has no stack frames");
   }
   nameFrames(tv, d, py, stacks);
   if (request.json) {

@@ -446,6 +446,20 @@ std::optional<int64_t> Remote::threadTid(int64_t n) const {
   return tid;
 }
 
+int64_t Remote::askedThread(std::optional<int64_t> n) const {
+  const int64_t tid = chosenThread(n);
+  if (n && threadExists(tid) == false)
+    fail("no thread " + std::to_string(*n) + " (neither a debugger thread number nor a thread id of the process)");
+  return tid;
+}
+
+std::vector<int64_t> Remote::everyThread(size_t at_most) const {
+  std::vector<int64_t> tids = threadIds().threads();
+  if (tids.size() > at_most) tids.resize(at_most);
+  if (tids.empty() && selectedTid() > 0) tids.push_back(selectedTid());
+  return tids;
+}
+
 std::optional<bool> Remote::threadExists(int64_t tid) const {
   if (!target_ || !target_->thread_exists) return std::nullopt;
   const int answer = target_->thread_exists(target_->ctx, tid);

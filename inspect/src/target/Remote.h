@@ -140,6 +140,12 @@ class Remote {
   // The thread a command's --thread N means: the debugger's thread N where it has one, else the
   // OS thread id N; without the option the debugger's selected thread (0 when it has none).
   int64_t chosenThread(std::optional<int64_t> n) const { return n ? threadTid(*n).value_or(*n) : selectedTid(); }
+  // chosenThread, refused in one line ("no thread N ...") where the front end says the process has
+  // no such thread.
+  int64_t askedThread(std::optional<int64_t> n) const;
+  // The threads a command that reads every thread walks (ThreadIds::threads(), the first at_most),
+  // or the selected one alone where the front end numbers none; empty without a process.
+  std::vector<int64_t> everyThread(size_t at_most) const;
   int64_t selectedTid() const { return target_ ? target_->selected_tid : 0; }
   // Whether the process has a thread of that OS id; nullopt when the front end cannot tell.
   std::optional<bool> threadExists(int64_t tid) const;

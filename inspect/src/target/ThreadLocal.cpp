@@ -43,9 +43,10 @@ Descriptor descriptor(const Remote& mem, const std::string& field) {
   // end's lookup would index every module's symbols first (285 modules in a PyTorch process: half
   // of python-bt's time on a core). A static program has neither: the front end finds them.
   std::optional<uint64_t> addr;
-  for (const ModuleMapping& m : mem.modules())
-    if (const std::string stem = sharedObjectStem(m.path); !addr && (stem == "libc.so" || stem == "libpthread.so"))
-      addr = symbolInFile(m.path, m.start, name);
+  for (const ModuleMapping& m : mem.modules()) {
+    const std::string stem = sharedObjectStem(m.path);
+    if ((stem == "libc.so" || stem == "libpthread.so") && (addr = symbolInFile(m.path, m.start, name))) break;
+  }
   if (!addr) addr = mem.findSymbol(name.c_str());
   if (!addr) fail("cannot find glibc's " + name + " (a libc without thread debugging descriptors?)");
   return mem.read<Descriptor>(*addr, "a glibc thread descriptor");

@@ -78,6 +78,9 @@ class TorchView {
   // function pointer: the frame its trampoline, shared by every kernel of that C++ signature,
   // calls), or 0 when the functor at `functor` is no such functor.
   uint64_t runtimeFunction(uint64_t functor) const;
+  // The Python object (its function) a Python kernel's functor holds; nullopt for a functor of any
+  // other type.
+  std::optional<uint64_t> pythonKernelObject(uint64_t functor) const;
 
   // c10::fallthrough_kernel's address (0 when the library exports none): a table entry whose boxed
   // function it is never runs (the dispatcher masks its key out).
@@ -118,13 +121,6 @@ class TorchView {
   std::string pythonKernelName(uint64_t holder) const;
   // The PyObject* a PythonKernelHolder holds (its func_, at the profile's PythonKernelHolder_func).
   uint64_t holderObject(uint64_t holder) const;
-
- public:
-  // The Python object (its function) a Python kernel's functor holds; nullopt for a functor of any
-  // other type.
-  std::optional<uint64_t> pythonKernelObject(uint64_t functor) const;
-
- private:
   void checkCode(const Kernel& k, uint64_t fn, const char* what) const;
   const std::vector<Kernel>& backendFallbacks() const;
   void checkOperators(uint64_t count, const std::vector<Operator>& ops) const;

@@ -258,6 +258,11 @@ const PythonThread* PythonView::thread(int64_t tid) const {
   return nullptr;
 }
 
+const PythonFrame* PythonView::innermostFrame(int64_t tid) const {
+  const PythonThread* t = thread(tid);
+  return t && !t->frames.empty() && t->frames.front().corrupt.empty() ? &t->frames.front() : nullptr;
+}
+
 std::optional<PythonFunction> PythonView::function(uint64_t object) const {
   if (typeName(object) != "function") return std::nullopt;
   const PythonLayout& l = layout_;

@@ -100,6 +100,9 @@ class PythonView {
   const std::vector<PythonThread>& threads() const;
   // The thread state of the target's thread tid, or null when Python knows no such thread.
   const PythonThread* thread(int64_t tid) const;
+  // That thread's innermost Python frame where it can be read, else null: the Python line its
+  // native code was called from.
+  const PythonFrame* innermostFrame(int64_t tid) const;
 
   // Py_TYPE(object)->tp_name ("FakeTensorMode"); InspectError when unreadable.
   std::string typeName(uint64_t object) const;
