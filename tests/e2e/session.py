@@ -92,6 +92,16 @@ def run(argv, timeout, env=None, crash_grace=CRASH_GRACE_S):
     return Result(None if killed else proc.returncode, text, timed_out, killed and not timed_out)
 
 
+def kill_group(popen):
+    """SIGKILL to the process group a Popen started with start_new_session leads (a runner and what
+    it started: a container's namespace with it), then reaps the Popen."""
+    try:
+        os.killpg(popen.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    popen.wait()
+
+
 def text_failures(output, expect=(), reject=()):
     """A FAIL line for each expected text missing from output and each rejected text in it."""
     return (["FAIL: expected in the output: %r" % t for t in expect if t not in output] +

@@ -96,10 +96,11 @@ def commands_for(thread_tid):
 # ---- the program
 
 
-def wait_for_line(popen, pattern, what):
+def wait_for_line(popen, pattern, what, timeout=READY_S):
     """Reads popen's output (bytes, unbuffered: os.read) until a whole line matches the regular
-    expression `pattern`; SystemExit with what it printed when it ends first or READY_S pass."""
-    deadline, output = time.monotonic() + READY_S, b""
+    expression `pattern`, and returns that line; SystemExit with what it printed when it ends first
+    or `timeout` seconds pass."""
+    deadline, output = time.monotonic() + timeout, b""
     fd = popen.stdout.fileno()
     while time.monotonic() < deadline:
         if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
@@ -108,10 +109,10 @@ def wait_for_line(popen, pattern, what):
         if not chunk:
             raise SystemExit("%s ended before it was ready:\n%s" % (what, output.decode(errors="replace")[-3000:]))
         output += chunk
-        if any(re.search(pattern, line.rstrip("\n")) for line in output.decode(errors="replace").splitlines(keepends=True)
-               if line.endswith("\n")):
-            return
-    raise SystemExit("%s was not ready within %d s:\n%s" % (what, READY_S, output.decode(errors="replace")[-3000:]))
+        for line in output.decode(errors="replace").splitlines(keepends=True):
+            if line.endswith("\n") and re.search(pattern, line.rstrip("\n")):
+                return line.rstrip("\n")
+    raise SystemExit("%s was not ready within %d s:\n%s" % (what, timeout, output.decode(errors="replace")[-3000:]))
 
 
 def label(debugger):
@@ -285,11 +286,7 @@ class StacksProgram:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        try:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.popen.wait()
+        session.kill_group(self.popen)
 
     def remove(self):
         shutil.rmtree(self.files, ignore_errors=True)
@@ -736,8 +733,7 @@ def check_bad_input(a):
         if not core.exists():
             raise SystemExit("gcore wrote no core:\n" + (out.stdout + out.stderr)[-3000:])
     finally:
-        os.killpg(popen.pid, signal.SIGKILL)
-        popen.wait()
+        session.kill_group(popen)
     try:
         with ThreadPoolExecutor(max_workers=3) as pool:
             jobs = {"dscope core": pool.submit(dscope_session, a.dscope, ["core", core, program], commands, a.workdir)}

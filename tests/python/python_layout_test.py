@@ -29,15 +29,15 @@ needs root for its namespaces)."""
 import argparse
 import os
 import pathlib
-import select
-import signal
 import subprocess
 import sys
-import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "torch"))
+sys.path.insert(0, str(HERE.parent / "e2e"))
+import python_bt_test as bt  # noqa: E402  (the program's ready line)
 import roots  # noqa: E402
+import session  # noqa: E402
 
 SKIP = 77
 READY_S = 60
@@ -70,23 +70,6 @@ def probe(a, root):
     return name_values(out.stdout, "the probe")
 
 
-def ready_version(popen):
-    """The version on the program's "ready VERSION" line; SystemExit with its output when it ends
-    first or READY_S pass."""
-    deadline, output = time.monotonic() + READY_S, b""
-    while b"\n" not in output and time.monotonic() < deadline:
-        if not select.select([popen.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            break
-        chunk = os.read(popen.stdout.fileno(), 4096)
-        if not chunk:
-            break
-        output += chunk
-    line = output.decode(errors="replace").split("\n")[0]
-    if not line.startswith("ready "):
-        raise SystemExit("the program was not ready within %d s:\n%s" % (READY_S, output.decode(errors="replace")[-3000:]))
-    return line.split()[1]
-
-
 def start_program(a, suite):
     """(popen, the interpreter's host pid, the version it prints) of the trivial program."""
     if suite:
@@ -96,7 +79,7 @@ def start_program(a, suite):
     popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                              start_new_session=True)
     try:
-        version = ready_version(popen)
+        version = bt.wait_for_line(popen, r"^ready \S+$", "the program", READY_S).split()[1]
         pid = popen.pid
         if suite:  # the runner becomes unshare; its child (the namespace's init) runs python
             children = roots.runner_children(popen.pid)
@@ -107,17 +90,9 @@ def start_program(a, suite):
         if not comm.startswith("python3"):
             raise SystemExit("pid %d runs %s, not python3" % (pid, comm))
     except BaseException:
-        stop(popen)
+        session.kill_group(popen)
         raise
     return popen, pid, version
-
-
-def stop(popen):
-    try:
-        os.killpg(popen.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    popen.wait()
 
 
 def dscope_layout(a, pid, env):
@@ -190,7 +165,7 @@ def main():
     try:
         resolved = dscope_layout(a, pid, env)
     finally:
-        stop(popen)
+        session.kill_group(popen)
     problems = compare(measured, resolved)
     if not resolved.get("python") == measured.get("version") == version:
         problems.append("version: the headers say %s, the process %s, dscope %s" % (

@@ -28,7 +28,6 @@ import re
 import re as _re
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -132,13 +131,6 @@ class Container:
                 return False
         return False
 
-    @staticmethod
-    def stop(runner):
-        try:
-            os.killpg(runner.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        runner.wait()
 
     def libtorch(self):
         """The libtorch_cpu path the program maps (as the container names it) and its build-id."""
@@ -214,7 +206,7 @@ def check_live(a, box):
         for name, run in debuggers(a):
             problems += found_answer(name + " attached", run(a, pid), libtorch_id, a.profiles)
     finally:
-        box.stop(runner)
+        session.kill_group(runner)
     # A library gone from the container while the job runs (a layer updated, a package upgraded):
     # the program runs with its own copy of libc10, which is then deleted.
     libdir = box.dir / "lib"
@@ -232,7 +224,7 @@ def check_live(a, box):
         for name, run in debuggers(a):
             problems += one_line(name + " attached, libc10 deleted", run(a, pid), re=gone)
     finally:
-        box.stop(runner)
+        session.kill_group(runner)
     return problems
 
 
@@ -271,7 +263,7 @@ def check_gcore(a, box, trixie):
         subprocess.run(session.gdb_batch("-iex", "set debuginfod enabled off", "-p", str(pid), "-ex", "gcore %s" % core),
                        capture_output=True, timeout=120, check=True)
     finally:
-        box.stop(runner)
+        session.kill_group(runner)
     program = box.dir / "program"
     # Another build of libtorch_cpu at the paths the process has it by (the file's and its soname's,
     # which the link map names): an image rebuilt with trixie's.
